@@ -1,0 +1,93 @@
+"""Every chore of the project is a nox session: `nox -l` lists them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+ROOT = Path(__file__).parent
+# First-party adapter plugins, each installed from its own folder as a third party would be.
+ADAPTERS = ["adapters/mlx", "adapters/wgpu", "adapters/metal", "adapters/example"]
+# The CPU build of PyTorch that installs without a multi-gigabyte CUDA download.
+TORCH_CPU = "torch==2.13.0"
+
+
+def _install_project(session: nox.Session, *extras: str) -> None:
+    spec = f".[{','.join(extras)}]" if extras else "."
+    session.install("-e", spec, *[arg for path in ADAPTERS for arg in ("-e", path)])
+
+
+def _ensure_chromium(session: nox.Session) -> None:
+    """Install Debian's Chromium for the HTML rendering test on CI machines (root, apt)."""
+    if shutil.which("chromium") or not os.environ.get("CI"):
+        return
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        session.warn("chromium is missing and cannot be installed here; the browser test will skip")
+        return
+    session.run("apt-get", "update", "-qq", external=True, silent=True)
+    session.run(
+        "apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium",
+        external=True, silent=True, env={"DEBIAN_FRONTEND": "noninteractive"},
+    )
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (core, adapters, sweep, API) with every CI-installable backend."""
+    _install_project(session, "test", "sweep", "dask")
+    session.install("array-api-strict", TORCH_CPU)
+    _ensure_chromium(session)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def numerics(session: nox.Session) -> None:
+    """Sweep the default matrix over every backend available here; write reports/."""
+    _install_project(session, "sweep")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = ROOT / "reports" / f"numerics-{stamp}"
+    args = session.posargs or ["matrices/default.toml", "--out", str(out)]
+    session.run("diffcheck", "sweep", *args)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Lint and format-check with ruff."""
+    session.install("ruff")
+    session.run("ruff", "check", "src", "tests", "adapters", "bench", "noxfile.py", *session.posargs)
+    session.run("ruff", "format", "--check", "src", "tests", "adapters", "bench", "noxfile.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """Type-check src/ and the adapters with mypy --strict."""
+    _install_project(session, "sweep", "dask")
+    session.install("mypy")
+    session.run(
+        "mypy", "src",
+        *[f"{path}/src" for path in ADAPTERS],
+        *session.posargs,
+    )
+
+
+@nox.session
+def schema(session: nox.Session) -> None:
+    """Regenerate the checked-in JSON Schemas under reports/schema/."""
+    _install_project(session, "sweep")
+    session.run("diffcheck", "schema", "--write", "reports/schema")
+    session.run("python", "-m", "diffcheck.sweep.schema", "reports/schema", silent=False)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks: each prints ratios against a peer measured in the same run."""
+    _install_project(session, "sweep")
+    for script in sorted((ROOT / "bench").glob("*.py")):
+        session.run("python", str(script), *session.posargs)

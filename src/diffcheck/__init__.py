@@ -1,0 +1,57 @@
+"""diffcheck: differential numerical testing of array backends.
+
+Run the same deterministic inputs on a reference and a required candidate backend, compare
+them with a strict, segment-by-segment NMSE differ, and keep a versioned JSON report that a
+later reader can re-check from the stored bits alone.
+
+Importing this package imports no optional backend.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = version("diffcheck")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0+unknown"
+
+from .differ import Metrics, Segment, SegmentVerdict, Verdict, diff
+from .errors import (
+    BackendError,
+    ConfigError,
+    DiffcheckError,
+    ReportError,
+    UnknownBackendError,
+    UnknownOpError,
+)
+
+if TYPE_CHECKING:
+    from .api import compare, run
+
+__all__ = [
+    "BackendError",
+    "ConfigError",
+    "DiffcheckError",
+    "Metrics",
+    "ReportError",
+    "Segment",
+    "SegmentVerdict",
+    "UnknownBackendError",
+    "UnknownOpError",
+    "Verdict",
+    "__version__",
+    "compare",
+    "diff",
+    "run",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The runner pulls in pydantic models and the adapter registry; load it on first use.
+    if name in ("compare", "run"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'diffcheck' has no attribute {name!r}")

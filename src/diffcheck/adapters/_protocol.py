@@ -1,0 +1,236 @@
+"""The adapter protocol: what a backend tells diffcheck and what it does for it.
+
+An adapter is small: identity (``name`` plus device variants), a ``probe`` that never raises,
+capabilities, an Array-API namespace, host transfer, and the precision it executes with.
+Every op then runs through :meth:`Adapter.execute` with no per-backend code; an adapter may
+override ``execute`` for hand-written kernels and offer command contexts
+(:meth:`Adapter.command_device`) for the lifecycle program.
+
+Adapters import their backend library lazily, inside ``_probe``/``namespace``, never at
+module import, so that importing diffcheck or listing backends imports no optional backend.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ..differ import to_host
+from ..ops import ContextLifecycle, HostInputs, Op, OpParams
+from ..ops.lifecycle import ContextLifecycleParams
+from ..precision import PRECISIONS, PrecisionName
+from ..programs import CommandDevice, run_lifecycle
+
+__all__ = [
+    "Adapter",
+    "Capabilities",
+    "Execution",
+    "Probe",
+    "ProbeStatus",
+    "Role",
+    "storage_name",
+]
+
+ProbeStatus = Literal["available", "unavailable", "error"]
+Role = Literal["reference", "candidate"]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Whether a backend can run here, and if not, why (a reason a person can act on)."""
+
+    status: ProbeStatus
+    reason: str | None = None
+    #: What was found (library version, device or adapter description).
+    detail: str = ""
+
+    @classmethod
+    def available(cls, detail: str = "") -> Probe:
+        return cls("available", None, detail)
+
+    @classmethod
+    def unavailable(cls, reason: str, detail: str = "") -> Probe:
+        return cls("unavailable", reason, detail)
+
+    @classmethod
+    def error(cls, reason: str, detail: str = "") -> Probe:
+        return cls("error", reason, detail)
+
+    @property
+    def is_available(self) -> bool:
+        return self.status == "available"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend device can execute."""
+
+    precisions: tuple[PrecisionName, ...] = PRECISIONS
+    float64: bool = True
+    command_contexts: bool = False
+    #: Ops this backend runs; None means every registered op through its namespace.
+    ops: frozenset[str] | None = None
+    #: Facts a user should know up front (e.g. "no float64 on the GPU").
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One op's output as float32 host values, with what actually executed it."""
+
+    output: npt.NDArray[np.float32]
+    input_storage: str
+    output_storage: str
+    kernel_entrypoint: str
+    execution_path: str
+    detail: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def storage_name(dtype: Any) -> str:
+    """The short storage name (f32, f16, bf16, f64) of any library's dtype object."""
+    text = str(dtype).lower().rsplit(".", 1)[-1]
+    for name, short in (
+        ("bfloat16", "bf16"),
+        ("float16", "f16"),
+        ("float32", "f32"),
+        ("float64", "f64"),
+    ):
+        if name in text:
+            return short
+    return text
+
+
+class Adapter(abc.ABC):
+    """Base of every backend adapter; one instance per device variant.
+
+    Subclasses set ``name`` (the library's own name), ``devices`` (the suffixes after
+    ``name:``, empty when the backend has no device choice) and implement ``_probe`` and
+    ``namespace``. Everything else has a working default for Array-API libraries.
+    """
+
+    name: ClassVar[str]
+    devices: ClassVar[tuple[str, ...]] = ()
+    #: A one-line description for ``diffcheck backends``.
+    description: ClassVar[str] = ""
+    #: Label of the namespace in entrypoint strings (the module users would import).
+    namespace_label: str = ""
+
+    def __init__(self, device: str | None = None) -> None:
+        self.device = device
+
+    @property
+    def spec(self) -> str:
+        """The backend name as users write it: ``name`` or ``name:device``."""
+        return f"{self.name}:{self.device}" if self.device else self.name
+
+    # -- what an adapter implements ------------------------------------------------------
+
+    @abc.abstractmethod
+    def _probe(self) -> Probe:
+        """Find out whether this backend device can run; may raise (``probe`` catches it)."""
+
+    @abc.abstractmethod
+    def namespace(self) -> Any:
+        """The Array API namespace (``xp``) that executes on this device."""
+
+    def capabilities(self) -> Capabilities:
+        """What this device can execute; called only after a successful probe."""
+        return Capabilities()
+
+    def to_device(self, host: npt.NDArray[np.float32]) -> Any:
+        """Move a float32 host array onto this device."""
+        return self.namespace().asarray(host)
+
+    def to_host(self, array: Any) -> npt.NDArray[Any]:
+        """A flat host view of a device array (a copy only when the library needs one)."""
+        return to_host(array)
+
+    def synchronize(self, array: Any) -> None:
+        """Block until ``array`` is computed, so errors and timing belong to the op."""
+        return
+
+    def storage_dtype(self, xp: Any, precision: PrecisionName) -> Any:
+        """The namespace dtype that stores ``precision``."""
+        attribute = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[precision]
+        dtype = getattr(xp, attribute, None)
+        if dtype is None:
+            raise TypeError(f"{self.spec} has no {attribute} dtype")
+        return dtype
+
+    def command_device(self, precision: PrecisionName) -> CommandDevice | None:
+        """A device that records command contexts for the lifecycle program, or None."""
+        return None
+
+    def kernel_entrypoint(self, op: Op[Any], params: OpParams, precision: PrecisionName) -> str:
+        """The label of what executes ``op`` (a kernel name, or the namespace definition)."""
+        label = self.namespace_label or self.name
+        if isinstance(op, ContextLifecycle) and not self.has_command_contexts:
+            return (
+                f"{label}: gemm -> copy -> silu_mul, four independent chains (no command contexts)"
+            )
+        return f"{label}: {op.report_name} (array-api definition)"
+
+    def execution_path(self, op: Op[Any]) -> str:
+        """How ``op`` reaches this backend (written to the report)."""
+        if isinstance(op, ContextLifecycle) and not self.has_command_contexts:
+            return f"gemm -> copy -> silu_mul as four independent chains via {self.spec} (no command contexts)"
+        return f"{op.execution_path} via {self.spec}"
+
+    @property
+    def has_command_contexts(self) -> bool:
+        """Whether this adapter class records command contexts (without probing the device)."""
+        return type(self).command_device is not Adapter.command_device
+
+    # -- what diffcheck calls --------------------------------------------------------------
+
+    def probe(self) -> Probe:
+        """Probe the backend; never raises (an exception becomes an ``error`` probe)."""
+        try:
+            return self._probe()
+        except BaseException as error:  # a probe must never take the runner down
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            return Probe.error(f"{type(error).__name__}: {error}")
+
+    def execute(
+        self,
+        op: Op[Any],
+        params: OpParams,
+        inputs: HostInputs,
+        precision: PrecisionName,
+        *,
+        role: Role = "candidate",
+    ) -> Execution:
+        """Run ``op`` on this device from float32 host inputs; return float32 host output.
+
+        The reference role accumulates in float64 where the op asks for it and the device
+        has float64 (the reference tool's CPU GEMM); a candidate accumulates in float32.
+        """
+        entrypoint = self.kernel_entrypoint(op, params, precision)
+        path = self.execution_path(op)
+        if isinstance(op, ContextLifecycle) and role == "candidate":
+            device = self.command_device(precision)
+            if device is not None:
+                assert isinstance(params, ContextLifecycleParams)
+                output = run_lifecycle(device, params, inputs)
+                return Execution(output.reshape(-1), precision, precision, entrypoint, path)
+        xp = self.namespace()
+        storage = self.storage_dtype(xp, precision)
+        arrays = {key: xp.astype(self.to_device(value), storage) for key, value in inputs.items()}
+        wide = (
+            role == "reference" and op.wide_reference_accumulation and self.capabilities().float64
+        )
+        result = op.compute(xp, arrays, params, accumulate=xp.float64 if wide else xp.float32)
+        self.synchronize(result)
+        widened = xp.astype(result, xp.float32)
+        self.synchronize(widened)
+        output = np.array(self.to_host(widened), dtype=np.float32, copy=None).reshape(-1)
+        first = next(iter(arrays.values()))
+        return Execution(
+            output, storage_name(first.dtype), storage_name(result.dtype), entrypoint, path
+        )

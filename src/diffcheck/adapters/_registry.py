@@ -1,0 +1,85 @@
+"""Finding adapters by name: entry points first, then array-api-compat libraries.
+
+Listing names reads entry-point metadata only; no adapter module and no backend library is
+imported until a backend is resolved, and none is initialized until it is probed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+
+from ..errors import UnknownBackendError
+from ._protocol import Adapter
+from .array_api import ARRAY_API_LIBRARIES, ArrayApiAdapter
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "BackendName",
+    "adapter_entry_points",
+    "known_backends",
+    "parse_backend",
+    "resolve",
+]
+
+ENTRY_POINT_GROUP = "diffcheck.adapters"
+
+
+@dataclass(frozen=True)
+class BackendName:
+    """A parsed backend name: the library and an optional device suffix."""
+
+    library: str
+    device: str | None
+
+    def __str__(self) -> str:
+        return f"{self.library}:{self.device}" if self.device else self.library
+
+
+def adapter_entry_points() -> dict[str, EntryPoint]:
+    """Registered adapters by name (metadata only; nothing is imported)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def known_backends() -> list[str]:
+    """Every name a backend can be addressed by, registered adapters first."""
+    registered = sorted(adapter_entry_points())
+    return registered + sorted(set(ARRAY_API_LIBRARIES) - set(registered))
+
+
+def parse_backend(text: str) -> BackendName:
+    """Split ``library[:device]``; UnknownBackendError when no adapter answers to it."""
+    library, _, device = text.partition(":")
+    if not library or (text.count(":") > 1) or (":" in text and not device):
+        raise UnknownBackendError(text)
+    if library not in adapter_entry_points() and library not in ARRAY_API_LIBRARIES:
+        raise UnknownBackendError(text)
+    return BackendName(library, device or None)
+
+
+def resolve(text: str) -> Adapter:
+    """The adapter instance for a backend name (imports the adapter module, not the backend).
+
+    Raises
+    ------
+    UnknownBackendError
+        When the name or its device suffix is unknown, or the adapter cannot be loaded.
+    """
+    name = parse_backend(text)
+    entry = adapter_entry_points().get(name.library)
+    if entry is None:
+        return ArrayApiAdapter(name.library, name.device)
+    try:
+        cls = entry.load()
+    except Exception as error:  # a broken plugin must not take the CLI down with a traceback
+        raise UnknownBackendError(
+            text, hint=f"its adapter {entry.value} failed to load: {type(error).__name__}: {error}"
+        ) from error
+    if not (isinstance(cls, type) and issubclass(cls, Adapter)):
+        raise UnknownBackendError(
+            text, hint=f"entry point {entry.value} is not an Adapter subclass"
+        )
+    if name.device is not None and name.device not in cls.devices:
+        devices = ", ".join(f"{name.library}:{d}" for d in cls.devices) or "none"
+        raise UnknownBackendError(text, hint=f"known devices: {devices}")
+    return cls(name.device)

@@ -1,0 +1,66 @@
+"""The ``diffcheck`` command: one subcommand per job, one line on stderr per error."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from ..errors import DiffcheckError
+
+__all__ = ["main"]
+
+_USAGE = """usage: diffcheck COMMAND [ARGS]
+
+commands:
+  run       run one required check and write its report (diffcheck run --help)
+  replay    re-derive a report's verdict from its stored bits
+  backends  list backend adapters, their devices and availability
+  ops       list operators and their options
+  sweep     run a matrix of checks, each isolated in a worker (diffcheck sweep --help)
+  schema    print the report JSON Schema
+
+Every error prints one line on stderr and exits nonzero."""
+
+
+def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
+    from . import commands
+
+    table: dict[str, Callable[[Sequence[str]], int]] = {
+        "run": commands.run,
+        "replay": commands.replay,
+        "backends": commands.backends,
+        "ops": commands.ops,
+        "schema": commands.schema,
+    }
+    try:
+        sweep_command = importlib.import_module("diffcheck.cli.sweep_command")
+    except ImportError:  # the sweep's optional dependencies are not installed
+        return table
+    table["sweep"] = sweep_command.sweep
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_USAGE)
+        return 0 if args else 1
+    if args[0] == "--version":
+        from .. import __version__
+
+        print(f"diffcheck {__version__}")
+        return 0
+    command = _commands().get(args[0])
+    if command is None:
+        print(f"diffcheck: unknown command {args[0]!r}; run 'diffcheck --help'", file=sys.stderr)
+        return 1
+    try:
+        return command(args[1:])
+    except DiffcheckError as error:
+        print(f"diffcheck: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("diffcheck: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,159 @@
+"""``diffcheck run`` argument parsing, with the reference tool's exact rules and messages.
+
+Every option takes exactly one following value (``--key=value`` is not accepted), keys may
+not repeat, and errors are reported in the contract's order, before any file exists.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._numbers import parse_f32, parse_f64, parse_u64
+from ..adapters import parse_backend
+from ..config import DEFAULT_REFERENCE, DEFAULT_SEED, Check, make_check
+from ..errors import ConfigError
+from ..ops import OPS, get_op
+from ..precision import DEFAULT_MAX_NMSE, PRECISIONS
+
+__all__ = ["USAGE", "RunArgs", "parse_run_args"]
+
+_COMMON = (
+    "--require-backend",
+    "--reference",
+    "--op",
+    "--report",
+    "--seed",
+    "--max-nmse",
+    "--precision",
+)
+_OP_OPTIONS = tuple(sorted({f"--{name}" for op in OPS.values() for name in op.options}))
+ALLOWED = frozenset(_COMMON + _OP_OPTIONS)
+_FLOAT_OPTIONS = frozenset({"eps"})  # parsed as f32, as the reference tool parses --eps
+
+
+def _op_lines() -> str:
+    lines = []
+    for op in OPS.values():
+        defaults = ", ".join(
+            f"{name} {field.default}" for name, field in op.params_model.model_fields.items()
+        )
+        alias = f" (alias: {', '.join(op.aliases)})" if op.aliases else ""
+        lines.append(f"  {op.name}{alias}: {defaults}")
+    return "\n".join(lines)
+
+
+USAGE = f"""usage: diffcheck run --require-backend BACKEND --op OP --report PATH [--reference BACKEND]
+                     [--precision f32|f16|bf16] [--seed N] [--max-nmse VALUE] [OP OPTIONS]
+
+Runs one operation on exactly one required candidate backend and compares it with the
+reference backend (default {DEFAULT_REFERENCE}) from the same seeded inputs. The candidate never
+falls back to another backend.
+
+Operators and their options (defaults):
+{_op_lines()}
+  gemm computes C[m,n] = A[m,k]·B[n,k]ᵀ; silu-mul reads rows laid out [gate | up];
+  context-lifecycle runs gemm -> copy -> silu-mul under four submission phases.
+
+--seed defaults to {DEFAULT_SEED}. --max-nmse defaults by precision: {", ".join(f"{k} {v:g}" for k, v in DEFAULT_MAX_NMSE.items())}.
+A check passes only when NMSE is strictly below the tolerance.
+Operator options cannot be combined with a different operator.
+The report must be a new file in an existing directory; it is never overwritten.
+not_run and failed exit nonzero. A pass covers only the selected op, shape and precision on
+the named backend, and says nothing about performance.
+Run 'diffcheck backends' to list backends and 'diffcheck ops' to list operators."""
+
+
+@dataclass(frozen=True)
+class RunArgs:
+    """A parsed, validated ``run`` invocation."""
+
+    check: Check
+    report: Path
+
+
+def _pairs(argv: Sequence[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(argv):
+        key = argv[index]
+        if key not in ALLOWED:
+            raise ConfigError(f"unknown option {json.dumps(key)}\n{USAGE}")
+        if index + 1 >= len(argv):
+            raise ConfigError(f"missing value for {key}")
+        value = argv[index + 1]
+        if not value or value.startswith("--"):
+            raise ConfigError(f"missing value for {key}")
+        if key in values:
+            raise ConfigError(f"duplicate option {key}")
+        values[key] = value
+        index += 2
+    return values
+
+
+def parse_run_args(argv: Sequence[str]) -> RunArgs | None:
+    """Parse ``run``'s arguments; None means help was asked for.
+
+    Raises
+    ------
+    ConfigError
+        With the first error in the contract's order.
+    """
+    if list(argv) in (["--help"], ["-h"]):
+        return None
+    values = _pairs(argv)
+    backend = values.pop("--require-backend", None)
+    if backend is None:
+        raise ConfigError(
+            "--require-backend is required; the reference cannot substitute for the candidate"
+        )
+    parse_backend(backend)
+    op_name = values.pop("--op", None)
+    if op_name is None:
+        raise ConfigError("--op is required")
+    op = get_op(op_name)
+    params: dict[str, float | int] = {}
+    for name in op.options:
+        text = values.pop(f"--{name}", None)
+        if text is None:
+            continue
+        number = parse_f32(text) if name in _FLOAT_OPTIONS else parse_u64(text)
+        if number is None:
+            raise ConfigError(f"invalid numeric value for --{name}")
+        params[name] = number
+    report = values.pop("--report", None)
+    if report is None:
+        raise ConfigError("--report is required")
+    max_nmse: float | None = None
+    if (text := values.pop("--max-nmse", None)) is not None:
+        max_nmse = parse_f64(text)
+        if max_nmse is None:
+            raise ConfigError("--max-nmse must be a float")
+    seed = DEFAULT_SEED
+    if (text := values.pop("--seed", None)) is not None:
+        parsed_seed = parse_u64(text)
+        if parsed_seed is None:
+            raise ConfigError("invalid numeric value for --seed")
+        seed = parsed_seed
+    precision = values.pop("--precision", "f32")
+    if precision not in PRECISIONS:
+        raise ConfigError(
+            f"--precision must be one of {', '.join(PRECISIONS)}, not {json.dumps(precision)}"
+        )
+    reference = values.pop("--reference", DEFAULT_REFERENCE)
+    if values:
+        raise ConfigError(
+            f"option {min(values, key=str.encode)} does not apply to the selected operator"
+        )
+    check = make_check(
+        backend,
+        op.name,
+        reference=reference,
+        precision=precision,
+        seed=seed,
+        max_nmse=max_nmse,
+        **params,
+    )
+    return RunArgs(check, Path(report))

@@ -1,0 +1,174 @@
+"""One check's configuration: which op, shape, precision, seed, tolerance and backends.
+
+A :class:`Check` is validated completely when it is made (names, limits, tolerance), so an
+invalid configuration is rejected before any report file exists or anything is allocated.
+Its :meth:`Check.record` is the report's ``config`` object: the reference tool's flattened
+shape (``require_backend``, ``op``, the op's own params, then ``seed`` and ``max_nmse``)
+with ``precision`` added before ``seed``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ._numbers import U64_MAX
+from .adapters import parse_backend
+from .errors import ConfigError
+from .ops import OPS, Op, OpParams, get_op
+from .precision import PrecisionName, default_max_nmse
+
+__all__ = ["AnyCheckConfig", "Check", "config_model", "make_check"]
+
+DEFAULT_SEED = 42
+DEFAULT_REFERENCE = "numpy"
+
+
+class _ConfigBase(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+@cache
+def config_model(op_name: str) -> type[_ConfigBase]:
+    """The report ``config`` model of one op: its params flattened between op and seed."""
+    op = OPS[op_name]
+    fields: dict[str, Any] = {
+        "require_backend": (str, Field(description="The candidate backend that had to run.")),
+        "op": (Literal[op.name], Field(description="The operation's CLI token.")),
+    }
+    for name, info in op.params_model.model_fields.items():
+        fields[name] = (info.annotation, info)
+    fields["precision"] = (
+        PrecisionName,
+        Field(description="Storage precision the candidate executes with."),
+    )
+    fields["seed"] = (int, Field(ge=0, le=U64_MAX, description="Input seed (u64)."))
+    fields["max_nmse"] = (float, Field(description="NMSE tolerance; a check passes only below it."))
+    model: type[_ConfigBase] = create_model(
+        f"{op.__class__.__name__}Config", __base__=_ConfigBase, **fields
+    )
+    return model
+
+
+if TYPE_CHECKING:
+    AnyCheckConfig = _ConfigBase
+else:
+    #: Any op's config, discriminated by ``op``.
+    AnyCheckConfig = Annotated[
+        Union[tuple(config_model(name) for name in OPS)],  # noqa: UP007
+        Field(discriminator="op"),
+    ]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A validated check, ready to run."""
+
+    require_backend: str
+    op: Op[Any]
+    params: OpParams
+    reference: str = DEFAULT_REFERENCE
+    precision: PrecisionName = "f32"
+    seed: int = DEFAULT_SEED
+    max_nmse: float = 1e-7
+
+    @property
+    def expected_elements(self) -> int:
+        return self.op.validate(self.params)
+
+    @property
+    def output_shape(self) -> tuple[int, int]:
+        return self.op.output_shape(self.params)
+
+    def record(self) -> _ConfigBase:
+        """The report's ``config`` object."""
+        return config_model(self.op.name).model_validate(
+            {
+                "require_backend": self.require_backend,
+                "op": self.op.name,
+                **self.params.model_dump(),
+                "precision": self.precision,
+                "seed": self.seed,
+                "max_nmse": self.max_nmse,
+            }
+        )
+
+
+def _check_tolerance(max_nmse: float) -> None:
+    if not math.isfinite(max_nmse) or max_nmse <= 0.0:
+        raise ConfigError("--max-nmse must be finite and strictly positive")
+
+
+def make_check(
+    require_backend: str,
+    op: str,
+    *,
+    reference: str = DEFAULT_REFERENCE,
+    precision: str = "f32",
+    seed: int = DEFAULT_SEED,
+    max_nmse: float | None = None,
+    **params: Any,
+) -> Check:
+    """Validate everything about one check before anything runs.
+
+    Parameters
+    ----------
+    require_backend
+        The candidate (``mlx``, ``mlx:gpu``, ``wgpu``, ``torch:cpu``...). It never falls back.
+    op
+        An op's CLI token or alias (``rms-norm``, ``gemm``, ``silu-mul``, ``context-lifecycle``).
+    reference
+        The backend whose output is trusted (NumPy by default); it must differ from the candidate.
+    precision
+        The candidate's storage precision (``f32``, ``f16`` or ``bf16``).
+    seed
+        The u64 input seed.
+    max_nmse
+        The tolerance; by default the precision's bucket (f32 1e-7, f16 1e-6, bf16 1e-4).
+    **params
+        The op's own parameters (for ``gemm``: ``m``, ``n``, ``k``); defaults fill the rest.
+
+    Raises
+    ------
+    ConfigError
+        With a one-line message naming the first problem found.
+    """
+    operation = get_op(op)
+    parse_backend(require_backend)
+    try:
+        parse_backend(reference)
+    except ConfigError:
+        raise ConfigError(f'unsupported reference backend "{reference}"') from None
+    if reference == require_backend:
+        raise ConfigError(
+            f'--require-backend and --reference are both "{reference}"; '
+            "a backend cannot vouch for itself"
+        )
+    if precision not in ("f32", "f16", "bf16"):
+        raise ConfigError(f'unsupported precision "{precision}"; it must be f32, f16 or bf16')
+    unknown = sorted(set(params) - set(operation.options))
+    if unknown:
+        raise ConfigError(f"option --{unknown[0]} does not apply to the selected operator")
+    if not 0 <= seed <= U64_MAX:
+        raise ConfigError(f"seed {seed} is outside the u64 range")
+    tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)  # type: ignore[arg-type]
+    _check_tolerance(tolerance)
+    try:
+        op_params = operation.params(**params)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise ConfigError(f"invalid value for --{first['loc'][0]}: {first['msg']}") from None
+    operation.validate(op_params)
+    return Check(
+        require_backend=require_backend,
+        op=operation,
+        params=op_params,
+        reference=reference,
+        precision=precision,  # type: ignore[arg-type]
+        seed=seed,
+        max_nmse=tolerance,
+    )

@@ -1,0 +1,390 @@
+"""The generic differ: shape binding, then strict NMSE judged segment by segment.
+
+Pure and backend-agnostic: host arrays in, a :class:`Verdict` out. It never names a backend.
+The semantics are the reference tool's comparator, exactly:
+
+1. the tolerance must be finite and > 0;
+2. the reference must be non-empty and finite (the first non-finite index is reported);
+3. the actual output must be non-empty, of the reference's length, and finite;
+4. in float64, ``nmse = mean((ref - act)^2) / mean(ref^2)``, falling back to the absolute
+   ``mean((ref - act)^2)`` when ``mean(ref^2) < 1e-30``;
+5. it passes only when ``nmse < tolerance`` (equality fails); a numerical failure keeps its
+   metrics, a validation failure has none.
+
+Arrays are processed in fixed-size chunks, so extra memory stays bounded whatever the size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ._numbers import rust_display
+
+__all__ = [
+    "ABSOLUTE_MSE_FLOOR",
+    "Metrics",
+    "Segment",
+    "SegmentVerdict",
+    "Verdict",
+    "compare_outputs",
+    "diff",
+    "to_host",
+]
+
+#: Below this reference energy the NMSE denominator is meaningless; absolute MSE is used.
+ABSOLUTE_MSE_FLOOR = 1e-30
+_CHUNK = 1 << 20
+
+Status = Literal["passed", "failed"]
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """What the comparator measured on one array or one segment of it."""
+
+    element_count: int
+    nmse: float
+    max_abs: float
+    reference_mse: float
+    uses_absolute_mse: bool
+    #: Flat index (within the compared range) of the first largest absolute difference.
+    max_abs_index: int
+    #: Largest distance in float32 units in the last place between paired elements.
+    max_ulp: int
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A named slice ``[start, stop)`` of the flattened output, judged on its own.
+
+    ``label`` prefixes failure messages (the lifecycle uses ``ReusedContext`` for the wire
+    name ``reused_context``, as the reference tool does); it defaults to ``name``.
+    """
+
+    name: str
+    start: int
+    stop: int
+    label: str = ""
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+
+@dataclass(frozen=True)
+class SegmentVerdict:
+    """One segment's own verdict."""
+
+    segment: Segment
+    status: Status
+    reason: str | None
+    metrics: Metrics | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one comparison. A divergence is data here, never an exception."""
+
+    status: Status
+    reason: str | None
+    metrics: Metrics | None
+    tolerance: float
+    segments: tuple[SegmentVerdict, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def first_failing_segment(self) -> SegmentVerdict | None:
+        return next((s for s in self.segments if s.status == "failed"), None)
+
+    @property
+    def worst_segment(self) -> SegmentVerdict | None:
+        measured = [s for s in self.segments if s.metrics is not None]
+        return max(measured, key=lambda s: s.metrics.nmse if s.metrics else -1.0, default=None)
+
+    def __str__(self) -> str:
+        from ._verdict_render import render_text
+
+        return render_text(self)
+
+    def _repr_html_(self) -> str:
+        from ._verdict_render import render_html
+
+        return render_html(self)
+
+
+class _Failure(Exception):
+    """Internal: a comparator error, carrying metrics when they were measured."""
+
+    def __init__(self, reason: str, metrics: Metrics | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.metrics = metrics
+
+
+def to_host(array: Any) -> npt.NDArray[Any]:
+    """A flat host (NumPy) view of any array, copying only when the library requires it.
+
+    NumPy arrays pass through; objects speaking DLPack on the CPU are wrapped without a copy;
+    everything else goes through ``numpy.asarray`` (the buffer protocol where it exists).
+    """
+    if isinstance(array, np.ndarray):
+        host = array
+    elif hasattr(array, "__dlpack__"):
+        try:
+            host = np.from_dlpack(array)
+        except (BufferError, TypeError, RuntimeError, ValueError):
+            host = np.asarray(array)
+    else:
+        host = np.asarray(array)
+    return host.reshape(-1)
+
+
+def _chunks(length: int) -> Iterator[slice]:
+    for start in range(0, length, _CHUNK):
+        yield slice(start, min(start + _CHUNK, length))
+
+
+def _first_non_finite(values: npt.NDArray[Any]) -> int | None:
+    for part in _chunks(values.size):
+        finite = np.isfinite(values[part])
+        if not finite.all():
+            return int(part.start) + int(np.argmin(finite))
+    return None
+
+
+def _ordered_f32(values: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """Map float32 bit patterns onto integers whose differences count ULPs."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.int32).astype(np.int64)
+    return np.where(bits < 0, np.int64(-(2**31)) - bits, bits)
+
+
+def _measure(reference: npt.NDArray[Any], actual: npt.NDArray[Any]) -> Metrics:
+    count = reference.size
+    sum_sq_diff = 0.0
+    sum_sq_ref = 0.0
+    max_abs = 0.0
+    max_abs_index = 0
+    max_ulp = 0
+    for part in _chunks(count):
+        ref = reference[part].astype(np.float64)
+        act = actual[part].astype(np.float64)
+        delta = np.abs(ref - act)
+        sum_sq_diff += float(np.dot(delta, delta))
+        sum_sq_ref += float(np.dot(ref, ref))
+        worst = int(np.argmax(delta))
+        if delta[worst] > max_abs:
+            max_abs, max_abs_index = float(delta[worst]), part.start + worst
+        ulps = np.abs(_ordered_f32(reference[part]) - _ordered_f32(actual[part]))
+        max_ulp = max(max_ulp, int(ulps.max()))
+    reference_mse = sum_sq_ref / count
+    mse = sum_sq_diff / count
+    uses_absolute = reference_mse < ABSOLUTE_MSE_FLOOR
+    return Metrics(
+        element_count=count,
+        nmse=mse if uses_absolute else mse / reference_mse,
+        max_abs=max_abs,
+        reference_mse=reference_mse,
+        uses_absolute_mse=uses_absolute,
+        max_abs_index=max_abs_index,
+        max_ulp=max_ulp,
+    )
+
+
+def _check_tolerance(tolerance: float) -> None:
+    if not math.isfinite(tolerance) or tolerance <= 0.0:
+        raise _Failure("tolerance must be finite and strictly positive")
+
+
+def _compare(reference: npt.NDArray[Any], actual: npt.NDArray[Any], tolerance: float) -> Metrics:
+    _check_tolerance(tolerance)
+    if reference.size == 0:
+        raise _Failure("reference output is empty")
+    if (index := _first_non_finite(reference)) is not None:
+        raise _Failure(f"reference contains a non-finite value at {index}")
+    if actual.size == 0:
+        raise _Failure("required backend output is empty")
+    if reference.size != actual.size:
+        raise _Failure(f"output length mismatch: reference={reference.size} actual={actual.size}")
+    if (index := _first_non_finite(actual)) is not None:
+        raise _Failure(f"required backend contains a non-finite value at {index}")
+    metrics = _measure(reference, actual)
+    if (
+        not math.isfinite(metrics.nmse)
+        or metrics.nmse < 0.0
+        or not math.isfinite(metrics.reference_mse)
+        or not math.isfinite(metrics.max_abs)
+    ):
+        raise _Failure("numerical measurement is non-finite or invalid")
+    if not metrics.nmse < tolerance:
+        raise _Failure(
+            f"NMSE {rust_display(metrics.nmse)} is not below tolerance "
+            f"{rust_display(tolerance)}; max_abs={rust_display(metrics.max_abs)}",
+            metrics,
+        )
+    return metrics
+
+
+def compare_outputs(reference: Any, actual: Any, tolerance: float) -> Verdict:
+    """The reference tool's ``compare_outputs``: one array against another, no segments."""
+    ref, act = to_host(reference), to_host(actual)
+    try:
+        metrics = _compare(ref, act, tolerance)
+    except _Failure as failure:
+        return Verdict("failed", failure.reason, failure.metrics, tolerance)
+    return Verdict("passed", None, metrics, tolerance)
+
+
+def _judge_segments(
+    reference: npt.NDArray[Any],
+    actual: npt.NDArray[Any],
+    segments: Sequence[Segment],
+    tolerance: float,
+) -> tuple[tuple[SegmentVerdict, ...], str | None]:
+    """Judge every segment; return all verdicts and the first failure's prefixed reason."""
+    expected = max(s.stop for s in segments)
+    if reference.size != expected or actual.size != expected:
+        return (), (
+            f"segmented output shape: expected {expected}, "
+            f"reference {reference.size}, actual {actual.size}"
+        )
+    verdicts = []
+    first_failure: str | None = None
+    for segment in segments:
+        try:
+            metrics = _compare(
+                reference[segment.start : segment.stop],
+                actual[segment.start : segment.stop],
+                tolerance,
+            )
+            verdicts.append(SegmentVerdict(segment, "passed", None, metrics))
+        except _Failure as failure:
+            verdicts.append(SegmentVerdict(segment, "failed", failure.reason, failure.metrics))
+            first_failure = first_failure or f"{segment.display}: {failure.reason}"
+    return tuple(verdicts), first_failure
+
+
+def _validate_segments(segments: Sequence[Segment]) -> None:
+    if not segments:
+        raise ValueError("segments must name at least one segment")
+    for segment in segments:
+        if not 0 <= segment.start < segment.stop:
+            raise ValueError(
+                f"segment {segment.name!r} is [{segment.start}, {segment.stop}), "
+                "but it must be a non-empty range starting at 0 or later"
+            )
+
+
+def equal_segments(total: int, names: Sequence[str], labels: Sequence[str] = ()) -> list[Segment]:
+    """Split ``total`` elements into ``len(names)`` equal consecutive segments."""
+    count = len(names)
+    if count == 0 or total % count:
+        raise ValueError(f"{total} elements cannot be split into {count} equal segments")
+    size = total // count
+    return [
+        Segment(name, i * size, (i + 1) * size, labels[i] if labels else "")
+        for i, name in enumerate(names)
+    ]
+
+
+def diff(
+    reference: Any,
+    actual: Any,
+    *,
+    max_nmse: float,
+    expected_elements: int | None = None,
+    segments: Sequence[Segment] | int | None = None,
+) -> Verdict:
+    """Compare ``actual`` against ``reference`` with the strict NMSE rule.
+
+    Parameters
+    ----------
+    reference, actual
+        Arrays from any library (NumPy, DLPack or buffer-protocol objects); compared flat.
+    max_nmse
+        The tolerance; a check passes only when NMSE is strictly below it.
+    expected_elements
+        Shape binding: both outputs must have exactly this many elements, so a pair that is
+        equally truncated cannot pass.
+    segments
+        Named ranges judged on their own (or a count of equal segments), so a large correct
+        region cannot hide a small wrong one. Every segment is measured; the first failing
+        one names the reason.
+
+    Returns
+    -------
+    Verdict
+        ``status`` is ``"passed"`` or ``"failed"``; failures carry a reason and, where the
+        values were measurable, metrics.
+
+    Raises
+    ------
+    ValueError
+        When ``segments`` is malformed (misuse, not a divergence).
+    """
+    ref, act = to_host(reference), to_host(actual)
+    verdict = compare_outputs(ref, act, max_nmse)
+    if expected_elements is not None:
+        verdict = bind_shape(verdict, ref.size, act.size, expected_elements)
+    if segments is None:
+        return verdict
+    if isinstance(segments, int):
+        segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
+    _validate_segments(segments)
+    return bind_segments(verdict, ref, act, segments)
+
+
+def bind_shape(
+    verdict: Verdict, reference_count: int | None, actual_count: int | None, expected: int
+) -> Verdict:
+    """Fail a verdict whose outputs do not have the configured element count.
+
+    ``None`` stands for a missing output, which fails only a verdict that claims a pass.
+    """
+    errors = []
+    for label, count in (("reference", reference_count), ("actual", actual_count)):
+        if count is None:
+            if verdict.status == "passed":
+                errors.append(f"passed result is missing {label} output")
+        elif count != expected:
+            errors.append(
+                f"{label} output has {count} elements; configured shape requires {expected}"
+            )
+    if not errors:
+        return verdict
+    reason = "; ".join([verdict.reason, *errors] if verdict.reason else errors)
+    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+
+
+def bind_segments(
+    verdict: Verdict,
+    reference: npt.NDArray[Any],
+    actual: npt.NDArray[Any],
+    segments: Sequence[Segment],
+) -> Verdict:
+    """Judge each segment on its own; any failing segment downgrades the verdict.
+
+    Runs even when the aggregate already failed, as the reference tool does, and appends
+    the first segment failure to the existing reason.
+    """
+    try:
+        _check_tolerance(verdict.tolerance)
+    except _Failure as failure:
+        return _downgrade(verdict, failure.reason, ())
+    judged, failure_reason = _judge_segments(reference, actual, segments, verdict.tolerance)
+    if failure_reason is None:
+        return Verdict(verdict.status, verdict.reason, verdict.metrics, verdict.tolerance, judged)
+    return _downgrade(verdict, failure_reason, judged)
+
+
+def _downgrade(verdict: Verdict, reason: str, judged: tuple[SegmentVerdict, ...]) -> Verdict:
+    combined = f"{verdict.reason}; {reason}" if verdict.reason else reason
+    return Verdict("failed", combined, verdict.metrics, verdict.tolerance, judged)

@@ -1,0 +1,98 @@
+"""What every operation provides: params, validation, shape, inputs and an Array-API definition."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from ..differ import Segment
+
+__all__ = ["HostInputs", "Op", "OpParams"]
+
+HostInputs = dict[str, npt.NDArray[np.float32]]
+
+
+class OpParams(BaseModel):
+    """Base of every op's parameters: immutable, unknown keys rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+P = TypeVar("P", bound=OpParams)
+
+
+class Op(abc.ABC, Generic[P]):
+    """One operation, defined once and run by every backend through its namespace ``xp``.
+
+    Subclasses set the class attributes and implement validation, inputs and ``compute``.
+    ``compute`` receives arrays already in the executing backend's storage dtype and the
+    dtype to accumulate in; it returns the output in the storage dtype.
+    """
+
+    #: The CLI token (``--op``) and the ``config.op`` value.
+    name: ClassVar[str]
+    #: Other CLI tokens accepted for this op (kept for the reference tool's spelling).
+    aliases: ClassVar[tuple[str, ...]] = ()
+    #: The ``result.op`` value.
+    report_name: ClassVar[str]
+    #: What this op exercises; written to the report's ``execution_path``.
+    execution_path: ClassVar[str]
+    #: What a passing check covers and what it does not; written to ``coverage``.
+    coverage: ClassVar[str] = (
+        "Only the selected operation, shape and storage precision on the named backend; "
+        "excludes other shapes, precisions, fused production paths and performance claims."
+    )
+    #: The parameters model; its field names are the op's CLI options.
+    params_model: ClassVar[type[OpParams]]
+    #: Accumulate in float64 on a reference that supports it (the reference tool's CPU GEMM).
+    wide_reference_accumulation: ClassVar[bool] = False
+    #: Names of the segments judged on their own (wire names), or empty for none.
+    segment_names: ClassVar[tuple[str, ...]] = ()
+    #: Message labels of those segments, in the same order.
+    segment_labels: ClassVar[tuple[str, ...]] = ()
+
+    def params(self, **values: Any) -> P:
+        """Build this op's params from keyword values (defaults for the rest)."""
+        return self.params_model(**values)  # type: ignore[return-value]
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The CLI option names (without ``--``) that apply to this op."""
+        return tuple(self.params_model.model_fields)
+
+    @abc.abstractmethod
+    def validate(self, params: P) -> int:
+        """Check the shape limits before anything is allocated; return the output element count.
+
+        Raises
+        ------
+        ConfigError
+            With the reference tool's message for the first violated limit.
+        """
+
+    @abc.abstractmethod
+    def output_shape(self, params: P) -> tuple[int, int]:
+        """The 2-D shape the output is bound to."""
+
+    @abc.abstractmethod
+    def inputs(self, params: P, seed: int) -> HostInputs:
+        """The seeded float32 host inputs, by name, in the order ``compute`` takes them."""
+
+    @abc.abstractmethod
+    def compute(self, xp: Any, arrays: dict[str, Any], params: P, *, accumulate: Any) -> Any:
+        """The definition, written against the Array API namespace ``xp``."""
+
+    def segments(self, params: P) -> list[Segment]:
+        """The segments of the flattened output that are judged on their own."""
+        if not self.segment_names:
+            return []
+        rows, cols = self.output_shape(params)
+        size = rows * cols // len(self.segment_names)
+        return [
+            Segment(name, i * size, (i + 1) * size, self.segment_labels[i])
+            for i, name in enumerate(self.segment_names)
+        ]

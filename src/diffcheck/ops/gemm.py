@@ -1,0 +1,49 @@
+"""``gemm``: C[m, n] = A[m, k] · B[n, k]ᵀ, all row-major."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from .._numbers import U64_MAX
+from ..inputs import offset_seed, random_vec
+from ._base import HostInputs, Op, OpParams
+from ._limits import check_gemm
+
+__all__ = ["Gemm", "GemmParams"]
+
+
+class GemmParams(OpParams):
+    m: int = Field(64, ge=0, le=U64_MAX, description="Rows of A and C.")
+    n: int = Field(32, ge=0, le=U64_MAX, description="Rows of B; columns of C.")
+    k: int = Field(32, ge=0, le=U64_MAX, description="The reduced dimension.")
+
+
+class Gemm(Op[GemmParams]):
+    name = "gemm"
+    report_name = "gemm"
+    execution_path = "gemm(a[m, k], b[n, k]) = a @ b.T"
+    params_model: ClassVar[type[OpParams]] = GemmParams
+    # The reference tool's CPU GEMM accumulates in f64 and rounds once to f32.
+    wide_reference_accumulation = True
+
+    def validate(self, params: GemmParams) -> int:
+        return check_gemm(params.m, params.n, params.k)
+
+    def output_shape(self, params: GemmParams) -> tuple[int, int]:
+        return (params.m, params.n)
+
+    def inputs(self, params: GemmParams, seed: int) -> HostInputs:
+        return {
+            "a": random_vec(params.m * params.k, -1.0, 1.0, seed),
+            "b": random_vec(params.n * params.k, -1.0, 1.0, offset_seed(seed, 1)),
+        }
+
+    def compute(
+        self, xp: Any, arrays: dict[str, Any], params: GemmParams, *, accumulate: Any
+    ) -> Any:
+        storage = arrays["a"].dtype
+        a = xp.reshape(xp.astype(arrays["a"], accumulate), (params.m, params.k))
+        b = xp.reshape(xp.astype(arrays["b"], accumulate), (params.n, params.k))
+        return xp.astype(xp.matmul(a, xp.matrix_transpose(b)), storage)

@@ -1,0 +1,172 @@
+"""The report document, schema version 1.
+
+Field for field the reference tool's evidence document, plus ``reference_backend`` (the
+reference is selectable), ``segments`` (every segment's own verdict, for localization) and
+``environment`` (what was found on the machine). Outputs are stored as exact float32 bit
+patterns, so NaN payloads, -0.0 and infinities survive and a reader can re-derive every
+metric. A new incompatible layout is a new model with a new number, never a reused one.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
+from .._numbers import U64_MAX
+from ..config import AnyCheckConfig
+from ..differ import Metrics
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CheckResult",
+    "Environment",
+    "MetricsRecord",
+    "OutputBits",
+    "PrecisionRecord",
+    "ReportDocument",
+    "SegmentRecord",
+    "Status",
+]
+
+SCHEMA_VERSION: Literal[1] = 1
+
+Status = Literal["passed", "failed", "not_run"]
+Phase = Literal["initial", "reused_context", "independent_context", "drop_flush"]
+U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
+
+
+class PrecisionRecord(_Strict):
+    """Storage dtypes on each side and what executed the candidate."""
+
+    reference_storage: str = Field(description="Storage of the reference computation (f32).")
+    backend_input_storage: str = Field(description="Storage of the candidate's inputs.")
+    backend_output_storage: str = Field(
+        description="Storage of the candidate's output before widening to f32."
+    )
+    kernel_entrypoint: str = Field(description="The kernel or definition that executed the op.")
+
+
+class MetricsRecord(_Strict):
+    """What the comparator measured; re-derivable from the stored bits."""
+
+    element_count: int = Field(ge=0, description="Elements compared.")
+    nmse: float = Field(
+        description="mean((ref-act)^2)/mean(ref^2), or the absolute MSE when uses_absolute_mse."
+    )
+    max_abs: float = Field(description="Largest |ref-act|.")
+    reference_mse: float = Field(description="mean(ref^2) in float64.")
+    uses_absolute_mse: bool = Field(
+        description="True when reference_mse < 1e-30 and NMSE is the absolute MSE."
+    )
+    max_abs_index: int = Field(
+        ge=0, description="Flat index of the first largest |ref-act| (within the compared range)."
+    )
+    max_ulp: int = Field(ge=0, description="Largest float32 ULP distance between paired elements.")
+
+    @classmethod
+    def of(cls, metrics: Metrics | None) -> MetricsRecord | None:
+        if metrics is None:
+            return None
+        return cls(**metrics.__dict__)
+
+
+class OutputBits(_Strict):
+    """An output as exact IEEE-754 float32 bit patterns (row-major, flattened)."""
+
+    f32_bits: list[U32] = Field(description="uint32 bit patterns, one per element.")
+
+
+class SegmentRecord(_Strict):
+    """One segment's own verdict."""
+
+    name: str = Field(description="Segment (phase) wire name.")
+    start: int = Field(ge=0, description="First flat index of the segment.")
+    stop: int = Field(ge=0, description="One past the last flat index.")
+    status: Literal["passed", "failed"]
+    reason: str | None = None
+    metrics: MetricsRecord | None = None
+
+
+class CheckResult(_Strict):
+    """The required check's result (the reference tool's RequiredReport, generalized)."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    op: str = Field(
+        description="Report op name (rms_norm, gemm, fused_silu_mul, context_lifecycle)."
+    )
+    backend: str = Field(description="The required candidate backend.")
+    seed: int = Field(ge=0, le=U64_MAX)
+    tolerance: float | None = Field(description="The NMSE tolerance, or null if it was not finite.")
+    tolerance_f64_bits: int = Field(
+        ge=0, le=U64_MAX, description="Raw bits of the tolerance as submitted."
+    )
+    status: Status
+    reason: str | None = Field(description="Null only when passed.")
+    reference: OutputBits | None
+    actual: OutputBits | None
+    metrics: MetricsRecord | None = Field(
+        description="Aggregate metrics; kept on a numerical failure."
+    )
+
+
+class Environment(_Strict):
+    """Where the check ran and what the probes found."""
+
+    diffcheck_version: str
+    python: str
+    platform: str
+    reference_detail: str = ""
+    candidate_detail: str = ""
+
+
+_OMITTED_WHEN_NULL = ("submission_phases", "submission_metrics", "segments")
+
+
+class ReportDocument(_Strict):
+    """A complete or incomplete evidence record of one check."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    config: AnyCheckConfig
+    reference_backend: str = Field(description="The backend whose output is the reference.")
+    output_shape: tuple[int, int]
+    expected_output_elements: int = Field(ge=1)
+    configured_precision: PrecisionRecord
+    executed_precision: PrecisionRecord | None = Field(
+        description="Set only when the candidate returned output."
+    )
+    execution_path: str
+    coverage: str
+    submission_phases: list[Phase] | None = Field(
+        default=None, description="The lifecycle's phases in order; omitted for other ops."
+    )
+    submission_metrics: list[MetricsRecord] | None = Field(
+        default=None, description="Per-phase metrics, present only when every phase passed."
+    )
+    segments: list[SegmentRecord] | None = Field(
+        default=None, description="Every segment's own verdict, when segments were judged."
+    )
+    environment: Environment
+    started_at: str
+    completed: bool
+    finished_at: str | None
+    execution_elapsed_ms: float | None = Field(
+        description="Probe, reference, candidate, comparison and binding; not a kernel benchmark."
+    )
+    result: CheckResult | None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in _OMITTED_WHEN_NULL:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+    def to_json(self) -> bytes:
+        """Pretty JSON (2-space indent) with a trailing newline, as the reference tool writes."""
+        return self.model_dump_json(indent=2).encode() + b"\n"

@@ -1,0 +1,10 @@
+"""Shared fixtures: a fresh directory per test, and the test doubles importable by name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# The test doubles live beside the tests; make them importable as ``fakes`` under
+# pytest's importlib import mode.
+sys.path.insert(0, str(Path(__file__).parent))

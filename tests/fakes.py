@@ -1,0 +1,149 @@
+"""Test doubles: a NumPy-backed adapter with injectable faults, and a host command device.
+
+Every fault is a way a real backend goes wrong; each test that uses one asserts the check
+fails with the right status and reason, so no comparison path is left that cannot fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from diffcheck.adapters import Capabilities, Execution, Probe
+from diffcheck.adapters.numpy_ref import NumpyAdapter
+from diffcheck.ops import HostInputs, Op
+from diffcheck.precision import PrecisionName
+from diffcheck.programs import CommandContext
+
+FAULTS = ("none", "scale_segment", "skip_copy", "nan", "truncate", "raise", "empty", "reuse_output", "no_wait")
+
+
+class HostBuffer:
+    """A mutable float32 host buffer standing in for device memory."""
+
+    def __init__(self, values: npt.NDArray[np.float32]) -> None:
+        self.values = np.array(values, dtype=np.float32)
+
+
+class HostContext:
+    """Records steps as closures; ``wait`` runs what was submitted (like a queue)."""
+
+    def __init__(self, device: HostDevice) -> None:
+        self.device = device
+        self.recorded: list[Callable[[], None]] = []
+        self.submitted: list[Callable[[], None]] = []
+
+    def gemm(self, a: HostBuffer, b: HostBuffer, out: HostBuffer, m: int, n: int, k: int) -> None:
+        def step() -> None:
+            product = a.values.reshape(m, k).astype(np.float64) @ b.values.reshape(n, k).astype(np.float64).T
+            out.values[:] = product.astype(np.float32).reshape(-1)
+
+        self.recorded.append(step)
+
+    def copy(self, src: HostBuffer, dst: HostBuffer, count: int) -> None:
+        if self.device.fault == "skip_copy":
+            return
+        self.recorded.append(lambda: dst.values.__setitem__(slice(0, count), src.values[:count]))
+
+    def silu_mul(self, src: HostBuffer, dst: HostBuffer, tokens: int, intermediate: int) -> None:
+        self.device.silu_targets.append(dst)
+        if self.device.fault == "reuse_output" and len(self.device.silu_targets) == 2:
+            # The second phase writes into the first phase's output buffer.
+            dst = self.device.silu_targets[0]
+
+        def step() -> None:
+            rows = src.values.reshape(tokens, 2 * intermediate)
+            gate, up = rows[:, :intermediate], rows[:, intermediate:]
+            dst.values[:] = (gate / (np.float32(1) + np.exp(-gate)) * up).reshape(-1)
+
+        self.recorded.append(step)
+
+    def submit(self) -> None:
+        self.submitted += self.recorded
+        self.recorded = []
+
+    def wait(self) -> None:
+        if self.device.fault == "no_wait":
+            return
+        for step in self.submitted:
+            step()
+        self.submitted = []
+
+    def release(self) -> None:
+        self.wait()  # a dropped context flushes, as Metal's and wgpu's do
+
+
+class HostDevice:
+    """A CommandDevice over host memory, with the lifecycle faults a driver can show."""
+
+    def __init__(self, fault: str = "none") -> None:
+        self.fault = fault
+        self.silu_targets: list[HostBuffer] = []
+
+    def new_context(self) -> CommandContext:
+        return HostContext(self)
+
+    def upload(self, host: npt.NDArray[np.float32]) -> HostBuffer:
+        return HostBuffer(host)
+
+    def filled(self, count: int, value: float) -> HostBuffer:
+        return HostBuffer(np.full(count, value, dtype=np.float32))
+
+    def read(self, buffer: HostBuffer) -> npt.NDArray[np.float32]:
+        return buffer.values.copy()
+
+
+class FakeAdapter(NumpyAdapter):
+    """NumPy as a candidate, with one injectable fault and a controllable probe."""
+
+    name = "fake"
+    devices = ()
+
+    def __init__(
+        self,
+        fault: str = "none",
+        *,
+        probe: Probe | None = None,
+        contexts: bool = True,
+        on_execute: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(None)
+        assert fault in FAULTS, fault
+        self.fault = fault
+        self._probe_result = probe or Probe.available("fake over numpy")
+        self.contexts = contexts
+        self.on_execute = on_execute
+        self.executed = 0
+
+    def _probe(self) -> Probe:
+        return self._probe_result
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(precisions=("f32", "f16"), float64=False, command_contexts=self.contexts)
+
+    def command_device(self, precision: PrecisionName) -> HostDevice | None:
+        return HostDevice(self.fault) if self.contexts else None
+
+    def execute(
+        self, op: Op[Any], params: Any, inputs: HostInputs, precision: PrecisionName, *, role: Any = "candidate"
+    ) -> Execution:
+        self.executed += 1
+        if self.on_execute is not None:
+            self.on_execute()
+        if self.fault == "raise":
+            raise RuntimeError("device lost during dispatch")
+        run = super().execute(op, params, inputs, precision, role=role)
+        output = run.output.copy()
+        if self.fault == "scale_segment":
+            # Scale only the last quarter: small, localized, and diluted in the aggregate.
+            output[3 * output.size // 4 :] *= np.float32(1.001)
+        elif self.fault == "nan":
+            output[output.size // 2] = np.float32("nan")
+        elif self.fault == "truncate":
+            output = output[:-1]
+        elif self.fault == "empty":
+            output = output[:0]
+        return Execution(output, run.input_storage, run.output_storage, run.kernel_entrypoint, run.execution_path)
