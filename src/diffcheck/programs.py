@@ -64,7 +64,11 @@ class CommandContext(Protocol):
 
 @runtime_checkable
 class CommandDevice(Protocol):
-    """The device behind the contexts: owns buffers and reads them back."""
+    """The device behind the contexts: owns buffers and reads them back.
+
+    A device may also expose ``input_storage`` and ``output_storage`` attributes (short dtype
+    names read off its real buffers); the report then records those instead of the request.
+    """
 
     def new_context(self) -> CommandContext:
         """A fresh recording context."""

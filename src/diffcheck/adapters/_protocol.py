@@ -218,7 +218,10 @@ class Adapter(abc.ABC):
             if device is not None:
                 assert isinstance(params, ContextLifecycleParams)
                 output = run_lifecycle(device, params, inputs)
-                return Execution(output.reshape(-1), precision, precision, entrypoint, path)
+                # A device may report the storage it really used (read off its buffers).
+                stored_in = getattr(device, "input_storage", precision)
+                stored_out = getattr(device, "output_storage", precision)
+                return Execution(output.reshape(-1), stored_in, stored_out, entrypoint, path)
         xp = self.namespace()
         storage = self.storage_dtype(xp, precision)
         arrays = {key: xp.astype(self.to_device(value), storage) for key, value in inputs.items()}

@@ -1,0 +1,157 @@
+"""``mlx``, ``mlx:cpu`` and ``mlx:gpu``: MLX (``mlx.core``) as a diffcheck backend."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from diffcheck.adapters import Adapter, Capabilities, Execution, Probe, Role
+from diffcheck.ops import ContextLifecycle, ContextLifecycleParams, HostInputs, Op, OpParams
+from diffcheck.precision import PRECISIONS, PrecisionName
+from diffcheck.programs import run_lifecycle
+
+from ._probe import probe_mlx
+from ._streams import MlxCommandDevice
+
+if TYPE_CHECKING:
+    import mlx.core as mx
+
+__all__ = ["MlxAdapter"]
+
+
+class MlxAdapter(Adapter):
+    """MLX on its CPU or GPU device (Metal on macOS, CUDA on Linux).
+
+    Every op runs through the ``mlx.core`` Array API namespace with its work bound to the
+    device's stream, and is evaluated before it is timed or read. The lifecycle program
+    runs on MLX streams (:class:`~diffcheck_mlx.MlxCommandDevice`). ``mlx`` alone means
+    MLX's default device (the GPU where one is available).
+
+    Parameters
+    ----------
+    device
+        ``"cpu"``, ``"gpu"`` or None for MLX's default device.
+    """
+
+    name = "mlx"
+    devices = ("cpu", "gpu")
+    description = "MLX (mlx.core) on the CPU, or the GPU through Metal (macOS) or CUDA (Linux)"
+    namespace_label = "mlx.core"
+
+    def _probe(self) -> Probe:
+        return probe_mlx(self.device)
+
+    def namespace(self) -> Any:
+        import mlx.core
+
+        return mlx.core
+
+    def device_object(self) -> mx.Device:
+        """The MLX device this adapter runs on (MLX's default device for plain ``mlx``)."""
+        import mlx.core as mx
+
+        if self.device is None:
+            return mx.default_device()
+        return mx.Device(mx.gpu if self.device == "gpu" else mx.cpu)
+
+    def is_gpu(self) -> bool:
+        """Whether this adapter runs on MLX's GPU device."""
+        import mlx.core as mx
+
+        return bool(self.device_object().type == mx.gpu)
+
+    def capabilities(self) -> Capabilities:
+        gpu = self.is_gpu()
+        notes = ["bf16 and f16 outputs are widened to float32 by MLX before host transfer"]
+        if gpu:
+            notes.insert(
+                0,
+                "no float64 on the GPU (MLX's Metal and CUDA backends have none): a reference "
+                "that accumulates in float64 must run on numpy or mlx:cpu",
+            )
+        # MLX's CPU backend computes float64, so mlx:cpu can accumulate a reference GEMM wide.
+        return Capabilities(
+            precisions=PRECISIONS, float64=not gpu, command_contexts=True, notes=tuple(notes)
+        )
+
+    def synchronize(self, array: Any) -> None:
+        import mlx.core as mx
+
+        # MLX is lazy: evaluate here so errors and timing belong to the op, not the read.
+        mx.eval(array)
+
+    def command_device(self, precision: PrecisionName) -> MlxCommandDevice:
+        """Buffers and streams on this device for the lifecycle program."""
+        xp = self.namespace()
+        return MlxCommandDevice(self.device_object(), self.storage_dtype(xp, precision))
+
+    def kernel_entrypoint(
+        self, op: Op[OpParams], params: OpParams, precision: PrecisionName
+    ) -> str:
+        if isinstance(op, ContextLifecycle):
+            return (
+                f"mlx.core: gemm -> copy -> silu_mul recorded on MLX streams of "
+                f"{self.device_object()} (mx.new_stream per context, mx.async_eval submits, "
+                "mx.synchronize waits)"
+            )
+        return super().kernel_entrypoint(op, params, precision)
+
+    def execution_path(self, op: Op[OpParams]) -> str:
+        if isinstance(op, ContextLifecycle):
+            return (
+                f"{op.execution_path} via {self.spec} on MLX streams: initial and reused_context "
+                "on one stream, independent_context on a new stream waited first, drop_flush on a "
+                "stream released before its output is read"
+            )
+        return super().execution_path(op)
+
+    def execute(
+        self,
+        op: Op[OpParams],
+        params: OpParams,
+        inputs: HostInputs,
+        precision: PrecisionName,
+        *,
+        role: Role = "candidate",
+    ) -> Execution:
+        """Run ``op`` with every MLX op bound to this device's stream.
+
+        A lifecycle candidate runs on MLX streams, and its storage names are read from the
+        arrays it uploaded and read back; everything else is the namespace definition.
+        """
+        import mlx.core as mx
+
+        # A plain bool, so ``op`` keeps its Op[OpParams] type for the label helpers.
+        is_lifecycle = isinstance(op, ContextLifecycle)
+        if is_lifecycle and role == "candidate":
+            assert isinstance(params, ContextLifecycleParams)
+            return self._execute_lifecycle(op, params, inputs, precision)
+        with mx.stream(self.device_object()):
+            execution = super().execute(op, params, inputs, precision, role=role)
+        if is_lifecycle:
+            # The reference role ran four independent chains through the namespace, not
+            # streams; the labels take no role, so put the namespace ones back.
+            execution = replace(
+                execution,
+                kernel_entrypoint=super().kernel_entrypoint(op, params, precision),
+                execution_path=super().execution_path(op),
+            )
+        return execution
+
+    def _execute_lifecycle(
+        self,
+        op: Op[OpParams],
+        params: ContextLifecycleParams,
+        inputs: HostInputs,
+        precision: PrecisionName,
+    ) -> Execution:
+        device = self.command_device(precision)
+        output = run_lifecycle(device, params, inputs)
+        return Execution(
+            output.reshape(-1),
+            device.input_storage,
+            device.output_storage,
+            self.kernel_entrypoint(op, params, precision),
+            self.execution_path(op),
+            detail=f"streams: {', '.join(device.streams)}",
+        )
