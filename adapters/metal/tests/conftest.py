@@ -1,0 +1,42 @@
+"""Fixtures: the NumPy stand-in for PyObjC's Metal bindings, installed as ``Metal`` and ``objc``."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import diffcheck_metal._adapter
+from diffcheck.adapters import Adapter, resolve
+from diffcheck_metal import open_runtime
+
+
+def _load_fake() -> ModuleType:
+    path = Path(__file__).with_name("fake_metal.py")
+    spec = importlib.util.spec_from_file_location("diffcheck_metal_fake_metal", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def fake_metal(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """A macOS-looking process whose ``Metal`` and ``objc`` are the NumPy stand-in (fresh per test)."""
+    fake = _load_fake()
+    monkeypatch.setattr(diffcheck_metal._adapter, "_platform", lambda: "darwin")
+    monkeypatch.setitem(sys.modules, "Metal", fake)
+    monkeypatch.setitem(sys.modules, "objc", fake)
+    open_runtime.cache_clear()
+    yield fake
+    open_runtime.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def reference() -> Adapter:
+    return resolve("numpy")

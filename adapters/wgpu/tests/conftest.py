@@ -1,0 +1,22 @@
+"""Fixtures: the wgpu adapter (skipped with the probe's reason where no adapter exists) and the reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from diffcheck.adapters import Adapter, resolve
+from diffcheck_wgpu import WgpuAdapter
+
+
+@pytest.fixture(scope="session")
+def wgpu_adapter() -> WgpuAdapter:
+    adapter = WgpuAdapter()
+    probe = adapter.probe()
+    if not probe.is_available:
+        pytest.skip(f"wgpu backend {probe.status}: {probe.reason}")
+    return adapter
+
+
+@pytest.fixture(scope="session")
+def reference() -> Adapter:
+    return resolve("numpy")

@@ -1,0 +1,398 @@
+"""Launch plans for hand-written GPU kernels: which kernel runs, over how many workgroups, on what grid.
+
+The raw-GPU adapters (WebGPU through wgpu, Metal through PyObjC) run the same four kernels
+with the same tiling. Everything about a launch that is not a driver call lives here, so the
+adapters stay thin and this logic is tested without a GPU:
+
+* the kernel chosen per op and shape (``gemv`` when m == 1, the tiled ``gemm`` otherwise);
+* the tile and workgroup constants every kernel source must declare (checked on load);
+* the number of workgroups, split into an (x, y, z) grid under a per-dimension limit
+  (WebGPU allows 65535 workgroups per dimension); the kernels linearize the grid back to a
+  flat workgroup index and return early past ``groups``;
+* the kernel's parameter block, packed as little-endian 32-bit words;
+* the entrypoint labels written to reports;
+* :func:`run_op`, which runs any op on a :class:`KernelDevice` (upload, record, submit,
+  checked wait, read), so adapters implement only the driver calls.
+
+Backend-neutral: nothing here imports a GPU library, and backends name their kernels
+through a ``Mapping[Kernel, str]`` they own.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from .ops import ContextLifecycle, Gemm, HostInputs, Op, OpParams, RmsNorm, SiluMul
+from .ops.gemm import GemmParams
+from .ops.lifecycle import OUTPUT_SENTINEL, PHASES, ContextLifecycleParams
+from .ops.rms_norm import RmsNormParams
+from .ops.silu_mul import SiluMulParams
+from .programs import CommandContext, CommandDevice, record_segment, run_lifecycle
+
+__all__ = [
+    "ELEMENTWISE_THREADS",
+    "GEMM_THREADS",
+    "GEMM_TILE_K",
+    "GEMM_TILE_M",
+    "GEMM_TILE_N",
+    "GEMV_LANES",
+    "GEMV_ROWS",
+    "KERNEL_CONSTANTS",
+    "MAX_WORKGROUPS_PER_DIMENSION",
+    "RMS_NORM_THREADS",
+    "Grid",
+    "Kernel",
+    "KernelContext",
+    "KernelDevice",
+    "Launch",
+    "check_kernel_source",
+    "declared_constants",
+    "entrypoint_label",
+    "gemm_kernel",
+    "op_kernels",
+    "plan_gemm",
+    "plan_rms_norm",
+    "plan_silu_mul",
+    "run_independent_chains",
+    "run_op",
+    "split_grid",
+]
+
+
+class Kernel(enum.StrEnum):
+    """The steps a raw-GPU backend runs; each backend maps them to its own kernel names."""
+
+    GEMM = "gemm"
+    GEMV = "gemv"
+    SILU_MUL = "silu_mul"
+    RMS_NORM = "rms_norm"
+    #: The buffer-to-buffer copy of the lifecycle (a blit on Metal, a queue copy on WebGPU).
+    COPY = "copy"
+
+
+#: Output rows of one GEMM workgroup tile (the contract's 64x32 Metal tile).
+GEMM_TILE_M: Final = 64
+#: Output columns of one GEMM workgroup tile.
+GEMM_TILE_N: Final = 32
+#: The reduced dimension loaded into workgroup memory per step.
+GEMM_TILE_K: Final = 32
+#: GEMM threads per workgroup (x over the tile's columns, y over its rows, 8 rows each).
+GEMM_THREADS: Final = (32, 8)
+#: GEMV outputs per workgroup (one per thread row) and the lanes that share one dot product.
+GEMV_ROWS: Final = 8
+GEMV_LANES: Final = 32
+#: Threads per workgroup of the element-wise SiLU-mul (one output element each).
+ELEMENTWISE_THREADS: Final = 256
+#: Threads per RMSNorm workgroup (one workgroup per row, a tree reduction of the squares).
+RMS_NORM_THREADS: Final = 256
+#: WebGPU's default ``maxComputeWorkgroupsPerDimension``; also used for Metal, where the
+#: hardware limit is larger, so both backends launch the same grids.
+MAX_WORKGROUPS_PER_DIMENSION: Final = 65535
+
+#: The integer constants each kernel source declares; the adapters refuse a source whose
+#: values differ, so the launch arithmetic here and the kernel's indexing cannot drift apart.
+KERNEL_CONSTANTS: Final[Mapping[Kernel, Mapping[str, int]]] = {
+    Kernel.GEMM: {
+        "TILE_M": GEMM_TILE_M,
+        "TILE_N": GEMM_TILE_N,
+        "TILE_K": GEMM_TILE_K,
+        "THREADS_X": GEMM_THREADS[0],
+        "THREADS_Y": GEMM_THREADS[1],
+    },
+    Kernel.GEMV: {"ROWS": GEMV_ROWS, "LANES": GEMV_LANES},
+    Kernel.SILU_MUL: {"THREADS": ELEMENTWISE_THREADS},
+    Kernel.RMS_NORM: {"THREADS": RMS_NORM_THREADS},
+}
+
+_U32_MAX: Final = 2**32 - 1
+# `const TILE_M: u32 = 64u;` (WGSL) or `constant uint TILE_M = 64;` (MSL).
+_CONSTANT = re.compile(
+    r"^\s*(?:const|constant)\s+(?:uint\s+)?(\w+)\s*(?::\s*u32\s*)?=\s*(\d+)u?\s*;", re.M
+)
+
+
+def declared_constants(source: str) -> dict[str, int]:
+    """The unsigned integer constants a WGSL or MSL kernel source declares at file scope."""
+    return {name: int(value) for name, value in _CONSTANT.findall(source)}
+
+
+def check_kernel_source(kernel: Kernel, source: str, *, origin: str) -> None:
+    """Refuse a kernel source whose tile constants differ from :data:`KERNEL_CONSTANTS`.
+
+    Raises
+    ------
+    ValueError
+        Naming the source, the constant, what it declares and what the launch plan uses.
+    """
+    declared = declared_constants(source)
+    for name, expected in KERNEL_CONSTANTS[kernel].items():
+        if declared.get(name) != expected:
+            raise ValueError(
+                f"{origin} declares {name}={declared.get(name)}, but the launch plan uses "
+                f"{name}={expected}; update the kernel or diffcheck.gpu_plan together"
+            )
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A 3-D workgroup grid; ``x * y * z`` may exceed the workgroups it covers."""
+
+    x: int
+    y: int
+    z: int
+
+    @property
+    def size(self) -> int:
+        """Workgroups launched (the kernel returns early for those past the flat count)."""
+        return self.x * self.y * self.z
+
+    def as_tuple(self) -> tuple[int, int, int]:
+        return (self.x, self.y, self.z)
+
+
+def split_grid(workgroups: int, limit: int = MAX_WORKGROUPS_PER_DIMENSION) -> Grid:
+    """Lay ``workgroups`` out on a grid with at most ``limit`` workgroups per dimension.
+
+    The kernels recover the flat index as ``(z * groups_y + y) * groups_x + x``. x is filled
+    first, then y, then z, so the grid launches fewer than ``x * y`` surplus workgroups.
+
+    Parameters
+    ----------
+    workgroups
+        The flat number of workgroups the launch needs (at least 1).
+    limit
+        The device's maximum workgroups per grid dimension (at least 1).
+
+    Returns
+    -------
+    Grid
+        The smallest grid of this shape that covers ``workgroups``.
+
+    Raises
+    ------
+    ValueError
+        When ``workgroups`` or ``limit`` is below 1, or ``workgroups`` exceeds ``limit``³.
+    """
+    if workgroups < 1 or limit < 1:
+        raise ValueError(f"workgroups={workgroups}, limit={limit}, but both must be at least 1")
+    if workgroups > limit**3:
+        raise ValueError(
+            f"{workgroups} workgroups do not fit a grid of at most {limit} per dimension "
+            f"({limit**3} in all); use a larger tile or a device with a higher limit"
+        )
+    x = min(workgroups, limit)
+    rows = -(-workgroups // x)
+    y = min(rows, limit)
+    z = -(-rows // y)
+    return Grid(x, y, z)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch: the kernel, its workgroup size, its grid and its parameter words."""
+
+    kernel: Kernel
+    #: The flat workgroup count the kernel covers (its ``groups`` parameter).
+    groups: int
+    #: Threads per workgroup, (x, y); the kernels use z = 1.
+    threads: tuple[int, int]
+    grid: Grid
+    #: The parameter block as 32-bit words, in the kernel's struct order.
+    words: tuple[int, ...]
+
+    def params_bytes(self) -> bytes:
+        """The parameter block, little-endian, zero-padded to 16 bytes (WebGPU uniform alignment)."""
+        padded = self.words + (0,) * (-len(self.words) % 4)
+        return struct.pack(f"<{len(padded)}I", *padded)
+
+
+def _ceil_div(value: int, step: int) -> int:
+    return -(-value // step)
+
+
+def _words(*values: int) -> tuple[int, ...]:
+    for value in values:
+        if not 0 <= value <= _U32_MAX:
+            raise ValueError(f"kernel parameter {value} does not fit an unsigned 32-bit word")
+    return values
+
+
+def _f32_word(value: float) -> int:
+    """The IEEE-754 single-precision bits of ``value`` (the kernels read it as an f32)."""
+    word: int = struct.unpack("<I", struct.pack("<f", value))[0]
+    return word
+
+
+def gemm_kernel(m: int) -> Kernel:
+    """The GEMM kernel for ``m`` rows: the GEMV kernel for one row, the tiled kernel otherwise."""
+    return Kernel.GEMV if m == 1 else Kernel.GEMM
+
+
+def plan_gemm(m: int, n: int, k: int, *, limit: int = MAX_WORKGROUPS_PER_DIMENSION) -> Launch:
+    """The launch of C[m, n] = A[m, k] · B[n, k]ᵀ (shape already validated by the op).
+
+    Tiled: parameters ``(m, n, k, tiles_n, groups)``, one workgroup per 64x32 output tile,
+    tiles numbered row-major. GEMV (m == 1): parameters ``(n, k, groups)``, one workgroup per
+    ``GEMV_ROWS`` outputs.
+    """
+    if gemm_kernel(m) is Kernel.GEMV:
+        groups = _ceil_div(n, GEMV_ROWS)
+        return Launch(
+            Kernel.GEMV,
+            groups,
+            (GEMV_LANES, GEMV_ROWS),
+            split_grid(groups, limit),
+            _words(n, k, groups),
+        )
+    tiles_n = _ceil_div(n, GEMM_TILE_N)
+    groups = _ceil_div(m, GEMM_TILE_M) * tiles_n
+    return Launch(
+        Kernel.GEMM,
+        groups,
+        GEMM_THREADS,
+        split_grid(groups, limit),
+        _words(m, n, k, tiles_n, groups),
+    )
+
+
+def plan_silu_mul(
+    tokens: int, intermediate: int, *, limit: int = MAX_WORKGROUPS_PER_DIMENSION
+) -> Launch:
+    """The launch of the split SiLU-mul: parameters ``(tokens, intermediate, total, groups)``."""
+    total = tokens * intermediate
+    groups = _ceil_div(total, ELEMENTWISE_THREADS)
+    return Launch(
+        Kernel.SILU_MUL,
+        groups,
+        (ELEMENTWISE_THREADS, 1),
+        split_grid(groups, limit),
+        _words(tokens, intermediate, total, groups),
+    )
+
+
+def plan_rms_norm(
+    tokens: int, dim: int, eps: float, *, limit: int = MAX_WORKGROUPS_PER_DIMENSION
+) -> Launch:
+    """The launch of RMSNorm, one workgroup per row: parameters ``(tokens, dim, eps as f32 bits)``."""
+    return Launch(
+        Kernel.RMS_NORM,
+        tokens,
+        (RMS_NORM_THREADS, 1),
+        split_grid(tokens, limit),
+        _words(tokens, dim, _f32_word(eps)),
+    )
+
+
+def op_kernels(op: Op[OpParams], params: OpParams) -> tuple[Kernel, ...]:
+    """The steps that execute ``op`` with ``params`` on a raw-GPU backend, in order.
+
+    Raises
+    ------
+    TypeError
+        For an op that has no hand-written kernels.
+    """
+    if isinstance(op, Gemm) and isinstance(params, GemmParams):
+        return (gemm_kernel(params.m),)
+    if isinstance(op, RmsNorm) and isinstance(params, RmsNormParams):
+        return (Kernel.RMS_NORM,)
+    if isinstance(op, SiluMul) and isinstance(params, SiluMulParams):
+        return (Kernel.SILU_MUL,)
+    if isinstance(op, ContextLifecycle) and isinstance(params, ContextLifecycleParams):
+        return (gemm_kernel(params.tokens), Kernel.COPY, Kernel.SILU_MUL)
+    raise TypeError(f"op {op.name!r} has no raw-GPU kernels (params {type(params).__name__})")
+
+
+def entrypoint_label(
+    kernels: tuple[Kernel, ...], names: Mapping[Kernel, str], *, suffix: str = ""
+) -> str:
+    """The report's entrypoint label: the backend's kernel names joined by ``->``.
+
+    Examples
+    --------
+    >>> names = {Kernel.GEMV: "gemv_f32", Kernel.COPY: "blit", Kernel.SILU_MUL: "silu_mul_split_f32"}
+    >>> entrypoint_label((Kernel.GEMV, Kernel.COPY, Kernel.SILU_MUL), names, suffix="(legacy MetalContext)")
+    'gemv_f32 -> blit -> silu_mul_split_f32 (legacy MetalContext)'
+    """
+    label = " -> ".join(names[kernel] for kernel in kernels)
+    return f"{label} {suffix}" if suffix else label
+
+
+class KernelContext(CommandContext, Protocol):
+    """A command context that also records the standalone RMSNorm kernel."""
+
+    def rms_norm(self, x: Any, w: Any, out: Any, tokens: int, dim: int, eps: float) -> None:
+        """Record out[t, :] = x[t, :] / sqrt(mean(x[t, :]²) + eps) · w."""
+
+
+class KernelDevice(CommandDevice, Protocol):
+    """A command device whose contexts run every raw-GPU kernel."""
+
+    def new_context(self) -> KernelContext:
+        """A fresh recording context."""
+
+
+def run_op(
+    device: KernelDevice,
+    op: Op[OpParams],
+    params: OpParams,
+    inputs: HostInputs,
+    *,
+    lifecycle: bool = True,
+) -> npt.NDArray[np.float32]:
+    """Execute ``op`` on ``device`` with a context of its own; return the flat f32 output.
+
+    ``context-lifecycle`` runs its four submission phases (:func:`run_lifecycle`), or, with
+    ``lifecycle=False`` (the reference role), its four chains independently. Every other op
+    records its kernel, submits, waits (checked) and reads.
+
+    Raises
+    ------
+    TypeError
+        For an op without raw-GPU kernels.
+    """
+    if isinstance(op, ContextLifecycle) and isinstance(params, ContextLifecycleParams):
+        if lifecycle:
+            return run_lifecycle(device, params, inputs).reshape(-1)
+        return run_independent_chains(device, params, inputs)
+    # Outputs start as the lifecycle's output sentinel, so a kernel that writes nothing (or
+    # skips a tail) is a numerical failure rather than zeros that might pass.
+    context = device.new_context()
+    if isinstance(op, Gemm) and isinstance(params, GemmParams):
+        a, b = device.upload(inputs["a"]), device.upload(inputs["b"])
+        out = device.filled(params.m * params.n, OUTPUT_SENTINEL)
+        context.gemm(a, b, out, params.m, params.n, params.k)
+    elif isinstance(op, SiluMul) and isinstance(params, SiluMulParams):
+        src = device.upload(inputs["gate_up"])
+        out = device.filled(params.tokens * params.intermediate, OUTPUT_SENTINEL)
+        context.silu_mul(src, out, params.tokens, params.intermediate)
+    elif isinstance(op, RmsNorm) and isinstance(params, RmsNormParams):
+        x, w = device.upload(inputs["x"]), device.upload(inputs["w"])
+        out = device.filled(params.tokens * params.dim, OUTPUT_SENTINEL)
+        context.rms_norm(x, w, out, params.tokens, params.dim, params.eps)
+    else:
+        raise TypeError(f"op {op.name!r} has no raw-GPU kernels")
+    context.submit()
+    context.wait()
+    return device.read(out)
+
+
+def run_independent_chains(
+    device: CommandDevice, params: ContextLifecycleParams, inputs: HostInputs
+) -> npt.NDArray[np.float32]:
+    """The lifecycle's four chains, each on a context of its own, submitted and waited in turn."""
+    outputs = []
+    for phase in range(len(PHASES)):
+        context = device.new_context()
+        buffers = record_segment(device, context, params, inputs, phase)
+        context.submit()
+        context.wait()
+        outputs.append(np.asarray(device.read(buffers.output), dtype=np.float32).reshape(-1))
+    return np.concatenate(outputs)
