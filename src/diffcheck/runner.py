@@ -48,7 +48,14 @@ from .report.models import (
 )
 from .report.writer import ReportWriter
 
-__all__ = ["Outcome", "execute_check", "run_check"]
+__all__ = [
+    "Outcome",
+    "completed_document",
+    "execute_check",
+    "initial_document",
+    "result_record",
+    "run_check",
+]
 
 
 @dataclass
@@ -195,37 +202,92 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def _configured_precision(check: Check, candidate: Adapter) -> PrecisionRecord:
-    return PrecisionRecord(
-        reference_storage="f32",
-        backend_input_storage=check.precision,
-        backend_output_storage=check.precision,
-        kernel_entrypoint=candidate.kernel_entrypoint(check.op, check.params, check.precision),
+def _labels(check: Check, candidate: Adapter | None) -> tuple[str, str]:
+    """(kernel entrypoint, execution path) of the candidate; plain text if it will not load."""
+    try:
+        adapter = candidate or resolve(check.require_backend)
+        return (
+            adapter.kernel_entrypoint(check.op, check.params, check.precision),
+            adapter.execution_path(check.op),
+        )
+    except Exception:  # only labels: a plugin that cannot load must not stop the record
+        return (
+            f"{check.require_backend}: {check.op.report_name} (adapter not loaded)",
+            f"{check.op.execution_path} via {check.require_backend} (adapter not loaded)",
+        )
+
+
+def initial_document(check: Check, candidate: Adapter | None = None) -> ReportDocument:
+    """The incomplete record (``completed: false``) a check starts with."""
+    entrypoint, path = _labels(check, candidate)
+    segments = check.op.segment_names
+    return ReportDocument.model_validate(
+        {
+            "config": check.record().model_dump(),
+            "reference_backend": check.reference,
+            "output_shape": check.output_shape,
+            "expected_output_elements": check.expected_elements,
+            "configured_precision": PrecisionRecord(
+                reference_storage="f32",
+                backend_input_storage=check.precision,
+                backend_output_storage=check.precision,
+                kernel_entrypoint=entrypoint,
+            ),
+            "executed_precision": None,
+            "execution_path": path,
+            "coverage": check.op.coverage,
+            "submission_phases": list(segments) if segments else None,
+            "environment": Environment(
+                diffcheck_version=__version__,
+                python=sys.version.split()[0],
+                platform=platform.platform(),
+            ),
+            "started_at": _now(),
+            "completed": False,
+            "finished_at": None,
+            "execution_elapsed_ms": None,
+            "result": None,
+        }
     )
 
 
-def _initial_document(check: Check, candidate: Adapter) -> ReportDocument:
-    segments = check.op.segment_names
-    return ReportDocument(
-        config=check.record(),
-        reference_backend=check.reference,
-        output_shape=check.output_shape,
-        expected_output_elements=check.expected_elements,
-        configured_precision=_configured_precision(check, candidate),
-        executed_precision=None,
-        execution_path=candidate.execution_path(check.op),
-        coverage=check.op.coverage,
-        submission_phases=list(segments) if segments else None,
-        environment=Environment(
-            diffcheck_version=__version__,
-            python=sys.version.split()[0],
-            platform=platform.platform(),
-        ),
-        started_at=_now(),
-        completed=False,
-        finished_at=None,
-        execution_elapsed_ms=None,
-        result=None,
+def result_record(
+    check: Check,
+    status: Status,
+    reason: str | None,
+    *,
+    reference: npt.NDArray[np.float32] | None = None,
+    actual: npt.NDArray[np.float32] | None = None,
+    verdict: Verdict | None = None,
+) -> CheckResult:
+    """The report's ``result`` object for ``check``."""
+    tolerance = check.max_nmse
+    return CheckResult(
+        op=check.op.report_name,
+        backend=check.require_backend,
+        seed=check.seed,
+        tolerance=tolerance if math.isfinite(tolerance) else None,
+        tolerance_f64_bits=f64_bits(tolerance),
+        status=status,
+        reason=reason,
+        reference=_bits(reference),
+        actual=_bits(actual),
+        metrics=MetricsRecord.of(verdict.metrics if verdict else None),
+    )
+
+
+def completed_document(
+    document: ReportDocument, result: CheckResult, elapsed_ms: float | None, **updates: object
+) -> ReportDocument:
+    """``document`` as a final record holding ``result``."""
+    return document.model_copy(
+        update={
+            "result": result,
+            "completed": True,
+            "finished_at": _now(),
+            "execution_elapsed_ms": elapsed_ms,
+            **updates,
+        }
     )
 
 
@@ -240,24 +302,15 @@ def _final_document(
     verdict: Verdict | None,
     elapsed_ms: float,
 ) -> ReportDocument:
-    tolerance = check.max_nmse
-    result = CheckResult(
-        op=check.op.report_name,
-        backend=check.require_backend,
-        seed=check.seed,
-        tolerance=tolerance if math.isfinite(tolerance) else None,
-        tolerance_f64_bits=f64_bits(tolerance),
-        status=outcome.status,
-        reason=outcome.reason,
-        reference=_bits(outcome.reference),
-        actual=_bits(outcome.actual),
-        metrics=MetricsRecord.of(verdict.metrics if verdict else None),
+    result = result_record(
+        check,
+        outcome.status,
+        outcome.reason,
+        reference=outcome.reference,
+        actual=outcome.actual,
+        verdict=verdict,
     )
     updates: dict[str, object] = {
-        "result": result,
-        "completed": True,
-        "finished_at": _now(),
-        "execution_elapsed_ms": elapsed_ms,
         "environment": initial.environment.model_copy(
             update={
                 "reference_detail": outcome.details.get("reference", ""),
@@ -267,11 +320,9 @@ def _final_document(
     }
     run = outcome.candidate_execution
     if outcome.actual is not None and run is not None:
-        reference_storage = (
-            outcome.reference_execution.output_storage if outcome.reference_execution else "f32"
-        )
+        reference_run = outcome.reference_execution
         updates["executed_precision"] = PrecisionRecord(
-            reference_storage=reference_storage,
+            reference_storage=reference_run.output_storage if reference_run else "f32",
             backend_input_storage=run.input_storage,
             backend_output_storage=run.output_storage,
             kernel_entrypoint=run.kernel_entrypoint,
@@ -291,7 +342,7 @@ def _final_document(
         ]
         if all(s.status == "passed" for s in verdict.segments):
             updates["submission_metrics"] = [MetricsRecord.of(s.metrics) for s in verdict.segments]
-    return initial.model_copy(update=updates)
+    return completed_document(initial, result, elapsed_ms, **updates)
 
 
 def run_check(
@@ -315,7 +366,7 @@ def run_check(
     """
     candidate_adapter = candidate or resolve(check.require_backend)
     writer = ReportWriter(report) if report is not None else None
-    initial = _initial_document(check, candidate_adapter)
+    initial = initial_document(check, candidate_adapter)
     if writer is not None:
         writer.write(initial)
     started = time.perf_counter()

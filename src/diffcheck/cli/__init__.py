@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable, Sequence
 
@@ -26,19 +25,19 @@ Every error prints one line on stderr and exits nonzero."""
 def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
     from . import commands
 
-    table: dict[str, Callable[[Sequence[str]], int]] = {
+    def sweep(argv: Sequence[str]) -> int:
+        from .sweep_command import sweep as run_sweep  # rich and the executors load only here
+
+        return run_sweep(argv)
+
+    return {
         "run": commands.run,
         "replay": commands.replay,
         "backends": commands.backends,
         "ops": commands.ops,
         "schema": commands.schema,
+        "sweep": sweep,
     }
-    try:
-        sweep_command = importlib.import_module("diffcheck.cli.sweep_command")
-    except ImportError:  # the sweep's optional dependencies are not installed
-        return table
-    table["sweep"] = sweep_command.sweep
-    return table
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -45,6 +45,17 @@ class ReportWriter:
         finally:
             _fsync_directory(self.path.parent.resolve())
 
+    @classmethod
+    def existing(cls, path: Path) -> ReportWriter:
+        """A writer for a record this process did not create (to complete an incomplete one).
+
+        The caller must have checked that the file holds ``completed: false``; ``write`` then
+        replaces it atomically like any final record.
+        """
+        writer = cls.__new__(cls)
+        writer.path = Path(path)
+        return writer
+
     def write(self, document: ReportDocument) -> None:
         """Replace the file's content with ``document``, durably and atomically."""
         try:

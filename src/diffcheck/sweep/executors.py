@@ -1,0 +1,180 @@
+"""Where isolated checks run: local processes, or tasks on a dask cluster.
+
+Both executors schedule the same unit, :func:`~diffcheck.sweep.isolate.run_isolated`, so
+a check always runs in a fresh worker process of its own: on this machine (``local``), or on
+a dask worker host that spawns it (``dask``), where a crash takes down only that process and
+never the dask worker. Outcomes are yielded as checks finish, in any order.
+
+The dask executor needs the report directory at the same path on every dask worker (a shared
+filesystem, or a one-host cluster), since workers write the reports in place.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import queue
+import threading
+import uuid
+from collections.abc import Generator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, ClassVar
+
+from ..errors import ConfigError
+from .isolate import WorkerOutcome, run_isolated
+from .spec import WorkerSpec
+
+__all__ = ["EXECUTORS", "DaskExecutor", "Executor", "LocalExecutor", "make_executor"]
+
+
+class Executor(abc.ABC):
+    """Runs isolated checks and yields their outcomes as they finish."""
+
+    name: ClassVar[str]
+
+    @abc.abstractmethod
+    def run(
+        self, specs: Sequence[WorkerSpec], timeout_s: float
+    ) -> Generator[WorkerOutcome, None, None]:
+        """Run every spec (each in its own worker process); yield outcomes in finishing order.
+
+        Closing the iterator early (an interrupt) stops what has not finished.
+        """
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """A short description for the summary (``local, 2 jobs``)."""
+
+    @property
+    def jobs(self) -> int | None:
+        """How many checks run at once, when this side decides it."""
+        return None
+
+
+class LocalExecutor(Executor):
+    """Worker processes on this machine, ``jobs`` at a time.
+
+    Threads only wait on their worker process, so a thread pool is enough to keep ``jobs``
+    processes busy without a second level of processes.
+    """
+
+    name = "local"
+
+    def __init__(self, jobs: int) -> None:
+        if jobs < 1:
+            raise ConfigError(f"--jobs {jobs}, but it must be at least 1")
+        self._jobs = jobs
+
+    @property
+    def jobs(self) -> int:
+        return self._jobs
+
+    def describe(self) -> str:
+        return f"local, {self._jobs} job{'s' if self._jobs != 1 else ''}"
+
+    def run(
+        self, specs: Sequence[WorkerSpec], timeout_s: float
+    ) -> Generator[WorkerOutcome, None, None]:
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=self._jobs, thread_name_prefix="diffcheck-sweep")
+        try:
+            futures = [
+                pool.submit(run_isolated, spec.model_dump_json(), timeout_s, stop=stop)
+                for spec in specs
+            ]
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            # Reached early only on an interrupt or an error: kill the workers still running.
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor(Executor):
+    """One dask task per check on the scheduler at ``address``; each task spawns the worker.
+
+    dask and distributed are imported only when a sweep runs with this executor (the
+    ``diffcheck[dask]`` extra).
+    """
+
+    name = "dask"
+
+    def __init__(self, address: str, *, connect_timeout_s: float = 30.0) -> None:
+        self.address = address
+        self.connect_timeout_s = connect_timeout_s
+
+    def describe(self) -> str:
+        return f"dask at {self.address}"
+
+    def _client(self) -> Any:
+        try:
+            # Imported by name so the module is Any to mypy whether or not the extra is there.
+            distributed: Any = importlib.import_module("distributed")
+        except ImportError:
+            raise ConfigError(
+                "--executor dask needs the distributed package: pip install 'diffcheck[dask]'"
+            ) from None
+        try:
+            return distributed.Client(
+                self.address, timeout=self.connect_timeout_s, set_as_default=False
+            )
+        except (OSError, TimeoutError) as error:
+            raise ConfigError(
+                f"cannot reach the dask scheduler at {self.address}: {error}"
+            ) from None
+
+    def run(
+        self, specs: Sequence[WorkerSpec], timeout_s: float
+    ) -> Generator[WorkerOutcome, None, None]:
+        client = self._client()
+        futures: list[Any] = []
+        # distributed.as_completed needs a default client; this one is private to the sweep,
+        # so completions are collected through callbacks instead.
+        finished: queue.Queue[Any] = queue.Queue()
+        try:
+            token = uuid.uuid4().hex[:8]
+            futures = [
+                client.submit(
+                    run_isolated,
+                    spec.model_dump_json(),
+                    timeout_s,
+                    key=f"diffcheck-sweep-{token}-{index}",
+                    pure=False,
+                    retries=0,
+                )
+                for index, spec in enumerate(specs)
+            ]
+            for future in futures:
+                future.add_done_callback(finished.put)
+            for _ in futures:
+                outcome: WorkerOutcome = finished.get().result()
+                yield outcome
+        finally:
+            # A cancelled task that is already running keeps its worker until the timeout.
+            if futures:
+                client.cancel(futures)
+            client.close()
+
+
+#: Executor names accepted by ``--executor``.
+EXECUTORS = ("local", "dask")
+
+
+def make_executor(name: str, *, jobs: int, scheduler: str | None) -> Executor:
+    """The executor called ``name``.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name, ``dask`` without a scheduler address, or a scheduler given to
+        ``local``.
+    """
+    if name == "local":
+        if scheduler is not None:
+            raise ConfigError("--scheduler applies only to --executor dask")
+        return LocalExecutor(jobs)
+    if name == "dask":
+        if not scheduler:
+            raise ConfigError("--executor dask needs --scheduler ADDRESS (tcp://host:8786)")
+        return DaskExecutor(scheduler)
+    raise ConfigError(f"--executor {name}, but it must be one of: {', '.join(EXECUTORS)}")

@@ -1,0 +1,172 @@
+"""``index.html``: a self-contained page a person reads at a glance.
+
+Inline CSS and inline SVG only: no script, no font, no network, so it opens from disk (and
+from a CI artifact) with no server. It shows the verdict and why, per pair and op totals,
+every check's NMSE against its tolerance on a log scale, a table of every check (with links
+to the report files, relative so the directory can be moved) and per-phase bars for the
+lifecycle op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from .summary import GroupSummary, SummaryRow, SweepSummary
+from .svg import STATUS_COLOURS, LogRange, nmse_strip, phase_bars, ratio_overview
+
+__all__ = ["render_html"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#24292f}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
+.meta{color:#57606a;margin:0 0 12px}
+.verdict{padding:10px 14px;border-radius:6px;font-weight:600;margin:12px 0}
+.verdict.ok{background:#dafbe1;color:#116329}.verdict.bad{background:#ffebe9;color:#a40e26}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}
+.passed{background:#1a7f37}.failed{background:#cf222e}.not_run{background:#8c959f}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:middle}
+th{background:#f6f8fa;position:sticky;top:0}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.status-failed td{background:#fff5f5}tr.status-not_run td{color:#57606a}
+td.reason{min-width:260px;max-width:520px;font-size:12px;word-break:break-word}
+details summary{cursor:pointer}
+.phases{display:flex;flex-wrap:wrap;gap:12px}.phases figure{margin:0}
+.phases figcaption{font-size:12px;color:#57606a}
+code{font-size:12px}
+.scroll{overflow-x:auto}
+"""
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "&ndash;"
+    return "0" if value == 0 else f"{value:.3g}"
+
+
+def _reason(reason: str | None, *, fold: int = 140) -> str:
+    """The reason, folded into a <details> (no script needed) when it is long."""
+    text = reason or ""
+    if len(text) <= fold:
+        return escape(text)
+    return (
+        f"<details><summary>{escape(text[: fold - 20])}&hellip;</summary>{escape(text)}</details>"
+    )
+
+
+def _badge(status: str) -> str:
+    return f'<span class="badge {status}">{escape(status)}</span>'
+
+
+def _groups(groups: Sequence[GroupSummary]) -> str:
+    lines = [
+        "<table class='groups'><thead><tr><th>pair</th><th>op</th><th>passed</th><th>failed</th>"
+        "<th>not_run</th><th>worst nmse</th><th>its tolerance</th><th>nmse / tol</th></tr></thead><tbody>"
+    ]
+    for g in groups:
+        required = " <em>(required)</em>" if g.required else ""
+        worst = (
+            "status-failed"
+            if g.failed
+            else ("status-not_run" if not (g.passed or g.failed) else "")
+        )
+        lines.append(
+            f"<tr class='group {worst}'><td>{escape(g.reference)} &rarr; {escape(g.candidate)}{required}</td>"
+            f"<td>{escape(g.op)}</td><td class='num'>{g.passed}</td><td class='num'>{g.failed}</td>"
+            f"<td class='num'>{g.not_run}</td><td class='num'>{_num(g.worst_nmse)}</td>"
+            f"<td class='num'>{_num(g.worst_tolerance)}</td><td class='num'>{_num(g.worst_ratio)}</td></tr>"
+        )
+    lines.append("</tbody></table>")
+    return "".join(lines)
+
+
+def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
+    lines = [
+        "<table class='checks'><thead><tr><th>status</th><th>pair</th><th>op</th><th>shape</th>"
+        "<th>precision</th><th>seed</th><th>nmse</th><th>tolerance</th><th>nmse / tol</th>"
+        f"<th>nmse vs tolerance (log, 1e{scale.lo}&ndash;1e{scale.hi})</th><th>worker</th>"
+        "<th>reason</th><th>report</th></tr></thead><tbody>"
+    ]
+    for row in rows:
+        lines.append(
+            f"<tr class='check status-{row.status}' data-status='{row.status}' id='{escape(row.id)}'>"
+            f"<td>{_badge(row.status)}</td>"
+            f"<td>{escape(row.reference)} &rarr; {escape(row.candidate)}</td>"
+            f"<td>{escape(row.op)}</td><td><code>{escape(row.shape)}</code></td>"
+            f"<td>{escape(row.precision)}</td><td class='num'>{row.seed}</td>"
+            f"<td class='num'>{_num(row.nmse)}</td><td class='num'>{row.tolerance:g}</td>"
+            f"<td class='num'>{_num(row.ratio)}</td><td>{nmse_strip(row, scale)}</td>"
+            f"<td class='num'>{escape(row.worker)}"
+            f"{'' if row.worker_wall_s is None else f'<br>{row.worker_wall_s:.2f} s'}</td>"
+            f"<td class='reason'>{_reason(row.reason)}</td>"
+            f"<td><a href='{escape(row.report)}'>json</a></td></tr>"
+        )
+    lines.append("</tbody></table>")
+    return "".join(lines)
+
+
+def _phases(rows: Sequence[SummaryRow]) -> str:
+    lifecycle = [r for r in rows if r.segments]
+    if not lifecycle:
+        return "<p>No check with judged phases ran.</p>"
+    scale = LogRange.covering(
+        [s.nmse for r in lifecycle for s in r.segments] + [r.tolerance for r in lifecycle],
+        lo=-16,
+        hi=-4,
+    )
+    figures = [
+        f"<figure>{phase_bars(row, scale)}<figcaption>{_badge(row.status)} "
+        f"<a href='#{escape(row.id)}'>{escape(row.id)}</a></figcaption></figure>"
+        for row in lifecycle
+    ]
+    return f"<div class='phases'>{''.join(figures)}</div>"
+
+
+def render_html(summary: SweepSummary) -> str:
+    """The whole page for ``summary`` as one HTML string."""
+    rows = summary.checks
+    counts = summary.counts
+    ok = summary.exit_status == 0
+    verdict = (
+        "Sweep passed"
+        if ok
+        else "Sweep failed: " + "; ".join(escape(reason) for reason in summary.exit_reasons)
+    )
+    strip_scale = LogRange.covering(
+        [r.nmse for r in rows] + [r.tolerance for r in rows], lo=-16, hi=-2
+    )
+    left_out = "".join(
+        f"<li>{escape(p.reference)} &rarr; {escape(p.candidate)}: {escape(p.reason)}</li>"
+        for p in summary.left_out
+    )
+    legend = " ".join(
+        f"<span style='color:{colour}'>&#9679; {status}</span>"
+        for status, colour in STATUS_COLOURS.items()
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>diffcheck sweep: {escape(summary.matrix)}</title>
+<style>{_CSS}</style></head>
+<body>
+<h1>diffcheck sweep</h1>
+<p class="meta">matrix <code>{escape(summary.matrix)}</code> ({escape(summary.description)}) &middot;
+{escape(summary.executor)} &middot; timeout {summary.timeout_s:g} s &middot; started {escape(summary.started_at)}
+&middot; {summary.elapsed_s:.1f} s &middot; diffcheck {escape(summary.diffcheck_version)}</p>
+<div class="verdict {"ok" if ok else "bad"}">{verdict}</div>
+<p id="counts">{counts.total} checks: {_badge("passed")} {counts.passed}
+&nbsp; {_badge("failed")} {counts.failed} &nbsp; {_badge("not_run")} {counts.not_run}</p>
+{f"<p>Pairs left out (--only-available):</p><ul>{left_out}</ul>" if left_out else ""}
+<h2>Per pair and op</h2>
+{_groups(summary.groups)}
+<h2>NMSE against tolerance, every check (log scale)</h2>
+<p class="meta">{legend}; hollow marks are exact matches (nmse 0); a cross at the top is a failure
+with no measurement (crash, timeout); ticks below the axis are not_run.</p>
+<div class="scroll">{ratio_overview(rows)}</div>
+<h2 id="checks">Checks</h2>
+<div class="scroll">{_checks(rows, strip_scale)}</div>
+<h2 id="phases">Lifecycle phases (per-phase nmse, log scale)</h2>
+{_phases(rows)}
+</body></html>
+"""

@@ -1,0 +1,222 @@
+"""Running one check in its own worker process, with a timeout, and settling its report.
+
+:func:`run_isolated` is the unit every executor schedules (the local thread pool, or a dask
+task on a remote worker): it spawns ``python -m diffcheck.sweep.worker`` in a new session
+(its own process group, so a timeout kills the worker and anything it started), waits, and
+then settles the report file with :func:`~diffcheck.sweep.records.settle_report`, turning a
+signal, a timeout or a bad exit status into a ``failed`` record with the cause.
+
+The worker's exit is observed with ``waitid(WNOWAIT)`` and its group is killed before the
+worker is reaped, so the process-group id cannot have been reused by then. POSIX only
+(process groups and signals); Windows is not a target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .records import ReportState, read_state, set_aside, settle_report
+from .spec import WorkerSpec
+
+__all__ = ["WorkerOutcome", "describe_exit", "prepare_report_path", "run_isolated"]
+
+_LOG_TAIL = 400
+_INTERRUPTED = "interrupted: the sweep was stopped; worker killed"
+
+
+@dataclass(frozen=True)
+class WorkerOutcome:
+    """How one check's worker ended and what became of its report (picklable for dask)."""
+
+    id: str
+    report: str
+    #: How the worker ended: "exit 0", "killed by signal SIGKILL (9)", "timed out after 60 s"...
+    exit: str
+    #: The worker's wall time (spawn to exit), or None when no worker ran.
+    wall_s: float | None
+    #: What the parent wrote into the report, or None when the worker's record stands.
+    action: str | None = None
+    #: The kept worker log (stdout and stderr), when the worker did not end cleanly.
+    log: str | None = None
+    #: Where an earlier incomplete or unreadable report was moved, if one was.
+    moved_aside: str | None = None
+    #: True when a complete report already existed and no worker ran.
+    reused: bool = False
+
+
+def describe_exit(returncode: int) -> str:
+    """``exit N`` or ``killed by signal SIGNAME (N)`` for a ``Popen.returncode``."""
+    if returncode >= 0:
+        return f"exit {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "unknown signal"
+    return f"killed by signal {name} ({-returncode})"
+
+
+def prepare_report_path(path: Path) -> tuple[bool, Path | None]:
+    """Get ``path`` ready for a new run: (already complete?, where an old file was moved).
+
+    A complete report is left alone (the caller reuses it). An incomplete or unreadable one
+    is moved aside, never deleted.
+    """
+    state, _ = read_state(path)
+    if state is ReportState.COMPLETE:
+        return True, None
+    if state is ReportState.MISSING:
+        return False, None
+    return False, set_aside(path)
+
+
+def _exited(process: subprocess.Popen[bytes]) -> bool:
+    """Whether the worker has exited, without reaping it where the OS allows.
+
+    An unreaped worker keeps its pid, so its process-group id cannot be reused before the
+    group is killed. Where ``os.waitid`` is missing (some macOS builds), ``poll`` reaps it;
+    the group is then killed right after, leaving a window of microseconds.
+    """
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        return process.poll() is not None
+    try:
+        return waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # already reaped
+        return True
+
+
+def _kill_group(pid: int) -> None:
+    # The group may already be empty; that is the outcome we wanted.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _wait(
+    process: subprocess.Popen[bytes], timeout_s: float, stop: threading.Event | None
+) -> str | None:
+    """Wait for the worker; kill its group on timeout or stop. Returns why it was killed."""
+    deadline = time.monotonic() + timeout_s
+    pause = 0.002
+    while not _exited(process):
+        if stop is not None and stop.is_set():
+            _kill_group(process.pid)
+            process.wait()
+            return _INTERRUPTED
+        if time.monotonic() >= deadline:
+            _kill_group(process.pid)
+            process.wait()
+            return f"worker exceeded the {timeout_s:g} s timeout; killed"
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return None
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        text = log.read_text(errors="replace").strip()
+    except OSError:
+        return ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1][-_LOG_TAIL:] if lines else ""
+
+
+def run_isolated(
+    spec_json: str,
+    timeout_s: float,
+    *,
+    python: str | None = None,
+    stop: threading.Event | None = None,
+) -> WorkerOutcome:
+    """Run one check in a fresh worker process and leave a complete report behind.
+
+    Parameters
+    ----------
+    spec_json
+        The :class:`~diffcheck.sweep.spec.WorkerSpec` as JSON (plain text travels anywhere).
+    timeout_s
+        Wall-clock limit of the worker; past it the worker's process group is SIGKILLed.
+    python
+        The interpreter to run the worker with (default: this one).
+    stop
+        When set while the worker runs, the worker is killed (the sweep was interrupted)
+        and its report is left incomplete, so that ``--resume`` runs the check again.
+
+    Returns
+    -------
+    WorkerOutcome
+        How the worker ended and what the parent wrote.
+
+    Raises
+    ------
+    ReportError
+        When the report file cannot be settled (a broken output directory).
+    """
+    spec = WorkerSpec.model_validate_json(spec_json)
+    report = Path(spec.report)
+    complete, moved = prepare_report_path(report)
+    if complete:  # a rerun of a task that had finished (a dask retry, or --resume)
+        return WorkerOutcome(
+            spec.id, spec.report, "not run: report already complete", None, reused=True
+        )
+    log = report.with_name(f"{report.name.removesuffix('.json')}.worker.log")
+    earlier_log = log.exists()
+    started = time.perf_counter()
+    # Appended, never truncated: the log of an earlier, interrupted or crashed run is evidence.
+    with log.open("ab") as sink:
+        if earlier_log:
+            sink.write(f"--- rerun of {spec.id} at {datetime.now(UTC).isoformat()} ---\n".encode())
+            sink.flush()
+        process = subprocess.Popen(
+            [python or sys.executable, "-m", "diffcheck.sweep.worker", spec_json],
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            killed = _wait(process, timeout_s, stop)
+        except BaseException:
+            _kill_group(process.pid)
+            process.wait()
+            raise
+        if killed is None:
+            _kill_group(process.pid)  # leftovers of a worker that died; the group is its own
+            process.wait()
+    wall_s = time.perf_counter() - started
+    if killed == _INTERRUPTED:
+        # Left incomplete on purpose: the check did not fail, it was stopped, and --resume
+        # moves an incomplete report aside and runs the check again.
+        return WorkerOutcome(spec.id, spec.report, killed, wall_s, log=str(log))
+    returncode = process.returncode
+    exit_text = describe_exit(returncode) if killed is None else killed
+    failure = None
+    if killed is not None:
+        failure = killed
+    elif returncode < 0:
+        failure = f"worker {exit_text}"
+    elif returncode != 0:
+        tail = _log_tail(log)
+        failure = f"worker exited with status {returncode}" + (f": {tail}" if tail else "")
+    settled = settle_report(report, spec.check(), failure, elapsed_ms=wall_s * 1000.0)
+    kept: str | None = str(log)
+    if failure is None and settled.action is None and not earlier_log and log.stat().st_size == 0:
+        log.unlink()  # the empty log this clean run created; nothing to keep
+        kept = None
+    return WorkerOutcome(
+        spec.id,
+        spec.report,
+        exit_text,
+        wall_s,
+        action=settled.action,
+        log=kept,
+        moved_aside=str(moved or settled.moved_aside or "") or None,
+    )

@@ -1,0 +1,167 @@
+"""Report records the sweep parent writes itself, and the rules that keep them honest.
+
+A worker writes its own report with the runner (create-new, incomplete then complete). The
+parent writes a record only where the worker could not:
+
+- the worker died or timed out: the file holds ``completed: false`` (or is missing, or empty
+  because the worker died between creating and first writing it). The parent completes it as
+  ``failed`` with the cause, built from the worker's own incomplete record where there is
+  one, so ``started_at`` and the configured precision stay the worker's;
+- the candidate has no adapter here: no worker can run it, and the parent writes ``not_run``.
+
+A complete record is never replaced: :func:`settle_report` re-reads the file and leaves it
+alone when it is complete. An unreadable or foreign file is never deleted either: it is moved
+aside (``*.incomplete.json``, ``*.incomplete-2.json``...) with a no-clobber link.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..config import Check
+from ..errors import ReportError
+from ..report.models import (
+    ReportDocument,
+    Status,
+)
+from ..report.writer import ReportWriter
+from ..runner import completed_document, initial_document, result_record
+
+__all__ = [
+    "ReportState",
+    "Settled",
+    "new_document",
+    "read_state",
+    "set_aside",
+    "settle_report",
+    "write_new_final",
+]
+
+
+class ReportState(enum.Enum):
+    """What a report path holds right now."""
+
+    MISSING = "missing"
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"
+    UNREADABLE = "unreadable"
+
+
+def read_state(path: Path) -> tuple[ReportState, ReportDocument | None]:
+    """Classify the file at ``path`` (an empty or invalid file is ``UNREADABLE``)."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return ReportState.MISSING, None
+    except OSError:
+        return ReportState.UNREADABLE, None
+    try:
+        document = ReportDocument.model_validate(json.loads(text))
+    except (ValueError, ValidationError):
+        return ReportState.UNREADABLE, None
+    state = ReportState.COMPLETE if document.completed else ReportState.INCOMPLETE
+    return state, document
+
+
+def set_aside(path: Path, *, label: str = "incomplete") -> Path:
+    """Move ``path`` to the first free ``<stem>.<label>[-N].json`` beside it; return it.
+
+    A hard link claims the new name (failing if it exists, so nothing is overwritten), then
+    the old name is removed; the content is never copied or truncated.
+    """
+    stem = path.name.removesuffix(".json")
+    for attempt in range(1, 10_000):
+        suffix = f".{label}" if attempt == 1 else f".{label}-{attempt}"
+        target = path.with_name(f"{stem}{suffix}.json")
+        try:
+            os.link(path, target)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise ReportError(f"move {path} aside: {error.strerror}") from None
+        path.unlink()
+        return target
+    raise ReportError(f"move {path} aside: too many earlier {label} reports")
+
+
+def new_document(check: Check) -> ReportDocument:
+    """The incomplete record the runner would start ``check`` with (labels best effort)."""
+    return initial_document(check)
+
+
+def _final(
+    base: ReportDocument, check: Check, status: Status, reason: str, elapsed_ms: float | None
+) -> ReportDocument:
+    return completed_document(base, result_record(check, status, reason), elapsed_ms)
+
+
+def write_new_final(
+    path: Path, check: Check, status: Status, reason: str, *, elapsed_ms: float | None = None
+) -> ReportDocument:
+    """Create ``path`` new (never overwriting) holding a final ``status`` record for ``check``."""
+    document = _final(new_document(check), check, status, reason, elapsed_ms)
+    ReportWriter(path).write(document)
+    return document
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What :func:`settle_report` found and did."""
+
+    document: ReportDocument
+    #: What the parent wrote: None (the worker's record stands), or a short description.
+    action: str | None
+    #: Where an unusable earlier file was moved, if one was.
+    moved_aside: Path | None = None
+
+
+def settle_report(
+    path: Path, check: Check, failure: str | None, *, elapsed_ms: float | None = None
+) -> Settled:
+    """Make sure ``path`` ends holding a complete record, after the worker has exited.
+
+    Parameters
+    ----------
+    path
+        The check's report path.
+    check
+        The check the worker ran.
+    failure
+        Why the worker did not finish (signal, timeout, exit status), or None when it exited
+        normally. A complete record is kept as it is in either case.
+    elapsed_ms
+        The worker's wall time, recorded as the execution time of a record the parent writes.
+
+    Returns
+    -------
+    Settled
+        The final document and what was done to reach it.
+
+    Raises
+    ------
+    ReportError
+        When the record cannot be written or an unreadable file cannot be moved aside.
+    """
+    state, document = read_state(path)
+    if state is ReportState.COMPLETE:
+        assert document is not None
+        return Settled(document, None)
+    reason = failure or "worker exited without completing its report"
+    expected = check.record().model_dump()
+    if state is ReportState.INCOMPLETE:
+        assert document is not None
+        if document.config.model_dump() == expected:
+            final = _final(document, check, "failed", reason, elapsed_ms)
+            ReportWriter.existing(path).write(final)
+            return Settled(final, "completed the worker's incomplete report as failed")
+    moved = None
+    if state is not ReportState.MISSING:
+        moved = set_aside(path)
+    final = write_new_final(path, check, "failed", reason, elapsed_ms=elapsed_ms)
+    return Settled(final, "wrote a failed report (the worker left none)", moved)

@@ -1,0 +1,242 @@
+"""The sweep summary (``summary.json``, schema version 1): one row per check, per-group totals.
+
+Rows are built from each check's report file, the one piece of evidence, plus how its
+worker ended; the summary adds nothing the reports do not say except worker exits and wall
+times. Groups are per backend pair and op: counts of passed / failed / not_run and the
+worst NMSE measured against its own tolerance (``ratio = nmse / tolerance``; a check passes
+only below 1). The JSON Schema is generated into ``reports/schema/summary-v1.json``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..report.models import ReportDocument, Status
+from .isolate import WorkerOutcome
+from .plan import PlannedCheck
+
+__all__ = [
+    "SUMMARY_SCHEMA_VERSION",
+    "Counts",
+    "GroupSummary",
+    "LeftOutPair",
+    "SegmentNmse",
+    "SummaryRow",
+    "SweepSummary",
+    "build_row",
+    "counts",
+    "group_rows",
+    "judge",
+]
+
+SUMMARY_SCHEMA_VERSION: Literal[1] = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
+
+
+class SegmentNmse(_Strict):
+    """One judged segment (a lifecycle phase) of a check."""
+
+    name: str = Field(description="Segment (phase) wire name.")
+    status: Literal["passed", "failed"]
+    nmse: float | None = Field(description="The segment's NMSE, when it was measured.")
+
+
+class SummaryRow(_Strict):
+    """One check: what ran, its verdict, and where the evidence is."""
+
+    id: str = Field(description="The check id; its report is <id>.json in the sweep directory.")
+    reference: str
+    candidate: str
+    required: bool = Field(description="Whether the pair is required (not_run fails the sweep).")
+    op: str = Field(description="The op's CLI token.")
+    shape: str = Field(description="Compact shape label (64x33x35, 3x33-eps1e-05).")
+    params: dict[str, int | float] = Field(description="The op's parameters, all spelled out.")
+    precision: str
+    seed: int
+    status: Status
+    reason: str | None = Field(description="Null only when passed.")
+    nmse: float | None = Field(description="Aggregate NMSE, when the comparator measured one.")
+    tolerance: float = Field(description="The NMSE tolerance (max_nmse) of the check.")
+    ratio: float | None = Field(description="nmse / tolerance; below 1 passes.")
+    segments: list[SegmentNmse] = Field(description="Per-segment NMSE (lifecycle phases).")
+    report: str = Field(description="Report path relative to the sweep directory.")
+    elapsed_ms: float | None = Field(description="The report's execution_elapsed_ms.")
+    worker_wall_s: float | None = Field(
+        description="Worker process wall time (spawn to exit); null when no worker ran."
+    )
+    worker: str = Field(description="How the worker ended (exit 0, killed by signal ...).")
+    parent_action: str | None = Field(
+        description="What the sweep parent wrote into the report, if the worker did not."
+    )
+    resumed: bool = Field(description="True when an existing complete report was reused.")
+
+
+class GroupSummary(_Strict):
+    """Totals of one backend pair and op."""
+
+    reference: str
+    candidate: str
+    required: bool
+    op: str
+    passed: int = Field(ge=0)
+    failed: int = Field(ge=0)
+    not_run: int = Field(ge=0)
+    worst_nmse: float | None = Field(description="NMSE of the check with the largest ratio.")
+    worst_tolerance: float | None = Field(description="That check's tolerance.")
+    worst_ratio: float | None = Field(description="The largest nmse / tolerance in the group.")
+    worst_check: str | None = Field(description="Id of that check.")
+
+
+class LeftOutPair(_Strict):
+    """A pair left out by --only-available, and why."""
+
+    reference: str
+    candidate: str
+    reason: str
+
+
+class Counts(_Strict):
+    """Checks by status."""
+
+    total: int = Field(ge=0)
+    passed: int = Field(ge=0)
+    failed: int = Field(ge=0)
+    not_run: int = Field(ge=0)
+
+
+class SweepSummary(_Strict):
+    """A sweep's machine-readable summary, schema version 1."""
+
+    schema_version: Literal[1] = SUMMARY_SCHEMA_VERSION
+    matrix: str = Field(description="The matrix file as given on the command line.")
+    matrix_sha256: str = Field(description="SHA-256 of the matrix file's bytes.")
+    description: str = Field(description="The matrix's description.")
+    diffcheck_version: str
+    executor: str = Field(description="Where the workers ran (local, N jobs / dask at ADDR).")
+    timeout_s: float = Field(description="Per-check worker timeout.")
+    started_at: str
+    finished_at: str
+    elapsed_s: float = Field(description="Wall time of the whole sweep.")
+    counts: Counts
+    exit_status: int = Field(description="The exit status of the sweep command.")
+    exit_reasons: list[str] = Field(description="Why the exit status is nonzero (empty if 0).")
+    left_out: list[LeftOutPair] = Field(description="Pairs left out by --only-available.")
+    groups: list[GroupSummary]
+    checks: list[SummaryRow]
+
+    def to_json(self) -> bytes:
+        """Pretty JSON with a trailing newline."""
+        return self.model_dump_json(indent=2).encode() + b"\n"
+
+
+def _ratio(nmse: float | None, tolerance: float) -> float | None:
+    if nmse is None or not tolerance > 0.0:
+        return None
+    return nmse / tolerance if math.isfinite(nmse) else math.inf
+
+
+def build_row(
+    planned: PlannedCheck, document: ReportDocument, outcome: WorkerOutcome
+) -> SummaryRow:
+    """The summary row of one check from its (complete) report and its worker's outcome."""
+    result = document.result
+    assert result is not None, "rows are built from complete reports only"
+    nmse = result.metrics.nmse if result.metrics is not None else None
+    segments = [
+        SegmentNmse(
+            name=s.name, status=s.status, nmse=s.metrics.nmse if s.metrics is not None else None
+        )
+        for s in document.segments or []
+    ]
+    tolerance = planned.check.max_nmse
+    return SummaryRow(
+        id=planned.id,
+        reference=planned.pair.reference,
+        candidate=planned.pair.candidate,
+        required=planned.pair.required,
+        op=planned.op,
+        shape=planned.shape,
+        params=planned.params,
+        precision=planned.check.precision,
+        seed=planned.check.seed,
+        status=result.status,
+        reason=result.reason,
+        nmse=nmse,
+        tolerance=tolerance,
+        ratio=_ratio(nmse, tolerance),
+        segments=segments,
+        report=planned.report.as_posix(),
+        elapsed_ms=document.execution_elapsed_ms,
+        worker_wall_s=outcome.wall_s,
+        worker=outcome.exit,
+        parent_action=outcome.action,
+        resumed=outcome.reused,
+    )
+
+
+def group_rows(rows: Sequence[SummaryRow]) -> list[GroupSummary]:
+    """Per (pair, op) totals, in the order the groups first appear."""
+    groups: dict[tuple[str, str, str], list[SummaryRow]] = {}
+    for row in rows:
+        groups.setdefault((row.reference, row.candidate, row.op), []).append(row)
+    summaries = []
+    for (reference, candidate, op), members in groups.items():
+        measured = [r for r in members if r.ratio is not None]
+        worst = max(measured, key=lambda r: r.ratio or 0.0, default=None)
+        summaries.append(
+            GroupSummary(
+                reference=reference,
+                candidate=candidate,
+                required=members[0].required,
+                op=op,
+                passed=sum(r.status == "passed" for r in members),
+                failed=sum(r.status == "failed" for r in members),
+                not_run=sum(r.status == "not_run" for r in members),
+                worst_nmse=worst.nmse if worst else None,
+                worst_tolerance=worst.tolerance if worst else None,
+                worst_ratio=worst.ratio if worst else None,
+                worst_check=worst.id if worst else None,
+            )
+        )
+    return summaries
+
+
+def counts(rows: Sequence[SummaryRow]) -> Counts:
+    """Checks by status."""
+    return Counts(
+        total=len(rows),
+        passed=sum(r.status == "passed" for r in rows),
+        failed=sum(r.status == "failed" for r in rows),
+        not_run=sum(r.status == "not_run" for r in rows),
+    )
+
+
+def judge(rows: Sequence[SummaryRow]) -> tuple[int, list[str]]:
+    """The sweep's exit status and the reasons for a nonzero one.
+
+    Nonzero when any check failed, when a required pair has a not_run check, or when no check
+    executed at all (every check not_run, or none left to run).
+    """
+    reasons = []
+    failed = [r for r in rows if r.status == "failed"]
+    if failed:
+        reasons.append(f"{len(failed)} check{'s' if len(failed) != 1 else ''} failed")
+    required_not_run: dict[str, int] = {}
+    for row in rows:
+        if row.required and row.status == "not_run":
+            label = f"{row.reference} -> {row.candidate}"
+            required_not_run[label] = required_not_run.get(label, 0) + 1
+    for label, count in required_not_run.items():
+        reasons.append(
+            f"required pair {label} has {count} not_run check{'s' if count != 1 else ''}"
+        )
+    if not any(r.status != "not_run" for r in rows):
+        reasons.append("no check executed (every check is not_run)" if rows else "no check to run")
+    return (1 if reasons else 0), reasons

@@ -1,0 +1,201 @@
+"""Inline SVG plots for the sweep page, drawn in Python (no JS, no fonts, no network).
+
+Every plot uses a log-10 scale, because NMSE spans many decades: exact agreement (0) is
+drawn at the bottom of the axis and marked "0", and a value past the top is clamped and
+marked with an arrow. Each mark has a ``<title>`` so hovering shows the exact numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from html import escape
+
+from .summary import SummaryRow
+
+__all__ = ["LogRange", "nmse_strip", "phase_bars", "ratio_overview"]
+
+STATUS_COLOURS = {"passed": "#1a7f37", "failed": "#cf222e", "not_run": "#8c959f"}
+_FLOOR = -20  # decades: anything smaller is drawn as zero
+
+
+class LogRange:
+    """A decade range ``[10**lo, 10**hi]`` mapped onto a pixel interval."""
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, max(hi, lo + 1)
+
+    @classmethod
+    def covering(cls, values: Iterable[float | None], *, lo: int, hi: int) -> LogRange:
+        """The smallest decade range holding every positive finite value and [10**lo, 10**hi]."""
+        logs = [math.log10(v) for v in values if v is not None and math.isfinite(v) and v > 0]
+        low = max(_FLOOR, math.floor(min(logs, default=lo)))
+        high = math.ceil(max(logs, default=hi))
+        return cls(min(lo, low), max(hi, high))
+
+    def fraction(self, value: float) -> float:
+        """Where ``value`` falls, 0 at ``10**lo`` and 1 at ``10**hi`` (clamped)."""
+        if not value > 0:
+            return 0.0
+        if not math.isfinite(value):
+            return 1.0
+        return min(1.0, max(0.0, (math.log10(value) - self.lo) / (self.hi - self.lo)))
+
+    def decades(self, step: int = 1) -> range:
+        return range(self.lo, self.hi + 1, step)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else ("0" if value == 0 else f"{value:.3g}")
+
+
+def _tick_step(scale: LogRange, ticks: int) -> int:
+    return max(1, math.ceil((scale.hi - scale.lo) / ticks))
+
+
+def _svg(width: int, height: int, body: Sequence[str], label: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">'
+        + "".join(body)
+        + "</svg>"
+    )
+
+
+def ratio_overview(rows: Sequence[SummaryRow], *, width: int = 1100, height: int = 280) -> str:
+    """Every check's nmse / tolerance on a log axis, with the pass line at 1.
+
+    Checks are laid out in summary order and grouped by pair (dotted separators). A failed
+    check with no measurement (crash, timeout) is a red cross at the top; not_run checks are
+    grey ticks under the axis.
+    """
+    left, right, top, bottom = 56, 12, 14, 40
+    plot_w, plot_h = width - left - right, height - top - bottom
+    scale = LogRange.covering((r.ratio for r in rows), lo=-8, hi=1)
+    step = plot_w / max(1, len(rows))
+    body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f6f8fa"/>']
+
+    def y_of(value: float) -> float:
+        return top + plot_h * (1.0 - scale.fraction(value))
+
+    for decade in scale.decades(_tick_step(scale, 8)):
+        y = y_of(10.0**decade)
+        body.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d0d7de"/>'
+        )
+        body.append(
+            f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">1e{decade}</text>'
+        )
+    one = y_of(1.0)
+    body.append(
+        f'<line x1="{left}" x2="{left + plot_w}" y1="{one:.1f}" y2="{one:.1f}" '
+        'stroke="#cf222e" stroke-dasharray="6 3"/>'
+        f'<text x="{left + plot_w - 4}" y="{one - 4:.1f}" font-size="11" text-anchor="end" '
+        'fill="#cf222e">tolerance (ratio 1)</text>'
+    )
+    previous_pair = None
+    for index, row in enumerate(rows):
+        x = left + step * (index + 0.5)
+        pair = f"{row.reference} -> {row.candidate}"
+        if pair != previous_pair:
+            if previous_pair is not None:
+                edge = left + step * index
+                body.append(
+                    f'<line x1="{edge:.1f}" x2="{edge:.1f}" y1="{top}" y2="{top + plot_h}" '
+                    'stroke="#57606a" stroke-dasharray="2 3"/>'
+                )
+            body.append(
+                f'<text x="{left + step * index + 3:.1f}" y="{height - 8}" font-size="10" '
+                f'fill="#57606a">{escape(pair)}</text>'
+            )
+            previous_pair = pair
+        colour = STATUS_COLOURS[row.status]
+        tip = f"<title>{escape(row.id)}: {row.status}; ratio {_fmt(row.ratio)}; nmse {_fmt(row.nmse)}; tolerance {row.tolerance:g}</title>"
+        if row.ratio is not None:
+            y = y_of(row.ratio)
+            fill = "none" if row.ratio == 0 else colour
+            body.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{colour}">{tip}</circle>'
+            )
+        elif row.status == "failed":
+            y = top + 6
+            body.append(
+                f'<path d="M{x - 4:.1f} {y - 4:.1f}L{x + 4:.1f} {y + 4:.1f}M{x - 4:.1f} {y + 4:.1f}L{x + 4:.1f} {y - 4:.1f}" '
+                f'stroke="{colour}" stroke-width="2">{tip}</path>'
+            )
+        else:
+            y = top + plot_h + 4
+            body.append(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y:.1f}" y2="{y + 8:.1f}" stroke="{colour}" stroke-width="2">{tip}</line>'
+            )
+    body.append(
+        f'<text x="12" y="{top + plot_h / 2:.0f}" font-size="11" '
+        f'transform="rotate(-90 12 {top + plot_h / 2:.0f})" text-anchor="middle">nmse / tolerance</text>'
+    )
+    return _svg(width, height, body, "NMSE against tolerance, every check, log scale")
+
+
+def nmse_strip(row: SummaryRow, scale: LogRange, *, width: int = 200, height: int = 22) -> str:
+    """One check's NMSE (dot) and tolerance (bar) on a shared log axis; red beyond tolerance."""
+    pad = 4
+    usable = width - 2 * pad
+    tolerance_x = pad + usable * scale.fraction(row.tolerance)
+    mid = height / 2
+    body = [
+        f'<rect x="{pad}" y="{mid - 3}" width="{tolerance_x - pad:.1f}" height="6" fill="#dafbe1"/>',
+        f'<rect x="{tolerance_x:.1f}" y="{mid - 3}" width="{width - pad - tolerance_x:.1f}" height="6" fill="#ffebe9"/>',
+        f'<line x1="{tolerance_x:.1f}" x2="{tolerance_x:.1f}" y1="2" y2="{height - 2}" stroke="#24292f" stroke-width="2">'
+        f"<title>tolerance {row.tolerance:g}</title></line>",
+    ]
+    if row.nmse is not None:
+        x = pad + usable * scale.fraction(row.nmse)
+        colour = STATUS_COLOURS[row.status]
+        fill = "none" if row.nmse == 0 else colour
+        body.append(
+            f'<circle cx="{x:.1f}" cy="{mid}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="1.5">'
+            f"<title>nmse {_fmt(row.nmse)} (1e{scale.lo} .. 1e{scale.hi}, log)</title></circle>"
+        )
+    return _svg(width, height, body, f"nmse {_fmt(row.nmse)} against tolerance {row.tolerance:g}")
+
+
+def phase_bars(row: SummaryRow, scale: LogRange, *, width: int = 340, height: int = 170) -> str:
+    """Per-phase NMSE bars of a lifecycle check on a log axis, with the tolerance line."""
+    left, right, top, bottom = 48, 8, 10, 34
+    plot_w, plot_h = width - left - right, height - top - bottom
+    body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f6f8fa"/>']
+
+    def y_of(value: float) -> float:
+        return top + plot_h * (1.0 - scale.fraction(value))
+
+    for decade in scale.decades(_tick_step(scale, 5)):
+        y = y_of(10.0**decade)
+        body.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d0d7de"/>'
+        )
+        body.append(
+            f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">1e{decade}</text>'
+        )
+    count = max(1, len(row.segments))
+    slot = plot_w / count
+    for index, segment in enumerate(row.segments):
+        x = left + slot * index + slot * 0.2
+        colour = STATUS_COLOURS[segment.status]
+        tip = f"<title>{escape(segment.name)}: {segment.status}, nmse {_fmt(segment.nmse)}</title>"
+        if segment.nmse is not None:
+            y = y_of(segment.nmse)
+            body.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.6:.1f}" height="{top + plot_h - y:.1f}" fill="{colour}">{tip}</rect>'
+            )
+        body.append(
+            f'<text x="{x + slot * 0.3:.1f}" y="{height - 18}" font-size="9" text-anchor="middle">{escape(segment.name)}</text>'
+        )
+    tolerance_y = y_of(row.tolerance)
+    body.append(
+        f'<line x1="{left}" x2="{left + plot_w}" y1="{tolerance_y:.1f}" y2="{tolerance_y:.1f}" '
+        f'stroke="#cf222e" stroke-dasharray="5 3"><title>tolerance {row.tolerance:g}</title></line>'
+    )
+    body.append(
+        f'<text x="{left + plot_w / 2:.0f}" y="{height - 4}" font-size="10" text-anchor="middle" fill="#57606a">'
+        f"{escape(row.candidate)} {escape(row.shape)} {row.precision} s{row.seed}</text>"
+    )
+    return _svg(width, height, body, f"per-phase nmse of {row.id}")

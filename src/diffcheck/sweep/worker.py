@@ -1,0 +1,125 @@
+"""``python -m diffcheck.sweep.worker SPEC_JSON``: run one check in a fresh process.
+
+The process builds the check from the spec, runs it with :func:`~diffcheck.runner.run_check`
+(which creates the report new, writes the incomplete record, then the final one) and exits
+0 once the final record is on disk, whatever the check's status. Anything else (a crash, a
+hang the parent kills, an exit status other than 0) leaves the parent to settle the report.
+
+``python -m diffcheck.sweep.worker --probe NAME...`` probes backends in this throwaway
+process instead (so a backend that crashes while probing takes only this process down) and
+prints one JSON object per line: ``{"name", "status", "reason"}``.
+
+Test hook
+---------
+Under pytest only (``PYTEST_CURRENT_TEST`` is set), ``DIFFCHECK_SWEEP_TEST_FAULT`` holds
+comma-separated ``<check-id>:<fault>`` items; the worker of that check injects the fault
+into its candidate's ``execute``, after the incomplete record exists: ``kill`` (SIGKILL
+itself), ``abort`` (SIGABRT), ``segv`` (SIGSEGV), ``hang`` (sleep until killed) or ``exit``
+(``os._exit(3)``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["FAULTS", "FAULT_ENV", "main"]
+
+FAULT_ENV: Final = "DIFFCHECK_SWEEP_TEST_FAULT"
+
+
+def _hang() -> None:
+    while True:
+        time.sleep(3600)
+
+
+FAULTS: Final[dict[str, Callable[[], None]]] = {
+    "kill": lambda: os.kill(os.getpid(), signal.SIGKILL),
+    "abort": os.abort,
+    "segv": lambda: os.kill(os.getpid(), signal.SIGSEGV),
+    "hang": _hang,
+    "exit": lambda: os._exit(3),
+}
+
+
+def _requested_fault(check_id: str) -> str | None:
+    if "PYTEST_CURRENT_TEST" not in os.environ:  # never honoured outside a test run
+        return None
+    for item in os.environ.get(FAULT_ENV, "").split(","):
+        target, _, fault = item.strip().rpartition(":")
+        if target == check_id and fault in FAULTS:
+            return fault
+    return None
+
+
+def _inject(adapter: Any, fault: str) -> None:
+    def execute(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("role", "candidate") == "candidate":
+            FAULTS[fault]()
+        return original(*args, **kwargs)
+
+    original = adapter.execute
+    adapter.execute = execute
+
+
+def _probe(names: Sequence[str]) -> int:
+    from ..adapters import resolve
+    from ..errors import DiffcheckError
+
+    for name in names:
+        try:
+            probe = resolve(name).probe()
+            line = {"name": name, "status": probe.status, "reason": probe.reason}
+        except DiffcheckError as error:
+            line = {"name": name, "status": "unavailable", "reason": str(error)}
+        print(json.dumps(line), flush=True)
+    return 0
+
+
+def _run(spec_json: str) -> int:
+    from ..adapters import resolve
+    from ..runner import run_check
+    from .spec import WorkerSpec
+
+    spec = WorkerSpec.model_validate_json(spec_json)
+    check = spec.check()
+    candidate = resolve(check.require_backend)
+    fault = _requested_fault(spec.id)
+    if fault is not None:
+        print(f"diffcheck sweep worker: test fault {fault!r} injected", file=sys.stderr)
+        _inject(candidate, fault)
+    run_check(check, Path(spec.report), candidate=candidate)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the worker; returns the process exit status (0 once the report is complete)."""
+    from pydantic import ValidationError
+
+    from ..errors import DiffcheckError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args[:1] == ["--probe"]:
+            return _probe(args[1:])
+        if len(args) != 1:
+            print(
+                "usage: python -m diffcheck.sweep.worker SPEC_JSON | --probe NAME...",
+                file=sys.stderr,
+            )
+            return 2
+        return _run(args[0])
+    except (DiffcheckError, ValidationError) as error:
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"diffcheck sweep worker: {text}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

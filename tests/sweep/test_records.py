@@ -1,0 +1,116 @@
+"""The parent's records: complete only what is incomplete, never overwrite, never delete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diffcheck.config import make_check
+from diffcheck.report.replay import load_report, replay
+from diffcheck.report.writer import ReportWriter
+from diffcheck.runner import run_check
+from diffcheck.sweep.isolate import describe_exit, prepare_report_path
+from diffcheck.sweep.records import (
+    ReportState,
+    new_document,
+    read_state,
+    set_aside,
+    settle_report,
+)
+
+CHECK = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+
+
+def test_a_complete_report_is_never_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    run_check(CHECK, path)
+    before = path.read_bytes()
+    settled = settle_report(path, CHECK, "worker killed by signal SIGKILL (9)")
+    assert settled.action is None
+    assert settled.document.result is not None
+    assert settled.document.result.status == "passed"
+    assert path.read_bytes() == before
+
+
+def test_an_incomplete_report_is_completed_as_failed_from_its_own_record(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    incomplete = new_document(CHECK)
+    ReportWriter(path).write(incomplete)
+    settled = settle_report(
+        path, CHECK, "worker exceeded the 60 s timeout; killed", elapsed_ms=12.5
+    )
+    document = load_report(path)
+    assert settled.action == "completed the worker's incomplete report as failed"
+    assert document.completed
+    assert document.finished_at is not None
+    assert document.started_at == incomplete.started_at
+    assert document.execution_elapsed_ms == 12.5
+    assert document.result is not None
+    assert document.result.reason == "worker exceeded the 60 s timeout; killed"
+    assert document.result.tolerance == CHECK.max_nmse
+    assert replay(document).agrees
+    assert list(tmp_path.iterdir()) == [path]
+
+
+@pytest.mark.parametrize("content", [None, b"", b"{not json", b'{"schema_version": 1}'])
+def test_a_missing_or_unreadable_report_gets_a_new_failed_one_and_the_old_is_kept(
+    tmp_path: Path, content: bytes | None
+) -> None:
+    path = tmp_path / "r.json"
+    if content is not None:
+        path.write_bytes(content)
+    settled = settle_report(path, CHECK, None)
+    document = load_report(path)
+    assert document.result is not None
+    assert document.result.status == "failed"
+    assert document.result.reason == "worker exited without completing its report"
+    assert settled.action == "wrote a failed report (the worker left none)"
+    if content is None:
+        assert settled.moved_aside is None
+    else:
+        assert settled.moved_aside == tmp_path / "r.incomplete.json"
+        assert settled.moved_aside.read_bytes() == content
+
+
+def test_an_incomplete_report_of_another_check_is_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    other = make_check("array_api_strict", "gemm", m=2, n=3, k=5)
+    ReportWriter(path).write(new_document(other))
+    settled = settle_report(path, CHECK, "worker killed by signal SIGKILL (9)")
+    assert settled.moved_aside is not None
+    assert json.loads(settled.moved_aside.read_text())["config"]["m"] == 2
+    assert load_report(path).config.m == 1  # type: ignore[attr-defined]
+
+
+def test_set_aside_never_overwrites_earlier_evidence(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    moved = []
+    for index in range(3):
+        path.write_text(str(index))
+        moved.append(set_aside(path))
+    assert [p.name for p in moved] == [
+        "r.incomplete.json",
+        "r.incomplete-2.json",
+        "r.incomplete-3.json",
+    ]
+    assert [p.read_text() for p in moved] == ["0", "1", "2"]
+    assert not path.exists()
+
+
+def test_prepare_keeps_complete_and_moves_incomplete(tmp_path: Path) -> None:
+    complete, incomplete = tmp_path / "a.json", tmp_path / "b.json"
+    run_check(CHECK, complete)
+    ReportWriter(incomplete).write(new_document(CHECK))
+    assert prepare_report_path(complete) == (True, None)
+    assert prepare_report_path(incomplete) == (False, tmp_path / "b.incomplete.json")
+    assert read_state(incomplete) == (ReportState.MISSING, None)
+    assert prepare_report_path(tmp_path / "none.json") == (False, None)
+
+
+def test_exit_descriptions() -> None:
+    assert describe_exit(0) == "exit 0"
+    assert describe_exit(3) == "exit 3"
+    assert describe_exit(-9) == "killed by signal SIGKILL (9)"
+    assert describe_exit(-11) == "killed by signal SIGSEGV (11)"
