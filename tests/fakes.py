@@ -18,7 +18,17 @@ from diffcheck.ops import HostInputs, Op
 from diffcheck.precision import PrecisionName
 from diffcheck.programs import CommandContext
 
-FAULTS = ("none", "scale_segment", "skip_copy", "nan", "truncate", "raise", "empty", "reuse_output", "no_wait")
+FAULTS = (
+    "none",
+    "scale_segment",
+    "skip_copy",
+    "nan",
+    "truncate",
+    "raise",
+    "empty",
+    "reuse_output",
+    "no_wait",
+)
 
 
 class HostBuffer:
@@ -38,7 +48,10 @@ class HostContext:
 
     def gemm(self, a: HostBuffer, b: HostBuffer, out: HostBuffer, m: int, n: int, k: int) -> None:
         def step() -> None:
-            product = a.values.reshape(m, k).astype(np.float64) @ b.values.reshape(n, k).astype(np.float64).T
+            product = (
+                a.values.reshape(m, k).astype(np.float64)
+                @ b.values.reshape(n, k).astype(np.float64).T
+            )
             out.values[:] = product.astype(np.float32).reshape(-1)
 
         self.recorded.append(step)
@@ -122,13 +135,21 @@ class FakeAdapter(NumpyAdapter):
         return self._probe_result
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(precisions=("f32", "f16"), float64=False, command_contexts=self.contexts)
+        return Capabilities(
+            precisions=("f32", "f16"), float64=False, command_contexts=self.contexts
+        )
 
     def command_device(self, precision: PrecisionName) -> HostDevice | None:
         return HostDevice(self.fault) if self.contexts else None
 
     def execute(
-        self, op: Op[Any], params: Any, inputs: HostInputs, precision: PrecisionName, *, role: Any = "candidate"
+        self,
+        op: Op[Any],
+        params: Any,
+        inputs: HostInputs,
+        precision: PrecisionName,
+        *,
+        role: Any = "candidate",
     ) -> Execution:
         self.executed += 1
         if self.on_execute is not None:
@@ -146,4 +167,6 @@ class FakeAdapter(NumpyAdapter):
             output = output[:-1]
         elif self.fault == "empty":
             output = output[:0]
-        return Execution(output, run.input_storage, run.output_storage, run.kernel_entrypoint, run.execution_path)
+        return Execution(
+            output, run.input_storage, run.output_storage, run.kernel_entrypoint, run.execution_path
+        )

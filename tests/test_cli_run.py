@@ -74,20 +74,25 @@ def test_malformed_arguments_do_not_start_execution(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
     report = tmp_path / "must-not-exist.json"
-    code, out, err = run_cli([*argv(report), *extra], capsys)
+    code, _out, err = run_cli([*argv(report), *extra], capsys)
     assert code == 1
-    assert err.startswith("diffcheck: ") and message in err
+    assert err.startswith("diffcheck: ")
+    assert message in err
     if "unknown option" not in message:
         assert err.count("\n") == 1, "an error is one line"
     assert not report.exists()
     assert list(tmp_path.iterdir()) == []
 
 
-def test_missing_op_fails_without_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_op_fails_without_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run_cli(["--require-backend", CANDIDATE], capsys)
-    assert code == 1 and "--op is required" in err
+    assert code == 1
+    assert "--op is required" in err
     code, _, err = run_cli(["--require-backend", CANDIDATE, "--op", "gemm"], capsys)
-    assert code == 1 and "--report is required" in err
+    assert code == 1
+    assert "--report is required" in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -95,14 +100,29 @@ def test_help_exits_zero_and_help_mixed_with_arguments_is_an_unknown_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run_cli(["--help"], capsys)
-    assert code == 0 and "usage: diffcheck run" in out and "context-lifecycle" in out
+    assert code == 0
+    assert "usage: diffcheck run" in out
+    assert "context-lifecycle" in out
     code, _, err = run_cli([*argv(tmp_path / "r.json"), "--help", "x"], capsys)
-    assert code == 1 and 'unknown option "--help"' in err
+    assert code == 1
+    assert 'unknown option "--help"' in err
 
 
 def test_explicit_tolerance_and_tail_shape_are_preserved(tmp_path: Path) -> None:
     args = parse_run_args(
-        [*argv(tmp_path / "r.json"), "--tokens", "3", "--dim", "33", "--eps", "1e-5", "--seed", "9", "--max-nmse", "2e-8"]
+        [
+            *argv(tmp_path / "r.json"),
+            "--tokens",
+            "3",
+            "--dim",
+            "33",
+            "--eps",
+            "1e-5",
+            "--seed",
+            "9",
+            "--max-nmse",
+            "2e-8",
+        ]
     )
     assert args is not None
     assert args.check.expected_elements == 99
@@ -111,15 +131,20 @@ def test_explicit_tolerance_and_tail_shape_are_preserved(tmp_path: Path) -> None
     assert np.float32(args.check.params.eps) == np.float32(1e-5)  # type: ignore[attr-defined]
 
 
-def test_report_creation_failure_preserves_existing_evidence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_creation_failure_preserves_existing_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     report = tmp_path / "existing.json"
     report.write_text("existing evidence")
     code, _, err = run_cli(argv(report), capsys)
-    assert code == 1 and "create report" in err and "File exists" in err
+    assert code == 1
+    assert "create report" in err
+    assert "File exists" in err
     assert report.read_text() == "existing evidence"
     missing = tmp_path / "no-such-dir" / "r.json"
     code, _, err = run_cli(argv(missing), capsys)
-    assert code == 1 and "create report" in err
+    assert code == 1
+    assert "create report" in err
     assert not missing.parent.exists()
 
 
@@ -147,7 +172,8 @@ def test_operations_pass_bind_shape_and_write_a_replayable_report(
     assert document["expected_output_elements"] == shape[0] * shape[1]
     assert document["config"]["op"] in {op, "context-lifecycle"}
     assert ("eps" in document["config"]) == (op == "rms-norm")
-    assert document["result"]["status"] == "passed" and document["result"]["reason"] is None
+    assert document["result"]["status"] == "passed"
+    assert document["result"]["reason"] is None
     assert document["executed_precision"]["backend_input_storage"] == "f32"
     assert len(document["result"]["actual"]["f32_bits"]) == shape[0] * shape[1]
     assert main(["replay", str(report), "--require-pass"]) == 0
@@ -180,7 +206,8 @@ def test_irrelevant_flags_and_bad_shapes_are_rejected(
 ) -> None:
     report = tmp_path / "r.json"
     code, _, err = run_cli([*argv(report, op=op), *extra], capsys)
-    assert code == 1 and err.startswith("diffcheck: ")
+    assert code == 1
+    assert err.startswith("diffcheck: ")
     assert not report.exists()
 
 
@@ -193,34 +220,65 @@ def test_default_config_keeps_the_public_shape(tmp_path: Path) -> None:
     args = parse_run_args(argv(tmp_path / "r.json"))
     assert args is not None
     record = json.loads(args.check.record().model_dump_json())
-    assert list(record) == ["require_backend", "op", "tokens", "dim", "eps", "precision", "seed", "max_nmse"]
+    assert list(record) == [
+        "require_backend",
+        "op",
+        "tokens",
+        "dim",
+        "eps",
+        "precision",
+        "seed",
+        "max_nmse",
+    ]
     assert record == {
-        "require_backend": CANDIDATE, "op": "rms-norm", "tokens": 4, "dim": 128,
-        "eps": record["eps"], "precision": "f32", "seed": 42, "max_nmse": 1e-7,
+        "require_backend": CANDIDATE,
+        "op": "rms-norm",
+        "tokens": 4,
+        "dim": 128,
+        "eps": record["eps"],
+        "precision": "f32",
+        "seed": 42,
+        "max_nmse": 1e-7,
     }
     # eps is stored as the f32 value; its bits are the reference tool's 0x358637bd.
     assert int(np.array([record["eps"]], np.float32).view(np.uint32)[0]) == 0x358637BD
 
 
-@pytest.mark.parametrize(("op", "shape"), [("rms-norm", [4, 128]), ("gemm", [64, 32]), ("silu-mul", [4, 256]), ("context-lifecycle", [4, 99])])
+@pytest.mark.parametrize(
+    ("op", "shape"),
+    [
+        ("rms-norm", [4, 128]),
+        ("gemm", [64, 32]),
+        ("silu-mul", [4, 256]),
+        ("context-lifecycle", [4, 99]),
+    ],
+)
 def test_unavailable_required_backend_writes_not_run_and_exits_nonzero(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], op: str, shape: list[int]
 ) -> None:
     report = tmp_path / "r.json"
     code, _, err = run_cli(argv(report, backend=UNAVAILABLE, op=op), capsys)
     assert code == 1
-    assert "cupy is not installed" in err and f"report: {report}" in err
+    assert "cupy is not installed" in err
+    assert f"report: {report}" in err
     document = json.loads(report.read_text())
     assert document["completed"] is True
     result = document["result"]
     assert result["status"] == "not_run"
-    assert result["reference"] is None and result["actual"] is None and result["metrics"] is None
+    assert result["reference"] is None
+    assert result["actual"] is None
+    assert result["metrics"] is None
     assert document["executed_precision"] is None
     assert document["execution_elapsed_ms"] >= 0
     assert document["output_shape"] == shape
     assert "submission_metrics" not in document
     if op == "context-lifecycle":
-        assert document["submission_phases"] == ["initial", "reused_context", "independent_context", "drop_flush"]
+        assert document["submission_phases"] == [
+            "initial",
+            "reused_context",
+            "independent_context",
+            "drop_flush",
+        ]
     else:
         assert "submission_phases" not in document
     assert main(["replay", str(report)]) == 0  # consistent: nothing to re-derive, nothing claimed
@@ -229,7 +287,9 @@ def test_unavailable_required_backend_writes_not_run_and_exits_nonzero(
 def test_cli_runs_as_a_console_script_with_one_line_errors(tmp_path: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "diffcheck", "run", *argv(tmp_path / "r.json"), "--tokens", "0"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert completed.returncode == 1
     assert completed.stderr == "diffcheck: RMSNorm tokens and dim must be nonzero\n"
@@ -243,4 +303,5 @@ def test_stored_bits_are_the_outputs(tmp_path: Path, capsys: pytest.CaptureFixtu
     result = json.loads(report.read_text())["result"]
     reference = f32_from_bits(result["reference"]["f32_bits"])
     actual = f32_from_bits(result["actual"]["f32_bits"])
-    assert reference.shape == (3,) and np.allclose(reference, actual, rtol=1e-5)
+    assert reference.shape == (3,)
+    assert np.allclose(reference, actual, rtol=1e-5)

@@ -14,7 +14,9 @@ from diffcheck.differ import bind_shape, compare_outputs, equal_segments
 
 
 def test_identical_outputs_pass_with_zero_nmse() -> None:
-    verdict = compare_outputs(np.array([1, -2, 3], np.float32), np.array([1, -2, 3], np.float32), 1e-7)
+    verdict = compare_outputs(
+        np.array([1, -2, 3], np.float32), np.array([1, -2, 3], np.float32), 1e-7
+    )
     assert verdict.passed
     assert verdict.reason is None
     assert verdict.metrics is not None
@@ -43,7 +45,8 @@ def test_doubled_output_fails_and_keeps_its_metrics() -> None:
 def test_equality_to_the_tolerance_fails() -> None:
     verdict = compare_outputs(np.array([1], np.float32), np.array([2], np.float32), 1.0)
     assert verdict.status == "failed"
-    assert verdict.metrics is not None and verdict.metrics.nmse == 1.0
+    assert verdict.metrics is not None
+    assert verdict.metrics.nmse == 1.0
 
 
 def test_one_percent_scale_gives_nmse_near_1e_4() -> None:
@@ -72,14 +75,21 @@ def test_zero_reference_falls_back_to_absolute_mse() -> None:
         ([math.inf, 1.0], [1.0, 1.0], 1e-7, "reference contains a non-finite value at 0"),
         ([1.0], [], 1e-7, "required backend output is empty"),
         ([1.0, 2.0], [1.0], 1e-7, "output length mismatch: reference=2 actual=1"),
-        ([1.0, 2.0, 3.0], [1.0, 2.0, -math.inf], 1e-7, "required backend contains a non-finite value at 2"),
+        (
+            [1.0, 2.0, 3.0],
+            [1.0, 2.0, -math.inf],
+            1e-7,
+            "required backend contains a non-finite value at 2",
+        ),
         ([1.0, 2.0], [math.nan, 2.0], 1e-7, "required backend contains a non-finite value at 0"),
     ],
 )
 def test_invalid_inputs_never_pass_and_carry_no_metrics(
     reference: list[float], actual: list[float], tolerance: float, reason: str
 ) -> None:
-    verdict = compare_outputs(np.array(reference, np.float32), np.array(actual, np.float32), tolerance)
+    verdict = compare_outputs(
+        np.array(reference, np.float32), np.array(actual, np.float32), tolerance
+    )
     assert verdict.status == "failed"
     assert verdict.reason == reason
     assert verdict.metrics is None
@@ -89,13 +99,18 @@ def test_a_large_correct_segment_cannot_hide_a_small_wrong_one() -> None:
     reference = np.array([1e8, 1, 2, 3], np.float32)
     actual = np.array([1e8, 0, 2, 3], np.float32)
     assert compare_outputs(reference, actual, 1e-7).passed  # the aggregate is fooled
-    segments = equal_segments(4, ["initial", "reused_context", "independent_context", "drop_flush"],
-                              ["Initial", "ReusedContext", "IndependentContext", "DropFlush"])
+    segments = equal_segments(
+        4,
+        ["initial", "reused_context", "independent_context", "drop_flush"],
+        ["Initial", "ReusedContext", "IndependentContext", "DropFlush"],
+    )
     verdict = diff(reference, actual, max_nmse=1e-7, segments=segments)
     assert verdict.status == "failed"
-    assert verdict.reason is not None and verdict.reason.startswith("ReusedContext: NMSE")
+    assert verdict.reason is not None
+    assert verdict.reason.startswith("ReusedContext: NMSE")
     failing = verdict.first_failing_segment
-    assert failing is not None and failing.segment.name == "reused_context"
+    assert failing is not None
+    assert failing.segment.name == "reused_context"
     assert [s.status for s in verdict.segments] == ["passed", "failed", "passed", "passed"]
     assert all(s.metrics is not None for s in verdict.segments)
 
@@ -105,22 +120,28 @@ def test_diluted_small_phase_fails_on_its_own() -> None:
     actual = np.array([0.002, 1000, 1000, 1000], np.float32)
     verdict = diff(reference, actual, max_nmse=1e-7, segments=4)
     assert verdict.status == "failed"
-    assert verdict.reason is not None and verdict.reason.startswith("segment0: ")
+    assert verdict.reason is not None
+    assert verdict.reason.startswith("segment0: ")
 
 
 def test_segments_judge_every_segment_even_after_an_aggregate_failure() -> None:
     reference = np.ones(8, np.float32)
     actual = np.ones(8, np.float32)
     actual[6] = 5
-    verdict = diff(reference, actual, max_nmse=1e-7, segments=[Segment("head", 0, 4), Segment("tail", 4, 8)])
+    verdict = diff(
+        reference, actual, max_nmse=1e-7, segments=[Segment("head", 0, 4), Segment("tail", 4, 8)]
+    )
     assert verdict.status == "failed"
     assert verdict.reason is not None
-    assert verdict.reason.startswith("NMSE") and "; tail: NMSE" in verdict.reason
+    assert verdict.reason.startswith("NMSE")
+    assert "; tail: NMSE" in verdict.reason
     assert [s.status for s in verdict.segments] == ["passed", "failed"]
 
 
 def test_segment_layout_must_cover_both_outputs() -> None:
-    verdict = diff(np.ones(6, np.float32), np.ones(6, np.float32), max_nmse=1e-7, segments=[Segment("a", 0, 4)])
+    verdict = diff(
+        np.ones(6, np.float32), np.ones(6, np.float32), max_nmse=1e-7, segments=[Segment("a", 0, 4)]
+    )
     assert verdict.status == "failed"
     assert verdict.reason == "segmented output shape: expected 4, reference 6, actual 6"
 
@@ -144,7 +165,8 @@ def test_shape_binding_rejects_equally_truncated_outputs() -> None:
     assert bind_shape(verdict, 1, 1, 1).passed
     bound = bind_shape(verdict, 1, 1, 2)
     assert bound.status == "failed"
-    assert bound.reason is not None and "configured shape requires 2" in bound.reason
+    assert bound.reason is not None
+    assert "configured shape requires 2" in bound.reason
     assert diff([1.0], [1.0], max_nmse=1e-7, expected_elements=2).status == "failed"
 
 
@@ -166,13 +188,17 @@ def test_metrics_localize_the_worst_element_and_count_ulps() -> None:
     assert verdict.metrics.max_ulp == 2
 
 
-def test_chunked_measurement_matches_a_direct_float64_computation(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chunked_measurement_matches_a_direct_float64_computation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import diffcheck.differ as differ
 
     monkeypatch.setattr(differ, "_CHUNK", 1000)
     rng = np.random.default_rng(0)
     reference = rng.standard_normal(10_007).astype(np.float32)
-    actual = (reference + rng.standard_normal(10_007).astype(np.float32) * np.float32(1e-3)).astype(np.float32)
+    actual = (reference + rng.standard_normal(10_007).astype(np.float32) * np.float32(1e-3)).astype(
+        np.float32
+    )
     verdict = compare_outputs(reference, actual, 1.0)
     r, a = reference.astype(np.float64), actual.astype(np.float64)
     assert verdict.metrics is not None
@@ -187,15 +213,23 @@ def test_chunked_measurement_matches_a_direct_float64_computation(monkeypatch: p
     index=st.integers(0, 63),
     delta=st.floats(1.0, 1e3),
 )
-def test_a_visible_change_to_any_single_element_fails_its_segment(values: list[float], index: int, delta: float) -> None:
+def test_a_visible_change_to_any_single_element_fails_its_segment(
+    values: list[float], index: int, delta: float
+) -> None:
     reference = np.array(values, np.float32)
     actual = reference.copy()
     index %= reference.size
     actual[index] = np.float32(actual[index] + delta)
-    verdict = diff(reference, actual, max_nmse=1e-7, segments=[Segment(f"e{i}", i, i + 1) for i in range(reference.size)])
+    verdict = diff(
+        reference,
+        actual,
+        max_nmse=1e-7,
+        segments=[Segment(f"e{i}", i, i + 1) for i in range(reference.size)],
+    )
     assert verdict.status == "failed"
     failing = verdict.first_failing_segment
-    assert failing is not None and failing.segment.start == index
+    assert failing is not None
+    assert failing.segment.start == index
 
 
 def test_diff_accepts_arrays_from_other_array_api_libraries() -> None:
@@ -209,6 +243,8 @@ def test_diff_accepts_arrays_from_other_array_api_libraries() -> None:
 def test_verdict_renders_for_terminals_and_notebooks() -> None:
     verdict = diff([1e8, 1, 2, 3], [1e8, 0, 2, 3], max_nmse=1e-7, segments=4)
     text = str(verdict)
-    assert text.startswith("FAILED") and "segment1" in text
+    assert text.startswith("FAILED")
+    assert "segment1" in text
     html = verdict._repr_html_()
-    assert "<table" in html and "segment1" in html
+    assert "<table" in html
+    assert "segment1" in html

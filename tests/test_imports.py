@@ -16,5 +16,7 @@ def test_import_and_listing_import_no_backend() -> None:
         f"loaded = [m for m in {OPTIONAL!r} if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
     assert completed.returncode == 0, completed.stderr

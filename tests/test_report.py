@@ -26,12 +26,16 @@ def test_nan_payloads_signed_zero_and_infinities_survive_a_json_round_trip() -> 
     bits = [0x7FC01234, 0x7F800000, 0xFF800000, 0x80000000, 0x00000001, 0x3F800000]
     values = f32_from_bits(bits)
     assert json.loads(json.dumps({"f32_bits": f32_bits(values)}))["f32_bits"] == bits
-    assert np.signbit(values[3]) and values[3] == 0.0
-    assert np.isnan(values[0]) and np.isinf(values[1])
+    assert np.signbit(values[3])
+    assert values[3] == 0.0
+    assert np.isnan(values[0])
+    assert np.isinf(values[1])
 
 
 def test_checked_in_schema_matches_the_models() -> None:
-    assert SCHEMA_FILE.read_text() == schema_text(), "run 'nox -s schema' and commit reports/schema/v1.json"
+    assert SCHEMA_FILE.read_text() == schema_text(), (
+        "run 'nox -s schema' and commit reports/schema/v1.json"
+    )
 
 
 def test_reports_validate_against_the_checked_in_schema(tmp_path: Path) -> None:
@@ -51,24 +55,34 @@ def test_the_incomplete_record_is_on_disk_before_anything_executes(tmp_path: Pat
     candidate = FakeAdapter(on_execute=lambda: seen.append(json.loads(report.read_text())))
     run_check(make_check("array_api_strict", "gemm"), report, candidate=candidate)
     assert len(seen) == 1
-    assert seen[0]["completed"] is False and seen[0]["result"] is None and seen[0]["finished_at"] is None
+    assert seen[0]["completed"] is False
+    assert seen[0]["result"] is None
+    assert seen[0]["finished_at"] is None
     final = json.loads(report.read_text())
-    assert final["completed"] is True and final["started_at"] == seen[0]["started_at"]
+    assert final["completed"] is True
+    assert final["started_at"] == seen[0]["started_at"]
     assert final["started_at"].endswith("+00:00")
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"], "no temporary file is left behind"
 
 
-def test_an_interrupted_check_leaves_an_incomplete_record_that_replay_rejects(tmp_path: Path) -> None:
+def test_an_interrupted_check_leaves_an_incomplete_record_that_replay_rejects(
+    tmp_path: Path,
+) -> None:
     report = tmp_path / "r.json"
 
     def interrupt() -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_check(make_check("array_api_strict", "gemm"), report, candidate=FakeAdapter(on_execute=interrupt))
+        run_check(
+            make_check("array_api_strict", "gemm"),
+            report,
+            candidate=FakeAdapter(on_execute=interrupt),
+        )
     assert json.loads(report.read_text())["completed"] is False
     outcome = replay(load_report(report))
-    assert not outcome.agrees and "incomplete" in outcome.disagreements[0]
+    assert not outcome.agrees
+    assert "incomplete" in outcome.disagreements[0]
     assert main(["replay", str(report)]) == 1
 
 
@@ -80,7 +94,9 @@ def test_the_writer_never_overwrites(tmp_path: Path) -> None:
     assert report.read_bytes() == b"evidence"
 
 
-def test_replay_detects_tampered_metrics_status_and_bits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_detects_tampered_metrics_status_and_bits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     report = tmp_path / "r.json"
     run_check(make_check("array_api_strict", "context-lifecycle"), report)
     original = json.loads(report.read_text())

@@ -26,15 +26,22 @@ def test_unavailable_backend_runs_neither_reference_nor_candidate() -> None:
             return super().execute(*args, **kwargs)  # type: ignore[arg-type]
 
     candidate = FakeAdapter(probe=Probe.unavailable("no fake device is available"))
-    outcome = execute_check(make_check("array_api_strict", "gemm"), reference=CountingReference(), candidate=candidate)
+    outcome = execute_check(
+        make_check("array_api_strict", "gemm"), reference=CountingReference(), candidate=candidate
+    )
     assert outcome.status == "not_run"
     assert outcome.reason == "no fake device is available"
-    assert outcome.reference is None and outcome.actual is None
-    assert calls == [] and candidate.executed == 0
+    assert outcome.reference is None
+    assert outcome.actual is None
+    assert calls == []
+    assert candidate.executed == 0
 
 
 def test_probe_error_is_failed_not_skipped() -> None:
-    outcome = execute_check(make_check("array_api_strict", "gemm"), candidate=FakeAdapter(probe=Probe.error("driver query crashed")))
+    outcome = execute_check(
+        make_check("array_api_strict", "gemm"),
+        candidate=FakeAdapter(probe=Probe.error("driver query crashed")),
+    )
     assert outcome.status == "failed"
     assert outcome.reason == "backend availability query failed: driver query crashed"
 
@@ -45,19 +52,26 @@ def test_a_raising_probe_never_escapes() -> None:
             raise OSError("libcuda.so: cannot open shared object file")
 
     probe = Exploding().probe()
-    assert probe.status == "error" and "libcuda.so" in (probe.reason or "")
+    assert probe.status == "error"
+    assert "libcuda.so" in (probe.reason or "")
 
 
 def test_candidate_exception_is_failed_with_the_message_and_reference_kept() -> None:
     outcome = execute_check(make_check("array_api_strict", "gemm"), candidate=FakeAdapter("raise"))
     assert outcome.status == "failed"
-    assert outcome.reason == "required backend execution failed: RuntimeError: device lost during dispatch"
-    assert outcome.reference is not None and outcome.actual is None
+    assert (
+        outcome.reason
+        == "required backend execution failed: RuntimeError: device lost during dispatch"
+    )
+    assert outcome.reference is not None
+    assert outcome.actual is None
 
 
 def test_nan_tolerance_fails_before_the_probe() -> None:
     candidate = FakeAdapter()
-    outcome = execute_check(make_check("array_api_strict", "gemm"), tolerance=math.nan, candidate=candidate)
+    outcome = execute_check(
+        make_check("array_api_strict", "gemm"), tolerance=math.nan, candidate=candidate
+    )
     assert outcome.status == "failed"
     assert outcome.reason == "tolerance must be finite and strictly positive"
     assert candidate.executed == 0
@@ -70,15 +84,22 @@ def test_empty_reference_prevents_candidate_dispatch() -> None:
             return type(run)(run.output[:0], "f32", "f32", "x", "y")
 
     candidate = FakeAdapter()
-    outcome = execute_check(make_check("array_api_strict", "gemm"), reference=EmptyReference(), candidate=candidate)
+    outcome = execute_check(
+        make_check("array_api_strict", "gemm"), reference=EmptyReference(), candidate=candidate
+    )
     assert (outcome.status, outcome.reason) == ("failed", "reference output is empty")
     assert candidate.executed == 0
 
 
 def test_unsupported_precision_is_not_run_with_the_reason() -> None:
-    outcome = execute_check(make_check("array_api_strict", "gemm", precision="bf16"), candidate=FakeAdapter())
+    outcome = execute_check(
+        make_check("array_api_strict", "gemm", precision="bf16"), candidate=FakeAdapter()
+    )
     assert outcome.status == "not_run"
-    assert outcome.reason == "candidate backend fake does not execute precision bf16 (it executes: f32, f16)"
+    assert (
+        outcome.reason
+        == "candidate backend fake does not execute precision bf16 (it executes: f32, f16)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -94,7 +115,9 @@ def test_unsupported_precision_is_not_run_with_the_reason() -> None:
         ("no_wait", "context-lifecycle", "Initial: NMSE"),
     ],
 )
-def test_every_fault_is_caught_with_the_right_status_and_reason(tmp_path: Path, fault: str, op: str, reason_part: str) -> None:
+def test_every_fault_is_caught_with_the_right_status_and_reason(
+    tmp_path: Path, fault: str, op: str, reason_part: str
+) -> None:
     report = tmp_path / "r.json"
     document = run_check(make_check("array_api_strict", op), report, candidate=FakeAdapter(fault))
     assert document.result is not None
@@ -105,15 +128,25 @@ def test_every_fault_is_caught_with_the_right_status_and_reason(tmp_path: Path, 
 
 
 def test_scaled_last_quarter_of_a_plain_op_is_caught_by_the_aggregate() -> None:
-    outcome = execute_check(make_check("array_api_strict", "gemm"), candidate=FakeAdapter("scale_segment"))
-    assert outcome.status == "failed" and (outcome.reason or "").startswith("NMSE")
+    outcome = execute_check(
+        make_check("array_api_strict", "gemm"), candidate=FakeAdapter("scale_segment")
+    )
+    assert outcome.status == "failed"
+    assert (outcome.reason or "").startswith("NMSE")
 
 
 def test_the_fault_free_fake_passes_through_the_lifecycle_program(tmp_path: Path) -> None:
-    document = run_check(make_check("array_api_strict", "context-lifecycle"), tmp_path / "r.json", candidate=FakeAdapter())
-    assert document.result is not None and document.result.status == "passed", document.result
-    assert document.submission_metrics is not None and len(document.submission_metrics) == 4
-    assert document.segments is not None and [s.status for s in document.segments] == ["passed"] * 4
+    document = run_check(
+        make_check("array_api_strict", "context-lifecycle"),
+        tmp_path / "r.json",
+        candidate=FakeAdapter(),
+    )
+    assert document.result is not None
+    assert document.result.status == "passed", document.result
+    assert document.submission_metrics is not None
+    assert len(document.submission_metrics) == 4
+    assert document.segments is not None
+    assert [s.status for s in document.segments] == ["passed"] * 4
 
 
 def test_truncated_pair_that_compares_equal_still_fails_shape_binding(tmp_path: Path) -> None:
@@ -122,8 +155,13 @@ def test_truncated_pair_that_compares_equal_still_fails_shape_binding(tmp_path: 
             run = super().execute(*args, **kwargs)  # type: ignore[arg-type]
             return type(run)(run.output[:-1], "f32", "f32", "x", "y")
 
-    document = run_check(make_check("array_api_strict", "gemm"), reference=TruncatingReference(), candidate=FakeAdapter("truncate"))
-    assert document.result is not None and document.result.status == "failed"
+    document = run_check(
+        make_check("array_api_strict", "gemm"),
+        reference=TruncatingReference(),
+        candidate=FakeAdapter("truncate"),
+    )
+    assert document.result is not None
+    assert document.result.status == "failed"
     assert "configured shape requires 2048" in (document.result.reason or "")
 
 
@@ -134,6 +172,13 @@ def test_live_and_replayed_verdicts_agree(actual: list[float]) -> None:
 
     reference = np.array([1.0, 2.0], np.float32)
     live = compare_outputs(reference, np.array(actual, np.float32), 1e-7)
-    stored_reference, stored_actual = f32_from_bits(f32_bits(reference)), f32_from_bits(f32_bits(np.array(actual, np.float32)))
+    stored_reference, stored_actual = (
+        f32_from_bits(f32_bits(reference)),
+        f32_from_bits(f32_bits(np.array(actual, np.float32))),
+    )
     replayed = compare_outputs(stored_reference, stored_actual, 1e-7)
-    assert (live.status, live.reason, live.metrics) == (replayed.status, replayed.reason, replayed.metrics)
+    assert (live.status, live.reason, live.metrics) == (
+        replayed.status,
+        replayed.reason,
+        replayed.metrics,
+    )

@@ -1,73 +1,257 @@
-"""Readable renderings of a verdict: plain text for terminals, HTML for notebooks."""
+"""Readable renderings of a verdict: plain text for terminals and assertion messages, HTML
+for notebooks.
+
+Both lead with the answer (PASSED/FAILED, NMSE against the tolerance and how far from it),
+then say where: the largest difference as a flat index into the output, and one row per
+segment with its own NMSE, so the segment that failed is visible without reading the reason.
+NMSE spans many decades, so the bars are logarithmic: :data:`DECADES` decades below the
+tolerance fill the bar up to the tolerance mark, and anything at or past the mark is a failure.
+"""
 
 from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING
-
-from ._numbers import rust_display
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from .differ import Metrics, Verdict
+    from .differ import Metrics, SegmentVerdict, Verdict
 
-__all__ = ["render_html", "render_text"]
+__all__ = ["DECADES", "TOLERANCE_MARK", "bar_fraction", "render_html", "render_text"]
+
+#: Decades of NMSE below the tolerance that the bar spans (1e-8 x tolerance is empty).
+DECADES: Final = 8
+#: Decades past the tolerance the bar still shows before it is full.
+_OVER: Final = 2
+_TEXT_BAR: Final = 12
+_PASS_COLOUR: Final = "#2e7d32"
+_FAIL_COLOUR: Final = "#c62828"
 
 
-def _metrics_line(metrics: Metrics | None) -> str:
-    if metrics is None:
-        return "not measured"
+def _g(value: float) -> str:
+    """A short float: ``1e-07``, ``3.42e-15``, ``0.25`` (the reason keeps the exact digits)."""
+    return f"{value:.3g}"
+
+
+def _e(value: float) -> str:
+    return f"{value:.3e}"
+
+
+def bar_fraction(nmse: float, tolerance: float) -> float:
+    """Where ``nmse`` sits on the bar, from 0 to 1; the tolerance mark is at ``TOLERANCE_MARK``.
+
+    The scale is log10(nmse / tolerance), from -DECADES (empty) to +2 (full). Zero error is
+    an empty bar; a non-finite ratio is a full one.
+    """
+    if not tolerance > 0 or not math.isfinite(nmse):
+        return 1.0
+    if nmse <= 0:
+        return 0.0
+    position = math.log10(nmse / tolerance) + DECADES
+    return min(1.0, max(0.0, position / (DECADES + _OVER)))
+
+
+#: Fraction of the bar where the tolerance sits.
+TOLERANCE_MARK: Final = DECADES / (DECADES + _OVER)
+
+
+def _ratio(nmse: float, tolerance: float) -> str:
+    if not tolerance > 0 or not math.isfinite(nmse):
+        return "n/a"
+    ratio = nmse / tolerance
+    if ratio < 10:
+        return f"{ratio:.2g}x"
+    return f"{ratio:.0f}x" if ratio < 1000 else f"{ratio:.1e}x"
+
+
+def _text_bar(nmse: float, tolerance: float, passed: bool) -> str:
+    """``[#####   |  ]``: filled to the NMSE, ``|`` at the tolerance, ``!`` past it."""
+    cells = round(bar_fraction(nmse, tolerance) * _TEXT_BAR)
+    mark = round(TOLERANCE_MARK * _TEXT_BAR)
+    chars = [("#" if passed else "!") if i < cells else " " for i in range(_TEXT_BAR)]
+    if chars[mark - 1] == " ":
+        chars[mark - 1] = "|"
+    return "[" + "".join(chars) + "]"
+
+
+def _where(metrics: Metrics, offset: int) -> str:
     return (
-        f"nmse={metrics.nmse:.3e} max_abs={metrics.max_abs:.3e} at [{metrics.max_abs_index}] "
-        f"max_ulp={metrics.max_ulp} n={metrics.element_count}"
-        + (" (absolute MSE)" if metrics.uses_absolute_mse else "")
+        f"max |diff| {_e(metrics.max_abs)} at flat index {offset + metrics.max_abs_index}, "
+        f"max {metrics.max_ulp} ulp"
     )
 
 
-def render_text(verdict: Verdict) -> str:
-    """A few lines: status, tolerance, aggregate metrics, then each segment."""
-    lines = [
-        f"{verdict.status.upper()} (tolerance {rust_display(verdict.tolerance)}): {_metrics_line(verdict.metrics)}"
+def _headline(verdict: Verdict) -> str:
+    status = verdict.status.upper()
+    metrics = verdict.metrics
+    if metrics is None:
+        return f"{status}  (not measured) tolerance {_g(verdict.tolerance)}"
+    relation = "<" if metrics.nmse < verdict.tolerance else ">="
+    kind = "absolute MSE" if metrics.uses_absolute_mse else "nmse"
+    return (
+        f"{status}  {kind} {_e(metrics.nmse)} {relation} tolerance {_g(verdict.tolerance)} "
+        f"({_ratio(metrics.nmse, verdict.tolerance)} of tolerance), n={metrics.element_count}"
+    )
+
+
+def _segment_rows(verdict: Verdict) -> list[str]:
+    width = max(len("segment"), *(len(s.segment.name) for s in verdict.segments))
+    ranges = [f"[{s.segment.start}:{s.segment.stop}]" for s in verdict.segments]
+    span = max(len("range"), *(len(r) for r in ranges))
+    rows = [
+        f"  {'segment'.ljust(width)}  {'range'.ljust(span)}  status  "
+        f"{'log10 nmse, |=tol'.ljust(_TEXT_BAR + 2)} {'nmse':>9}  {'x tol':>7}  {'max |diff|':>10}  "
+        f"{'at':>6}  ulp"
     ]
-    if verdict.reason:
-        lines.append(f"  reason: {verdict.reason}")
-    for judged in verdict.segments:
-        mark = "ok  " if judged.status == "passed" else "FAIL"
-        lines.append(
-            f"  {mark} {judged.segment.name} [{judged.segment.start}:{judged.segment.stop}] {_metrics_line(judged.metrics)}"
+    for judged, where in zip(verdict.segments, ranges, strict=True):
+        status = "ok" if judged.status == "passed" else "FAIL"
+        head = f"  {judged.segment.name.ljust(width)}  {where.ljust(span)}  {status:<6}  "
+        metrics = judged.metrics
+        if metrics is None:
+            rows.append(f"{head}not measured: {judged.reason}")
+            continue
+        rows.append(
+            f"{head}{_text_bar(metrics.nmse, verdict.tolerance, judged.status == 'passed')} "
+            f"{_e(metrics.nmse)}  {_ratio(metrics.nmse, verdict.tolerance):>7}  "
+            f"{_e(metrics.max_abs)}  {judged.segment.start + metrics.max_abs_index:>6}  "
+            f"{metrics.max_ulp}"
         )
+    return rows
+
+
+def _clauses(reason: str) -> list[str]:
+    """The reason's ``; ``-joined failures, one each, keeping ``max_abs=`` with its NMSE."""
+    clauses: list[str] = []
+    for part in reason.split("; "):
+        if clauses and part.startswith("max_abs="):
+            clauses[-1] += f"; {part}"
+        else:
+            clauses.append(part)
+    return clauses
+
+
+def render_text(verdict: Verdict) -> str:
+    """Status and NMSE against the tolerance, where the worst difference is, each segment,
+    then the reason (one clause per line)."""
+    lines = [_headline(verdict)]
+    if verdict.metrics is not None:
+        lines.append(f"  {_where(verdict.metrics, 0)}")
+    failing = verdict.first_failing_segment
+    if failing is not None:
+        lines.append(
+            f"  first failing segment: {failing.segment.display} "
+            f"[{failing.segment.start}:{failing.segment.stop}]"
+        )
+    if verdict.segments:
+        lines += _segment_rows(verdict)
+    if verdict.reason:
+        clauses = _clauses(verdict.reason)
+        lines.append("  reason:" if len(clauses) > 1 else f"  reason: {clauses[0]}")
+        if len(clauses) > 1:
+            lines += [f"    - {clause}" for clause in clauses]
     return "\n".join(lines)
 
 
-def _bar(nmse: float | None, tolerance: float) -> str:
-    """A horizontal bar: log10(nmse / tolerance) mapped onto 0..100 %, red at or past 1."""
-    if nmse is None:
+# -- HTML -------------------------------------------------------------------------------------
+
+
+def _html_bar(metrics: Metrics | None, tolerance: float, passed: bool) -> str:
+    if metrics is None:
         return '<span style="color:#888">not measured</span>'
-    ratio = nmse / tolerance if tolerance > 0 else math.inf
-    position = 100.0 if ratio >= 1 else max(2.0, 100.0 + 10.0 * math.log10(max(ratio, 1e-10)))
-    colour = "#c62828" if ratio >= 1 else "#2e7d32"
+    fraction = bar_fraction(metrics.nmse, tolerance)
+    colour = _PASS_COLOUR if passed else _FAIL_COLOUR
+    title = html.escape(f"nmse {metrics.nmse!r}; tolerance {tolerance!r}", quote=True)
     return (
-        f'<div style="background:#eee;width:240px;height:10px;display:inline-block">'
-        f'<div style="background:{colour};width:{position:.1f}%;height:10px"></div></div>'
-        f" {nmse:.3e}"
+        f'<div title="{title}" style="position:relative;background:#eee;width:200px;'
+        f'height:10px;display:inline-block;vertical-align:middle">'
+        f'<div style="background:{colour};width:{100 * fraction:.1f}%;height:10px"></div>'
+        f'<div style="position:absolute;top:-2px;left:{100 * TOLERANCE_MARK:.1f}%;width:1px;'
+        f'height:14px;background:#000"></div></div>'
+    )
+
+
+def _html_row(
+    name: str,
+    span: str,
+    status: str,
+    metrics: Metrics | None,
+    offset: int,
+    tolerance: float,
+    reason: str | None,
+    *,
+    bold: bool = False,
+) -> str:
+    passed = status == "passed"
+    colour = _PASS_COLOUR if passed else _FAIL_COLOUR
+    cells = [
+        html.escape(name),
+        html.escape(span),
+        f'<span style="color:{colour}">{html.escape(status)}</span>',
+        _html_bar(metrics, tolerance, passed),
+        _e(metrics.nmse) if metrics else "",
+        _ratio(metrics.nmse, tolerance) if metrics else "",
+        _e(metrics.max_abs) if metrics else "",
+        str(offset + metrics.max_abs_index) if metrics else "",
+        str(metrics.max_ulp) if metrics else "",
+        html.escape(reason or ""),
+    ]
+    weight = ' style="font-weight:bold"' if bold else ""
+    return f"<tr{weight}>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+def _segment_html(judged: SegmentVerdict, tolerance: float) -> str:
+    segment = judged.segment
+    return _html_row(
+        segment.name,
+        f"[{segment.start}:{segment.stop}]",
+        judged.status,
+        judged.metrics,
+        segment.start,
+        tolerance,
+        judged.reason,
     )
 
 
 def render_html(verdict: Verdict) -> str:
-    """A small self-contained table with one NMSE bar per segment (log scale to tolerance)."""
-    status_colour = "#2e7d32" if verdict.passed else "#c62828"
+    """A self-contained table: the aggregate, then one row per segment with a log-scale NMSE
+    bar (the black tick is the tolerance), the ratio to the tolerance and where the largest
+    difference is. Every string from the verdict is escaped."""
+    colour = _PASS_COLOUR if verdict.passed else _FAIL_COLOUR
+    total = verdict.metrics.element_count if verdict.metrics else 0
     rows = [
-        f"<tr><td>aggregate</td><td>{verdict.status}</td><td>{_bar(verdict.metrics.nmse if verdict.metrics else None, verdict.tolerance)}</td></tr>"
-    ]
-    for judged in verdict.segments:
-        nmse = judged.metrics.nmse if judged.metrics else None
-        rows.append(
-            f"<tr><td>{html.escape(judged.segment.name)}</td><td>{judged.status}</td><td>{_bar(nmse, verdict.tolerance)}</td></tr>"
+        _html_row(
+            "aggregate",
+            f"[0:{total}]" if verdict.metrics else "",
+            verdict.status,
+            verdict.metrics,
+            0,
+            verdict.tolerance,
+            None if verdict.segments else verdict.reason,
+            bold=True,
         )
-    reason = f"<p>{html.escape(verdict.reason)}</p>" if verdict.reason else ""
+    ]
+    rows += [_segment_html(judged, verdict.tolerance) for judged in verdict.segments]
+    headers = (
+        "segment",
+        "range",
+        "status",
+        f"NMSE (log; tick = tolerance, {DECADES} decades below it are empty)",
+        "nmse",
+        "x tol",
+        "max |diff|",
+        "at",
+        "ulp",
+        "reason",
+    )
+    head = "".join(f'<th style="text-align:left">{html.escape(h)}</th>' for h in headers)
+    reason = (
+        f'<div style="color:{_FAIL_COLOUR}">{html.escape(verdict.reason)}</div>'
+        if verdict.reason
+        else ""
+    )
     return (
-        f'<div><b style="color:{status_colour}">{verdict.status.upper()}</b> '
-        f"tolerance {html.escape(rust_display(verdict.tolerance))}{reason}"
-        f"<table><tr><th>segment</th><th>status</th><th>NMSE (bar: log scale, full = tolerance)</th></tr>"
-        f"{''.join(rows)}</table></div>"
+        '<div class="diffcheck-verdict" style="font-family:monospace">'
+        f'<div><b style="color:{colour}">{html.escape(verdict.status.upper())}</b> '
+        f"{html.escape(_headline(verdict).split('  ', 1)[1])}</div>{reason}"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )

@@ -1,0 +1,248 @@
+"""Any library that array-api-compat supports, as a backend with no adapter code.
+
+``torch``, ``torch:cpu``, ``torch:cuda``, ``jax``, ``cupy``, ``dask``, ``array_api_strict``
+and friends resolve here when no registered adapter claims the name.
+
+The device suffix names one of the library's own devices, as its
+``__array_namespace_info__().devices()`` lists them: ``torch:cuda`` matches
+``device(type='cuda', index=0)``, ``array_api_strict:no_float64`` matches
+``Device('no_float64')``. A suffix the library does not list makes the backend unavailable
+(with the devices it does list), never an error, so ``torch:cuda`` on a CPU-only machine is
+``not_run``. What each device can store (f16, bf16, float64) is found by allocating a
+one-element array of that dtype there, so nothing here guesses from a library's name.
+
+The few per-library facts that the Array API does not cover (how to wait for queued GPU work)
+live in :data:`_SYNCHRONIZERS`, keyed by library, so the core never names a backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ..precision import PRECISIONS, PrecisionName
+from ._protocol import Adapter, Capabilities, Probe
+
+__all__ = ["ARRAY_API_LIBRARIES", "ArrayApiAdapter"]
+
+#: Backend name -> (module to import, module whose namespace array-api-compat wraps).
+ARRAY_API_LIBRARIES: dict[str, tuple[str, str]] = {
+    "torch": ("torch", "array_api_compat.torch"),
+    "cupy": ("cupy", "array_api_compat.cupy"),
+    "jax": ("jax.numpy", "jax.numpy"),
+    "dask": ("dask.array", "array_api_compat.dask.array"),
+    "array_api_strict": ("array_api_strict", "array_api_strict"),
+    "sparse": ("sparse", "sparse"),
+    "ndonnx": ("ndonnx", "ndonnx"),
+}
+
+_DTYPE_NAMES: dict[PrecisionName, str] = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+_QUOTED = re.compile(r"'([^']*)'")
+
+
+def _sync_torch(array: Any) -> None:
+    import torch
+
+    kind = array.device.type
+    if kind == "cuda":
+        torch.cuda.synchronize(array.device)
+    elif kind == "mps":
+        torch.mps.synchronize()
+
+
+def _sync_cupy(array: Any) -> None:
+    # Imported by name: cupy has no type stubs and is absent from most machines.
+    cupy = importlib.import_module("cupy")
+    cupy.cuda.get_current_stream().synchronize()
+
+
+def _sync_jax(array: Any) -> None:
+    array.block_until_ready()
+
+
+#: How to block until an array's queued work is done, for libraries that queue it. Eager CPU
+#: libraries (NumPy, array-api-strict) need nothing, and dask computes on host transfer.
+_SYNCHRONIZERS: dict[str, Callable[[Any], None]] = {
+    "torch": _sync_torch,
+    "cupy": _sync_cupy,
+    "jax": _sync_jax,
+}
+
+
+def _device_keys(device: Any) -> set[str]:
+    """Every spelling a user may give for ``device`` after ``library:`` (lower case)."""
+    text = str(device)
+    keys = {text, text.split(":")[0]}
+    keys.update(_QUOTED.findall(repr(device)))
+    kind = getattr(device, "type", None)
+    if isinstance(kind, str):
+        keys.add(kind)
+    lowered = {key.lower() for key in keys if key}
+    # array-api-strict calls its host device CPU_DEVICE; let "cpu" name it.
+    return lowered | {key.removesuffix("_device") for key in lowered}
+
+
+def _device_label(device: Any) -> str:
+    """A device's short name (``cuda:0``, ``no_float64``) for messages."""
+    quoted = _QUOTED.findall(repr(device))
+    return (
+        quoted[-1]
+        if quoted and "(" in repr(device) and "type=" not in repr(device)
+        else str(device)
+    )
+
+
+def _quietly(call: Callable[[], Any]) -> Any:
+    # Enumerating torch devices allocates on every device type torch knows and warns about
+    # deprecated ones (mkldnn); that noise is not the user's and must not fail a -W error run.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return call()
+
+
+class ArrayApiAdapter(Adapter):
+    """A generic adapter over an array-api-compat namespace.
+
+    Parameters
+    ----------
+    library
+        A key of :data:`ARRAY_API_LIBRARIES` (``torch``, ``array_api_strict``...).
+    device
+        One of the library's devices, by its own name (``cpu``, ``cuda``, ``mps``), or None
+        for the library's default device.
+    """
+
+    name: ClassVar[str] = "array-api"
+    description = "any array-api-compat library, addressed by its own name"
+
+    def __init__(self, library: str, device: str | None = None) -> None:
+        super().__init__(device)
+        self.library = library
+        self.module_name, self.namespace_module = ARRAY_API_LIBRARIES[library]
+        self.namespace_label = self.namespace_module
+        self._device: Any = None
+        self._capabilities: Capabilities | None = None
+
+    @property
+    def spec(self) -> str:
+        return f"{self.library}:{self.device}" if self.device else self.library
+
+    def _probe(self) -> Probe:
+        root = self.module_name.split(".")[0]
+        if importlib.util.find_spec(root) is None:
+            return Probe.unavailable(
+                f"{root} is not installed; install it (pip install {root.replace('_', '-')}) "
+                "to use it as a backend"
+            )
+        module = importlib.import_module(root)
+        version = getattr(module, "__version__", "unknown version")
+        xp = self.namespace()
+        found = self._find_device(xp)
+        if isinstance(found, Probe):
+            return found
+        self._device = found
+        # Allocating proves the device works (a driver can list a device it cannot use).
+        if found is None:
+            xp.asarray([0.0])
+        else:
+            xp.asarray([0.0], device=found)
+        where = f" on {found}" if found is not None else ""
+        return Probe.available(f"{root} {version}{where}")
+
+    def _find_device(self, xp: Any) -> Any:
+        """The library's device object named by the suffix, or an unavailable Probe."""
+        if self.device is None:
+            return None
+        info = getattr(xp, "__array_namespace_info__", None)
+        if info is None:
+            # No way to list devices: hand the name to the library and let allocation judge.
+            try:
+                xp.asarray([0.0], device=self.device)
+            except Exception as error:
+                return Probe.unavailable(
+                    f"{self.library} cannot allocate on device {self.device!r}: {error}"
+                )
+            return self.device
+        devices = _quietly(lambda: tuple(info().devices()))
+        wanted = self.device.lower()
+        for candidate in devices:
+            if wanted in _device_keys(candidate):
+                return candidate
+        listed = ", ".join(_device_label(d) for d in devices) or "none"
+        return Probe.unavailable(
+            f"{self.library} has no device {self.device!r} here (it lists: {listed})"
+        )
+
+    def _device_object(self) -> Any:
+        if self.device is not None and self._device is None:
+            found = self._find_device(self.namespace())
+            if isinstance(found, Probe):
+                raise RuntimeError(found.reason)
+            self._device = found
+        return self._device
+
+    def namespace(self) -> Any:
+        return importlib.import_module(self.namespace_module)
+
+    def to_device(self, host: Any) -> Any:
+        xp = self.namespace()
+        device = self._device_object()
+        if device is None:
+            return xp.asarray(host)
+        return xp.asarray(host, device=device)
+
+    def to_host(self, array: Any) -> npt.NDArray[Any]:
+        """A flat host view: zero-copy DLPack on the CPU, a device-to-host copy otherwise."""
+        try:
+            return np.from_dlpack(array).reshape(-1)
+        except (BufferError, TypeError, RuntimeError, ValueError, AttributeError):
+            pass
+        # A GPU array refuses a CPU DLPack view; array-api-compat knows each library's copy
+        # to the host (torch .to("cpu"), cupy .get()). Lazy libraries compute in asarray.
+        from array_api_compat import to_device
+
+        try:
+            moved = to_device(array, "cpu")
+        except (TypeError, ValueError, AttributeError):
+            moved = array
+        try:
+            return np.from_dlpack(moved).reshape(-1)
+        except (BufferError, TypeError, RuntimeError, ValueError, AttributeError):
+            return np.asarray(moved).reshape(-1)
+
+    def _stores(self, xp: Any, dtype_name: str) -> bool:
+        """Whether this device can hold and widen an array of ``dtype_name``."""
+        dtype = getattr(xp, dtype_name, None)
+        if dtype is None:
+            return False
+        device = self._device_object()
+        try:
+            if device is None:
+                value = xp.asarray([1.0], dtype=dtype)
+            else:
+                value = xp.asarray([1.0], dtype=dtype, device=device)
+            xp.astype(value, xp.float32)
+        except Exception:  # any refusal means "not on this device"; the reason is irrelevant
+            return False
+        return True
+
+    def capabilities(self) -> Capabilities:
+        if self._capabilities is None:
+            xp = self.namespace()
+            precisions = tuple(p for p in PRECISIONS if self._stores(xp, _DTYPE_NAMES[p]))
+            float64 = self._stores(xp, "float64")
+            notes = () if float64 else ("no float64 on this device",)
+            self._capabilities = Capabilities(precisions=precisions, float64=float64, notes=notes)
+        return self._capabilities
+
+    def synchronize(self, array: Any) -> None:
+        sync = _SYNCHRONIZERS.get(self.library)
+        if sync is not None:
+            sync(array)

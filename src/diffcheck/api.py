@@ -1,0 +1,249 @@
+"""The Python API for research scripts and tests: :func:`compare` and :func:`run`.
+
+:func:`compare` runs any function written against the Array API on two backends and returns
+the differ's :class:`~diffcheck.differ.Verdict`; :func:`run` runs one registered check exactly
+as ``diffcheck run`` does and returns its report document.
+
+The two differ on purpose in how they treat a backend that cannot run. A script that asks
+``compare`` for ``mlx:gpu`` on a machine without one gets a :class:`~diffcheck.BackendError`
+(an exception is the honest answer to a direct request), while ``run`` and the CLI record the
+check as ``not_run`` with the probe's reason, because a report must exist either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from .adapters import Adapter, resolve
+from .config import Check, make_check
+from .differ import Segment, Verdict, diff
+from .errors import BackendError, ConfigError
+from .precision import PRECISIONS, PrecisionName, default_max_nmse
+from .report.models import ReportDocument
+from .runner import run_check
+
+__all__ = ["Segments", "compare", "run"]
+
+#: What ``segments=`` accepts: a count of equal parts, Segment objects, or name -> (start, stop).
+Segments: TypeAlias = int | Sequence[Segment] | Mapping[str, tuple[int, int]]
+
+
+def _adapter(backend: str | Adapter, role: str) -> Adapter:
+    """Resolve and probe ``backend``; BackendError unless it can run here."""
+    adapter = resolve(backend) if isinstance(backend, str) else backend
+    probe = adapter.probe()
+    if probe.status == "unavailable":
+        raise BackendError(adapter.spec, probe.reason or "unavailable (no reason given)")
+    if probe.status == "error":
+        raise BackendError(adapter.spec, f"{role} availability query failed: {probe.reason}")
+    return adapter
+
+
+def _host_input(value: Any, index: int) -> npt.NDArray[np.float32]:
+    """A float32 host copy of one input, keeping its shape (``to_host`` would flatten it)."""
+    if isinstance(value, np.ndarray):
+        host: npt.NDArray[Any] = value
+    elif hasattr(value, "__dlpack__"):
+        try:
+            host = np.from_dlpack(value)
+        except (BufferError, TypeError, RuntimeError, ValueError):
+            host = np.asarray(value)
+    else:
+        host = np.asarray(value)
+    if host.dtype.kind not in "biuf":
+        raise ConfigError(
+            f"input {index} has dtype {host.dtype}, but compare needs real numbers "
+            "(they are converted to float32)"
+        )
+    return np.ascontiguousarray(host, dtype=np.float32)
+
+
+def _execute(
+    adapter: Adapter,
+    fn: Callable[..., Any],
+    inputs: Sequence[npt.NDArray[np.float32]],
+    precision: PrecisionName,
+) -> list[npt.NDArray[np.float32]]:
+    """Run ``fn`` on ``adapter`` from host inputs; float32 host outputs, shapes kept."""
+    xp = adapter.namespace()
+    storage = adapter.storage_dtype(xp, precision)
+    arrays = [xp.astype(adapter.to_device(host), storage) for host in inputs]
+    result = fn(xp, *arrays)
+    outputs = list(result) if isinstance(result, tuple | list) else [result]
+    hosts = []
+    for output in outputs:
+        adapter.synchronize(output)
+        widened = xp.astype(output, xp.float32)
+        adapter.synchronize(widened)
+        flat = np.array(adapter.to_host(widened), dtype=np.float32, copy=None)
+        hosts.append(flat.reshape(tuple(int(n) for n in output.shape)))
+    return hosts
+
+
+def _segments(
+    segments: Segments | None, outputs: int, sizes: list[int]
+) -> int | Sequence[Segment] | None:
+    if isinstance(segments, Mapping):
+        return [
+            Segment(str(name), int(start), int(stop)) for name, (start, stop) in segments.items()
+        ]
+    if segments is None and outputs > 1:
+        # Several outputs are judged one by one, so a small wrong one cannot hide behind a big one.
+        bounds = np.cumsum([0, *sizes]).tolist()
+        return [Segment(f"output{i}", bounds[i], bounds[i + 1]) for i in range(outputs)]
+    return segments
+
+
+def _bind_shapes(
+    verdict: Verdict,
+    reference: list[npt.NDArray[np.float32]],
+    actual: list[npt.NDArray[np.float32]],
+) -> Verdict:
+    """Fail a verdict whose outputs have equal sizes but different shapes (a transpose)."""
+    ref_shapes = [r.shape for r in reference]
+    act_shapes = [a.shape for a in actual]
+    if ref_shapes == act_shapes:
+        return verdict
+    if len(ref_shapes) == 1 and len(act_shapes) == 1:
+        problem = f"output shape mismatch: reference {ref_shapes[0]}, actual {act_shapes[0]}"
+    else:
+        problem = f"output shapes differ: reference {ref_shapes}, actual {act_shapes}"
+    reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
+    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+
+
+def compare(
+    fn: Callable[..., Any],
+    *inputs: Any,
+    reference: str | Adapter = "numpy",
+    candidate: str | Adapter = "mlx:gpu",
+    max_nmse: float | None = None,
+    precision: PrecisionName = "f32",
+    segments: Segments | None = None,
+) -> Verdict:
+    """Run ``fn(xp, *arrays)`` on two backends from the same inputs and compare the outputs.
+
+    Parameters
+    ----------
+    fn
+        A function written against the Array API: it receives the backend's namespace ``xp``
+        and one array per input, and returns an array (or a tuple or list of arrays).
+    *inputs
+        Host inputs: NumPy arrays, DLPack or buffer-protocol objects, nested lists. Each is
+        converted to a float32 host array, moved to each backend with ``to_device`` and cast
+        to the storage dtype (float32 on the reference, ``precision`` on the candidate).
+    reference
+        The trusted backend (name or adapter instance); it always stores float32.
+    candidate
+        The backend under test (name or adapter instance).
+    max_nmse
+        The tolerance; the check passes only when NMSE is strictly below it. By default the
+        precision's bucket (:func:`diffcheck.precision.default_max_nmse`).
+    precision
+        The candidate's storage precision: ``"f32"``, ``"f16"`` or ``"bf16"``.
+    segments
+        Ranges of the flattened (row-major) output judged on their own: an int for that many
+        equal parts, a sequence of :class:`~diffcheck.Segment`, or a mapping
+        ``name -> (start, stop)``. When ``fn`` returns several arrays and this is None, each
+        output is its own segment (``output0``, ``output1``...).
+
+    Returns
+    -------
+    Verdict
+        Passed or failed with metrics and a reason; a divergence is never an exception. An
+        output shape that differs from the reference's (even with the same element count)
+        fails the verdict.
+
+    Raises
+    ------
+    BackendError
+        When either backend is unavailable or its probe fails (``.adapter`` and ``.reason``
+        say which and why), or the candidate does not store ``precision``. ``diffcheck run``
+        and :func:`run` record such a check as ``not_run`` instead.
+    UnknownBackendError
+        When a backend name is not registered.
+    ConfigError
+        When ``precision`` or ``max_nmse`` is invalid, or an input is not real-valued.
+    ValueError
+        When ``segments`` is malformed.
+
+    Examples
+    --------
+    >>> import numpy as np, diffcheck
+    >>> x = np.linspace(-3, 3, 1024, dtype=np.float32)
+    >>> verdict = diffcheck.compare(lambda xp, x: xp.exp(x), x, candidate="array_api_strict")
+    >>> verdict.passed
+    True
+    """
+    if precision not in PRECISIONS:
+        raise ConfigError(
+            f'precision "{precision}" is not supported; it must be one of {", ".join(PRECISIONS)}'
+        )
+    tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)
+    if not np.isfinite(tolerance) or tolerance <= 0.0:
+        raise ConfigError(f"max_nmse={max_nmse}, but it must be finite and strictly positive")
+    candidate_adapter = _adapter(candidate, "candidate")
+    reference_adapter = _adapter(reference, "reference")
+    executes = candidate_adapter.capabilities().precisions
+    if precision not in executes:
+        raise BackendError(
+            candidate_adapter.spec,
+            f"it does not execute precision {precision} (it executes: {', '.join(executes)})",
+        )
+    hosts = [_host_input(value, index) for index, value in enumerate(inputs)]
+    expected = _execute(reference_adapter, fn, hosts, "f32")
+    actual = _execute(candidate_adapter, fn, hosts, precision)
+    flat_ref = np.concatenate([r.reshape(-1) for r in expected]) if expected else np.empty(0)
+    flat_act = np.concatenate([a.reshape(-1) for a in actual]) if actual else np.empty(0)
+    chosen = _segments(segments, len(expected), [r.size for r in expected])
+    verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen)
+    return _bind_shapes(verdict, expected, actual)
+
+
+def run(
+    config: Check | Mapping[str, Any],
+    *,
+    report: str | PathLike[str] | None = None,
+) -> ReportDocument:
+    """Run one check exactly as ``diffcheck run`` does and return its report document.
+
+    Parameters
+    ----------
+    config
+        A :class:`~diffcheck.config.Check` from :func:`~diffcheck.config.make_check`, or a
+        mapping of ``make_check`` keyword arguments, e.g.
+        ``{"require_backend": "torch:cpu", "op": "gemm", "m": 8}``.
+    report
+        A path for the JSON report; it must not exist (it is created new, never overwritten).
+        None keeps the document in memory only.
+
+    Returns
+    -------
+    ReportDocument
+        ``document.result.status`` is ``passed``, ``failed`` or ``not_run`` (an unavailable
+        backend is recorded, not raised), with the reason and the exact output bits.
+
+    Raises
+    ------
+    ConfigError
+        When the configuration is invalid (before anything runs or any file exists).
+    ReportError
+        When the report file exists already or cannot be written.
+    """
+    if isinstance(config, Check):
+        check = config
+    else:
+        missing = [key for key in ("require_backend", "op") if key not in config]
+        if missing:
+            raise ConfigError(
+                f"config {dict(config)!r} has no {' or '.join(missing)}; "
+                "it needs at least require_backend and op"
+            )
+        check = make_check(**dict(config))
+    return run_check(check, None if report is None else Path(report))

@@ -1,0 +1,380 @@
+"""The adapter conformance suite: one set of tests that every backend adapter runs.
+
+A backend package runs it against itself in one line of its tests::
+
+    from diffcheck.testing import conformance_suite
+
+    TestConformance = conformance_suite("mybackend:cpu")
+
+The returned class is an ordinary pytest test class, a subclass of :class:`ConformanceTests`;
+subclassing that directly (``backends = ("mybackend:cpu",)``) lets a package override one
+test to mark a known divergence. For each backend it checks that
+
+* ``probe()`` never raises and returns a well-formed :class:`~diffcheck.adapters.Probe`
+  (an unavailable backend skips every other test with the probe's reason, never silently;
+  a probe ``error`` or a name that does not resolve fails);
+* the capabilities are well-formed and every precision they claim has a storage dtype;
+* every registered op, at the contract's shapes including tails (gemm 64x33x35 and 1x3x5,
+  silu-mul 3x257, rms-norm 3x33, the lifecycle at its default and at tokens=1), passes
+  against the reference at every precision the backend claims, with the default tolerance;
+* the executed storage dtypes are the requested precision;
+* the report of each run survives a JSON round trip and replays (its stored verdict follows
+  from its stored bits);
+* and that the suite can fail: the backend's own output, corrupted by a wrapper (one segment
+  scaled by a small factor, a NaN, a truncation, a skipped step, reversed elements), is
+  caught as ``failed``; a backend whose probe says unavailable is recorded ``not_run`` and
+  never dispatched; a tampered report does not replay.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar, Final
+
+import pytest
+
+from ..adapters import Adapter, parse_backend, resolve
+from ..config import Check, make_check
+from ..errors import DiffcheckError
+from ..ops import OPS, ContextLifecycle
+from ..precision import PRECISIONS, PrecisionName
+from ..report.models import ReportDocument
+from ..report.replay import replay
+from ..runner import execute_check, run_check
+from ._contract import capability_problems, probe_problems
+from ._perturb import PERTURBATIONS, Perturbation, perturb, unavailable
+
+__all__ = ["CONTRACT_CASES", "ConformanceTests", "OpCase", "conformance_suite", "op_cases"]
+
+BackendSpec = str | Callable[[], Adapter]
+
+
+@dataclass(frozen=True)
+class OpCase:
+    """One op at one shape (the params not given take the op's defaults)."""
+
+    op: str
+    params: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def id(self) -> str:
+        shape = "-".join(f"{key}{value}" for key, value in self.params)
+        return f"{self.op}-{shape}" if shape else f"{self.op}-default"
+
+
+#: The contract's shapes: defaults plus the tails that catch a kernel's edge handling.
+CONTRACT_CASES: Final[tuple[OpCase, ...]] = (
+    OpCase("gemm"),
+    OpCase("gemm", (("m", 64), ("n", 33), ("k", 35))),
+    OpCase("gemm", (("m", 1), ("n", 3), ("k", 5))),
+    OpCase("silu-mul"),
+    OpCase("silu-mul", (("tokens", 3), ("intermediate", 257))),
+    OpCase("rms-norm"),
+    OpCase("rms-norm", (("tokens", 3), ("dim", 33))),
+    OpCase("context-lifecycle"),
+    OpCase("context-lifecycle", (("tokens", 1),)),
+)
+
+
+def op_cases() -> tuple[OpCase, ...]:
+    """The contract's cases, plus every other registered op at its default shape."""
+    covered = {case.op for case in CONTRACT_CASES}
+    return CONTRACT_CASES + tuple(OpCase(name) for name in OPS if name not in covered)
+
+
+_CASES: Final = op_cases()
+_CASE_IDS: Final = [case.id for case in _CASES]
+#: Each run's report, per adapter (dropped with it), shared by the tests that read it.
+_RUNS: weakref.WeakKeyDictionary[
+    Adapter, dict[tuple[OpCase, PrecisionName, str], ReportDocument]
+] = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class _Target:
+    """One backend under test: its adapter, or why there is none."""
+
+    label: str
+    adapter: Adapter | None
+    problem: str | None = None
+
+
+def _label(backend: BackendSpec) -> str:
+    if isinstance(backend, str):
+        return backend
+    return getattr(backend, "__name__", repr(backend))
+
+
+def _target(backend: BackendSpec) -> _Target:
+    label = _label(backend)
+    try:
+        # Typed as object: a third-party factory may return anything, and this checks.
+        adapter: object = resolve(backend) if isinstance(backend, str) else backend()
+    except DiffcheckError as error:
+        return _Target(label, None, f"{error}; is its package installed?")
+    if not isinstance(adapter, Adapter):
+        return _Target(label, None, f"{label} made {type(adapter).__name__}, not an Adapter")
+    return _Target(label, adapter)
+
+
+def _check(adapter: Adapter, case: OpCase, precision: PrecisionName, reference: str) -> Check:
+    """The check for ``case``, named after the adapter when the registry knows it."""
+    params = dict(case.params)
+    try:
+        parse_backend(adapter.spec)
+    except DiffcheckError:
+        # An adapter made by a factory need not be registered; validate the config under a
+        # registered name, then record the adapter's own name in the report.
+        check = make_check("numpy:cpu", case.op, reference=reference, precision=precision, **params)
+        return dataclasses.replace(check, require_backend=adapter.spec)
+    return make_check(adapter.spec, case.op, reference=reference, precision=precision, **params)
+
+
+def _report_text(document: ReportDocument) -> str:
+    result = document.result
+    if result is None:
+        return "the report has no result"
+    return f"{result.status}: {result.reason}"
+
+
+class ConformanceTests:
+    """The adapter contract as a pytest test class; subclass it and set ``backends``.
+
+    ``backends`` holds backend names or zero-argument adapter factories; ``reference`` is the
+    trusted backend. A subclass may override a test to mark a known divergence (with the
+    upstream issue in the reason), for example with ``pytest.mark.xfail(strict=True)``.
+    :func:`conformance_suite` makes such a subclass in one call.
+    """
+
+    backends: ClassVar[tuple[BackendSpec, ...]] = ()
+    reference: ClassVar[str] = "numpy"
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        # pytest calls this hook on the class. Parametrizing by argument name here, not with
+        # decorators, keeps the parameters when a subclass overrides a test.
+        names = metafunc.fixturenames
+        if "conformance_target" in names:
+            if not self.backends:
+                raise pytest.Collector.CollectError(
+                    f"{type(self).__name__} sets no backends; set backends = ('name:device',)"
+                )
+            metafunc.parametrize(
+                "conformance_target",
+                list(self.backends),
+                ids=[_label(b) for b in self.backends],
+                indirect=True,
+                scope="class",
+            )
+        if "case" in names:
+            metafunc.parametrize("case", _CASES, ids=_CASE_IDS)
+        if "precision" in names:
+            metafunc.parametrize("precision", PRECISIONS)
+        if "kind" in names:
+            metafunc.parametrize("kind", PERTURBATIONS)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def conformance_target(cls, request: pytest.FixtureRequest) -> _Target:
+        return _target(request.param)
+
+    def _run_case(self, adapter: Adapter, case: OpCase, precision: PrecisionName) -> ReportDocument:
+        """Run once per adapter, case, precision and reference; later tests reuse the report."""
+        runs = _RUNS.setdefault(adapter, {})
+        key = (case, precision, self.reference)
+        if key not in runs:
+            runs[key] = run_check(
+                _check(adapter, case, precision, self.reference), candidate=adapter
+            )
+        return runs[key]
+
+    @pytest.fixture
+    def adapter(self, conformance_target: _Target) -> Adapter:
+        if conformance_target.adapter is None:
+            pytest.fail(str(conformance_target.problem), pytrace=False)
+        try:
+            probe = conformance_target.adapter.probe()
+        except Exception as error:  # test_probe_never_raises reports it; don't go on
+            pytest.fail(f"probe() raised {type(error).__name__}: {error}", pytrace=False)
+        if probe.status == "unavailable":
+            pytest.skip(f"{conformance_target.label}: {probe.reason}")
+        if probe.status == "error":
+            pytest.fail(
+                f"{conformance_target.label}: availability query failed: {probe.reason}",
+                pytrace=False,
+            )
+        return conformance_target.adapter
+
+    # -- identity, probe and capabilities ---------------------------------------------
+
+    def test_probe_never_raises(self, conformance_target: _Target) -> None:
+        if conformance_target.adapter is None:
+            pytest.fail(str(conformance_target.problem), pytrace=False)
+        try:
+            probe = conformance_target.adapter.probe()
+        except Exception as error:  # the contract: a probe reports, it never raises
+            pytest.fail(f"probe() raised {type(error).__name__}: {error}", pytrace=False)
+        problems = probe_problems(probe)
+        if problems:
+            pytest.fail("; ".join(problems), pytrace=False)
+        if probe.status == "error":
+            pytest.fail(f"availability query failed: {probe.reason}", pytrace=False)
+
+    def test_capabilities_are_valid(self, adapter: Adapter) -> None:
+        problems = capability_problems(adapter)
+        if problems:
+            pytest.fail("; ".join(problems), pytrace=False)
+
+    def test_unavailable_backend_is_not_run(self, adapter: Adapter) -> None:
+        wrapped = unavailable(adapter, "conformance: pretend the device is gone")
+        check = _check(adapter, CONTRACT_CASES[0], "f32", self.reference)
+        outcome = execute_check(check, candidate=wrapped)
+        if outcome.status != "not_run" or outcome.reason != (
+            "conformance: pretend the device is gone"
+        ):
+            pytest.fail(
+                f"an unavailable backend must be not_run with the probe's reason, "
+                f"got {outcome.status}: {outcome.reason}",
+                pytrace=False,
+            )
+        if wrapped.calls:
+            pytest.fail("an unavailable backend was dispatched", pytrace=False)
+
+    # -- every op at every precision ------------------------------------------------
+
+    def test_op_matches_reference(
+        self, adapter: Adapter, case: OpCase, precision: PrecisionName
+    ) -> None:
+        _usable(adapter, case, precision)
+        document = self._run_case(adapter, case, precision)
+        if document.result is None or document.result.status != "passed":
+            pytest.fail(f"{case.id} at {precision}: {_report_text(document)}", pytrace=False)
+
+    def test_executed_storage_matches_precision(
+        self, adapter: Adapter, case: OpCase, precision: PrecisionName
+    ) -> None:
+        _usable(adapter, case, precision)
+        executed = self._run_case(adapter, case, precision).executed_precision
+        if executed is None:
+            pytest.fail("the report records no executed precision", pytrace=False)
+        stored = (executed.backend_input_storage, executed.backend_output_storage)
+        if stored != (precision, precision):
+            pytest.fail(
+                f"asked for {precision}, executed with inputs {stored[0]} and output {stored[1]}",
+                pytrace=False,
+            )
+
+    def test_report_replays(self, adapter: Adapter, case: OpCase, precision: PrecisionName) -> None:
+        _usable(adapter, case, precision)
+        document = self._run_case(adapter, case, precision)
+        reread = ReportDocument.model_validate_json(document.to_json())
+        outcome = replay(reread)
+        if not outcome.agrees:
+            pytest.fail("; ".join(outcome.disagreements), pytrace=False)
+
+    # -- the suite can fail -----------------------------------------------------------
+
+    def test_wrong_output_is_caught(
+        self, adapter: Adapter, case: OpCase, kind: Perturbation
+    ) -> None:
+        precision = adapter.capabilities().precisions[0]
+        _usable(adapter, case, precision)
+        check = _check(adapter, case, precision, self.reference)
+        document = run_check(check, candidate=perturb(adapter, kind))
+        result = document.result
+        if result is None or result.status != "failed":
+            pytest.fail(f"{kind} output was not caught: {_report_text(document)}", pytrace=False)
+        if not replay(document).agrees:
+            pytest.fail("a failed report must replay too", pytrace=False)
+        if kind == "scale_segment" and isinstance(check.op, ContextLifecycle):
+            segments = document.segments
+            if not segments:
+                pytest.fail(
+                    f"the lifecycle report judged no phases: {_report_text(document)}",
+                    pytrace=False,
+                )
+            failing = [s.name for s in segments if s.status == "failed"]
+            if failing != [segments[-1].name]:
+                pytest.fail(
+                    f"only the scaled phase {segments[-1].name} should fail, got {failing}",
+                    pytrace=False,
+                )
+
+    def test_tampered_report_does_not_replay(self, adapter: Adapter) -> None:
+        precision = adapter.capabilities().precisions[0]
+        case = CONTRACT_CASES[0]
+        _usable(adapter, case, precision)
+        document = self._run_case(adapter, case, precision)
+        result = document.result
+        if result is None or result.actual is None:
+            pytest.fail(f"the report stores no output: {_report_text(document)}", pytrace=False)
+        bits = list(result.actual.f32_bits)
+        bits[0] ^= 1 << 22  # a large change in one element's mantissa
+        tampered = document.model_copy(
+            update={
+                "result": result.model_copy(
+                    update={"actual": result.actual.model_copy(update={"f32_bits": bits})}
+                )
+            }
+        )
+        opposite = (
+            {"status": "failed", "reason": "tampered"}
+            if result.status == "passed"
+            else {"status": "passed", "reason": None}
+        )
+        flipped = document.model_copy(update={"result": result.model_copy(update=opposite)})
+        for label, changed in (("changed output bits", tampered), ("changed status", flipped)):
+            if replay(changed).agrees:
+                pytest.fail(f"a report with {label} still replays", pytrace=False)
+
+
+def conformance_suite(*backends: BackendSpec, reference: str = "numpy") -> type[ConformanceTests]:
+    """A pytest test class that checks each backend against the adapter contract.
+
+    Parameters
+    ----------
+    *backends
+        Backend names as users write them (``"mybackend:cpu"``), or zero-argument callables
+        that make an adapter (for an adapter that is not registered, such as a test double).
+    reference
+        The trusted backend every op is compared with.
+
+    Returns
+    -------
+    type[ConformanceTests]
+        A test class; assign it to a module-level name that starts with ``Test`` (or
+        subclass :class:`ConformanceTests` directly and set ``backends``).
+
+    Raises
+    ------
+    ValueError
+        When no backend is given.
+
+    Examples
+    --------
+    In a backend package's tests::
+
+        from diffcheck.testing import conformance_suite
+
+        TestConformance = conformance_suite("mybackend:cpu", "mybackend:gpu")
+    """
+    if not backends:
+        raise ValueError("conformance_suite needs at least one backend")
+    name = "TestConformance_" + re.sub(r"\W+", "_", "_".join(_label(b) for b in backends))
+    attributes = {"backends": tuple(backends), "reference": reference, "__module__": __name__}
+    return type(name, (ConformanceTests,), attributes)
+
+
+def _usable(adapter: Adapter, case: OpCase, precision: PrecisionName) -> None:
+    """Skip, with the reason, a case the backend says it does not execute."""
+    capabilities = adapter.capabilities()
+    if precision not in capabilities.precisions:
+        pytest.skip(
+            f"{adapter.spec} does not execute precision {precision} "
+            f"(it executes: {', '.join(capabilities.precisions)})"
+        )
+    if capabilities.ops is not None and case.op not in capabilities.ops:
+        pytest.skip(f"{adapter.spec} does not implement op {case.op}")

@@ -1,0 +1,155 @@
+"""The conformance kit can fail: broken adapters, run through it, fail the right tests."""
+
+from __future__ import annotations
+
+import textwrap
+from collections import Counter
+
+import array_api_compat.numpy  # noqa: F401  # see below
+import pytest
+
+import diffcheck.testing  # noqa: F401  # see below
+
+# The unused imports above load, up front, what the inner runs use: in-process pytester runs
+# drop the modules they imported afterwards, and NumPy's extension modules cannot be loaded
+# twice in one process.
+pytest_plugins = ["pytester"]
+
+_BROKEN = '''
+import dataclasses
+
+import numpy as np
+import pytest
+
+from diffcheck.adapters import Probe
+from diffcheck.adapters.numpy_ref import NumpyAdapter
+from diffcheck.testing import ConformanceTests, conformance_suite
+
+
+class WrongGemm(NumpyAdapter):
+    """Right everywhere except GEMM, which is 1% high."""
+
+    name = "wronggemm"
+
+    def execute(self, op, params, inputs, precision, *, role="candidate"):
+        run = super().execute(op, params, inputs, precision, role=role)
+        if op.name != "gemm":
+            return run
+        return dataclasses.replace(run, output=run.output * np.float32(1.01))
+
+
+class StorageLie(NumpyAdapter):
+    """Claims f16 but stores float32."""
+
+    name = "storagelie"
+
+    def storage_dtype(self, xp, precision):
+        return xp.float32
+
+
+class RaisingProbe(NumpyAdapter):
+    name = "raising"
+
+    def probe(self):
+        raise RuntimeError("driver exploded")
+
+
+class MalformedProbe(NumpyAdapter):
+    name = "malformed"
+
+    def _probe(self):
+        return Probe("available", "an available probe with a reason")
+
+
+class Gone(NumpyAdapter):
+    name = "gone"
+
+    def _probe(self):
+        return Probe.unavailable("no such device on this machine")
+
+
+TestWrongGemm = conformance_suite(WrongGemm)
+TestStorageLie = conformance_suite(StorageLie)
+TestRaisingProbe = conformance_suite(RaisingProbe)
+TestMalformedProbe = conformance_suite(MalformedProbe)
+TestGone = conformance_suite(Gone)
+TestUnregistered = conformance_suite("nope:cpu")
+
+
+class TestWrongGemmKnown(ConformanceTests):
+    """A known divergence, marked on exactly its cases by overriding one test."""
+
+    backends = (WrongGemm,)
+
+    def test_op_matches_reference(self, adapter, case, precision, request):
+        if case.op == "gemm":
+            request.applymarker(pytest.mark.xfail(strict=True, reason="known: gemm is 1% high"))
+        super().test_op_matches_reference(adapter, case, precision)
+
+
+class TestNoBackends(ConformanceTests):
+    pass
+'''
+
+
+def test_each_kind_of_broken_adapter_fails_its_tests_and_says_why(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:hypothesispytest -ra\n")
+    pytester.makepyfile(test_broken=textwrap.dedent(_BROKEN))
+    result = pytester.runpytest("--continue-on-collection-errors")
+    by_class: dict[str, Counter[tuple[str, str]]] = {}
+    for report in result.reprec.getreports("pytest_runtest_logreport"):  # type: ignore[attr-defined]
+        if report.when != "call" and report.outcome == "passed":
+            continue
+        cls, test = report.nodeid.split("::")[1:3]
+        by_class.setdefault(cls, Counter())[(test.split("[")[0], report.outcome)] += 1
+
+    wrong = by_class["TestWrongGemm"]
+    # Three GEMM shapes at the two precisions NumPy stores; every other op passes.
+    assert wrong[("test_op_matches_reference", "failed")] == 6
+    assert wrong[("test_op_matches_reference", "passed")] == 12
+
+    lie = by_class["TestStorageLie"]
+    assert lie[("test_executed_storage_matches_precision", "failed")] == 9
+    assert lie[("test_executed_storage_matches_precision", "passed")] == 9
+
+    raising = by_class["TestRaisingProbe"]
+    assert raising[("test_probe_never_raises", "failed")] == 1
+    assert raising[("test_op_matches_reference", "failed")] == 27  # fails at setup, with why
+
+    malformed = by_class["TestMalformedProbe"]
+    assert malformed[("test_probe_never_raises", "failed")] == 1
+
+    gone = by_class["TestGone"]
+    assert gone[("test_probe_never_raises", "passed")] == 1
+    assert {outcome for (_, outcome) in gone} == {"passed", "skipped"}
+    assert gone[("test_op_matches_reference", "skipped")] == 27
+
+    known = by_class["TestWrongGemmKnown"]
+    assert known[("test_op_matches_reference", "skipped")] == 9 + 6  # bf16, and the 6 xfails
+    assert known[("test_op_matches_reference", "passed")] == 12
+    assert ("test_op_matches_reference", "failed") not in known
+    xfailed = [
+        r
+        for r in result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
+        if "TestWrongGemmKnown" in r.nodeid and hasattr(r, "wasxfail")
+    ]
+    assert len(xfailed) == 6
+    assert all("-gemm-" in r.nodeid for r in xfailed)
+
+    unregistered = by_class["TestUnregistered"]
+    assert unregistered[("test_probe_never_raises", "failed")] == 1
+    assert "passed" not in {outcome for (_, outcome) in unregistered}
+
+    result.stdout.fnmatch_lines_random(
+        [
+            "*gemm-default at f32: failed: NMSE * is not below tolerance*",
+            "*asked for f16, executed with inputs f32 and output f32*",
+            "*probe() raised RuntimeError: driver exploded*",
+            "*an available probe carries a reason*",
+            "SKIPPED*Gone: no such device on this machine*",
+            '*unsupported required backend "nope:cpu"*is its package installed?*',
+            "*TestNoBackends sets no backends; set backends = ('name:device',)*",
+        ]
+    )

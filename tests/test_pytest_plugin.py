@@ -1,0 +1,259 @@
+"""The pytest plugin, run in pytester sessions with --strict-markers and warnings as errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+pytest.importorskip("array_api_strict", reason="the plugin tests run on array-api-strict")
+
+# In-process pytester runs drop the modules they imported afterwards, and NumPy's extension
+# modules cannot be loaded twice in one process: import what the inner runs use up front.
+import array_api_compat.numpy  # noqa: E402, F401
+
+import diffcheck.api  # noqa: E402, F401
+
+# Once the lead adds the pytest11 entry point, pytest loads the plugin by itself; loading it
+# a second time with -p would be a registration error, so add -p only while it is absent.
+_INSTALLED = any(ep.value == "diffcheck.pytest_plugin" for ep in entry_points(group="pytest11"))
+_LOAD = [] if _INSTALLED else ["-p", "diffcheck.pytest_plugin"]
+
+# Warnings are errors in the inner runs too, except pytest's note that a module imported by
+# the outer session cannot be assertion-rewritten again (it depends on how diffcheck is
+# installed, not on the plugin).
+_INI = """
+[pytest]
+addopts = --strict-markers -ra -p no:cacheprovider -p no:hypothesispytest
+filterwarnings =
+    error
+    ignore::pytest.PytestAssertRewriteWarning
+"""
+
+
+def _run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
+    pytester.makeini(_INI)
+    pytester.makepyfile(test_backends=textwrap.dedent(source))
+    return pytester.runpytest(*_LOAD, *args)
+
+
+def test_a_backend_that_matches_passes_and_an_unavailable_one_is_skipped_with_its_reason(
+    pytester: pytest.Pytester,
+) -> None:
+    result = _run(
+        pytester,
+        """
+        import numpy as np
+
+        def test_exp(diffcheck_compare):
+            x = np.linspace(-2, 2, 64, dtype=np.float32)
+            verdict = diffcheck_compare(lambda xp, x: xp.exp(x), x, max_nmse=1e-7)
+            assert verdict.passed
+        """,
+        "--diffcheck-backends=array_api_strict,array_api_strict:gpu",
+        "-v",
+    )
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_exp?array_api_strict? PASSED*",
+            "*test_exp?array_api_strict:gpu? SKIPPED*",
+            "SKIPPED*diffcheck backend array_api_strict:gpu is unavailable: "
+            "array_api_strict has no device 'gpu'*",
+        ]
+    )
+
+
+def test_a_divergence_fails_with_the_readable_verdict(pytester: pytest.Pytester) -> None:
+    result = _run(
+        pytester,
+        """
+        import numpy as np
+
+        def off_on_candidate(xp, x):
+            return xp.exp(x) * (1.01 if "strict" in xp.__name__ else 1.0)
+
+        def test_exp(diffcheck_compare):
+            diffcheck_compare(off_on_candidate, np.linspace(-2, 2, 64, dtype=np.float32), segments=4)
+        """,
+        "--diffcheck-backends=array_api_strict",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E*AssertionError: diffcheck: array_api_strict (f32) does not match reference numpy",
+            "E*FAILED  nmse * >= tolerance 1e-07 (*x of tolerance), n=64",
+            "E*first failing segment: segment0 [[]0:16[]]",
+            "E*segment3*FAIL*",
+        ]
+    )
+
+
+def test_the_marker_parametrizes_and_sets_precision(pytester: pytest.Pytester) -> None:
+    result = _run(
+        pytester,
+        """
+        import numpy as np
+        import pytest
+
+        @pytest.mark.diffcheck(backends=["array_api_strict", "numpy:cpu"], precision="f16")
+        def test_square(diffcheck_compare, diffcheck_backend):
+            x = np.linspace(-2, 2, 64, dtype=np.float32)
+            verdict = diffcheck_compare(lambda xp, x: x * x, x)
+            assert verdict.tolerance == 1e-6
+            assert diffcheck_backend.spec == "numpy:cpu"
+        """,
+        "-v",
+    )
+    # array_api_strict stores no float16: skipped with that reason; numpy:cpu runs at f16.
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED*array_api_strict: it does not execute precision f16 (it executes: f32)*"]
+    )
+
+
+def test_the_option_narrows_a_marker_and_an_empty_selection_is_a_visible_skip(
+    pytester: pytest.Pytester,
+) -> None:
+    result = _run(
+        pytester,
+        """
+        import pytest
+
+        @pytest.mark.diffcheck(backends=["array_api_strict", "numpy:cpu"])
+        def test_narrowed(diffcheck_backend):
+            assert diffcheck_backend.spec == "numpy:cpu"
+
+        @pytest.mark.diffcheck(backends=["array_api_strict"])
+        def test_nothing_selected(diffcheck_backend):
+            raise AssertionError("must not run")
+        """,
+        "--diffcheck-backends=numpy:cpu",
+    )
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED*none of its backends (array_api_strict) is in --diffcheck-backends=numpy:cpu"]
+    )
+
+
+def test_default_backends_are_the_registered_adapters_except_the_reference(
+    pytester: pytest.Pytester,
+) -> None:
+    from diffcheck.testing import registered_backends
+
+    expected = registered_backends()
+    result = _run(
+        pytester,
+        """
+        def test_names(diffcheck_backend):
+            pass
+        """,
+        "--collect-only",
+        "-q",
+    )
+    if expected:
+        result.stdout.fnmatch_lines([f"*test_names?{name}?" for name in expected])
+    else:
+        result.stdout.fnmatch_lines(["*test_names?no-backend?"])
+    assert "numpy" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            """
+            import pytest
+
+            @pytest.mark.diffcheck(backends=["array_api_strict"])
+            def test_forgot_the_fixture():
+                pass
+            """,
+            "*is marked @pytest.mark.diffcheck but requests neither diffcheck_backend nor "
+            "diffcheck_compare*",
+        ),
+        (
+            """
+            import pytest
+
+            @pytest.mark.diffcheck("array_api_strict")
+            def test_positional(diffcheck_backend):
+                pass
+            """,
+            "*@pytest.mark.diffcheck takes only keyword arguments*",
+        ),
+        (
+            """
+            import pytest
+
+            @pytest.mark.diffcheck(backends="array_api_strict")
+            def test_a_string(diffcheck_backend):
+                pass
+            """,
+            "*backends=...) must be a list of names, got 'array_api_strict'*",
+        ),
+    ],
+    ids=["no-fixture", "positional", "string"],
+)
+def test_a_misused_marker_is_a_collection_error(
+    pytester: pytest.Pytester, source: str, message: str
+) -> None:
+    result = _run(pytester, source)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([message])
+
+
+def test_an_unknown_backend_in_the_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, "def test_x(): pass\n", "--diffcheck-backends=nope:cpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--diffcheck-backends names 'nope:cpu'*diffcheck backends*"])
+
+
+def test_the_marker_is_registered_for_strict_markers(pytester: pytest.Pytester) -> None:
+    pytester.makeini(_INI)
+    result = pytester.runpytest(*_LOAD, "--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.diffcheck(backends=None, reference=None*"])
+
+
+def test_the_plugin_loads_through_a_pytest11_entry_point(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bare distribution whose only content is the entry point the lead adds to pyproject
+    # (`[project.entry-points.pytest11] diffcheck = "diffcheck.pytest_plugin"`). If diffcheck
+    # itself registers it too, pytest loads the first and skips the same name after it.
+    site = tmp_path / "site"
+    info = site / "diffcheck_plugin_probe-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: diffcheck-plugin-probe\nVersion: 0\n"
+    )
+    (info / "entry_points.txt").write_text("[pytest11]\ndiffcheck = diffcheck.pytest_plugin\n")
+    pytester.makeini(_INI)
+    pytester.makepyfile(
+        test_loaded="""
+        import pytest
+
+        @pytest.mark.diffcheck(backends=["array_api_strict"])
+        def test_runs_on_the_marked_backend(diffcheck_backend):
+            assert diffcheck_backend.spec == "array_api_strict"
+        """
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), *sys.path]))
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+
+
+def test_importing_the_plugin_imports_no_backend() -> None:
+    code = (
+        "import sys, diffcheck.pytest_plugin;"
+        "loaded = [m for m in ('torch', 'mlx', 'wgpu', 'array_api_strict') if m in sys.modules];"
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
