@@ -37,8 +37,15 @@ def _ensure_chromium(session: nox.Session) -> None:
         return
     session.run("apt-get", "update", "-qq", external=True, silent=True)
     session.run(
-        "apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium",
-        external=True, silent=True, env={"DEBIAN_FRONTEND": "noninteractive"},
+        "apt-get",
+        "install",
+        "-y",
+        "-qq",
+        "--no-install-recommends",
+        "chromium",
+        external=True,
+        silent=True,
+        env={"DEBIAN_FRONTEND": "noninteractive"},
     )
 
 
@@ -65,7 +72,9 @@ def numerics(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Lint and format-check with ruff."""
     session.install("ruff")
-    session.run("ruff", "check", "src", "tests", "adapters", "bench", "noxfile.py", *session.posargs)
+    session.run(
+        "ruff", "check", "src", "tests", "adapters", "bench", "noxfile.py", *session.posargs
+    )
     session.run("ruff", "format", "--check", "src", "tests", "adapters", "bench", "noxfile.py")
 
 
@@ -75,7 +84,8 @@ def typecheck(session: nox.Session) -> None:
     _install_project(session, "dask")
     session.install("mypy")
     session.run(
-        "mypy", "src",
+        "mypy",
+        "src",
         *[f"{path.split('[')[0]}/src" for path in ADAPTERS],
         *session.posargs,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     import mlx.core as mx
 
 __all__ = ["MlxAdapter"]
+
+# Ops whose definitions multiply matrices (subject to MLX_ENABLE_TF32 on a GPU).
+_MATMUL_OPS = frozenset({"gemm", "context-lifecycle"})
 
 
 class MlxAdapter(Adapter):
@@ -69,6 +73,10 @@ class MlxAdapter(Adapter):
                 "no float64 on the GPU (MLX's Metal and CUDA backends have none): a reference "
                 "that accumulates in float64 must run on numpy or mlx:cpu",
             )
+            notes.insert(
+                1,
+                "float32 matmuls may use TF32 tensor cores unless MLX_ENABLE_TF32=0",
+            )
         # MLX's CPU backend computes float64, so mlx:cpu can accumulate a reference GEMM wide.
         return Capabilities(
             precisions=PRECISIONS, float64=not gpu, command_contexts=True, notes=tuple(notes)
@@ -85,9 +93,7 @@ class MlxAdapter(Adapter):
         xp = self.namespace()
         return MlxCommandDevice(self.device_object(), self.storage_dtype(xp, precision))
 
-    def kernel_entrypoint(
-        self, op: Op[OpParams], params: OpParams, precision: PrecisionName
-    ) -> str:
+    def _base_entrypoint(self, op: Op[OpParams], params: OpParams, precision: PrecisionName) -> str:
         if isinstance(op, ContextLifecycle):
             return (
                 f"mlx.core: gemm -> copy -> silu_mul recorded on MLX streams of "
@@ -95,6 +101,36 @@ class MlxAdapter(Adapter):
                 "mx.synchronize waits)"
             )
         return super().kernel_entrypoint(op, params, precision)
+
+    def kernel_entrypoint(
+        self, op: Op[OpParams], params: OpParams, precision: PrecisionName
+    ) -> str:
+        label = self._base_entrypoint(op, params, precision)
+        note = self.matmul_precision_note(op, precision)
+        return f"{label}; {note}" if note else label
+
+    def matmul_precision_note(self, op: Op[OpParams], precision: PrecisionName) -> str:
+        """Say when float32 matmuls may run as TF32, so a failure on the GPU explains itself.
+
+        MLX lets GPU float32 matmul-family ops use reduced-precision TF32 tensor-core math
+        unless ``MLX_ENABLE_TF32=0`` (default 1). Measured on an H200: gemm 64x32x32 at f32
+        gives NMSE ~7e-8 with it (full float32 gives ~1e-14), within a hair of 1e-7.
+        """
+        if precision != "f32" or op.name not in _MATMUL_OPS or self.device == "cpu":
+            return ""
+        setting = os.environ.get("MLX_ENABLE_TF32")
+        if setting == "0":
+            return "float32 matmuls in full float32 (MLX_ENABLE_TF32=0)"
+        where = "" if self.device == "gpu" else " when the default device is a GPU"
+        shown = (
+            f"MLX_ENABLE_TF32={setting}"
+            if setting is not None
+            else "MLX_ENABLE_TF32 unset, default 1"
+        )
+        return (
+            f"float32 matmuls may run as TF32 on GPU tensor cores{where} ({shown}); "
+            "set MLX_ENABLE_TF32=0 for full float32"
+        )
 
     def execution_path(self, op: Op[OpParams]) -> str:
         if isinstance(op, ContextLifecycle):
