@@ -1,4 +1,4 @@
-"""Every runnable example in README.md and docs/*.md runs, so the documentation stays true.
+"""Every runnable example in README.md, CONTRIBUTING.md and docs/*.md runs, so the documentation stays true.
 
 A runnable example is a fenced ``python`` block whose fence is directly preceded by a line
 ``<!-- run -->`` or ``<!-- run requires=module[,module...] -->`` (skipped, with the reason,
@@ -68,7 +68,8 @@ def extract(text: str, path: Path) -> list[Example]:
 
 
 def _documents() -> list[Path]:
-    return [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))] if p.exists()]
+    top = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    return [p for p in [*top, *sorted((ROOT / "docs").glob("*.md"))] if p.exists()]
 
 
 EXAMPLES = [example for path in _documents() for example in extract(path.read_text(), path)]
@@ -94,6 +95,8 @@ def test_documented_example_runs(
 def test_docs_have_runnable_examples() -> None:
     # docs/api.md carries the Python API's examples; losing them all is a regression.
     assert any(example.path.name == "api.md" for example in EXAMPLES)
+    # The README's research-script example is the first thing a newcomer copies.
+    assert any(example.path.name == "README.md" for example in EXAMPLES)
 
 
 _SAMPLE = """\
