@@ -19,7 +19,9 @@ def test_gpu_f32_matmul_labels_name_tf32_until_it_is_disabled(
     assert "TF32" in label
     assert "MLX_ENABLE_TF32 unset, default 1" in label
     monkeypatch.setenv("MLX_ENABLE_TF32", "0")
-    assert "full float32 (MLX_ENABLE_TF32=0)" in MlxAdapter("gpu").kernel_entrypoint(op, params, "f32")
+    assert "full float32 (MLX_ENABLE_TF32=0)" in MlxAdapter("gpu").kernel_entrypoint(
+        op, params, "f32"
+    )
 
 
 def test_cpu_and_non_matmul_and_half_precision_labels_carry_no_tf32_note(
