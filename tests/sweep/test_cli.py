@@ -169,3 +169,20 @@ def test_a_bad_matrix_is_one_line_and_nothing_runs(
         "seed 42): GEMM m, n and k must be nonzero\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_reasons_print_literally_even_with_brackets(tmp_path: Path, sweep_cli: Sweep) -> None:
+    import io
+
+    from diffcheck.sweep.console import print_summary
+    from diffcheck.sweep.summary import SweepSummary
+
+    run = sweep_cli(
+        write_matrix(tmp_path, TWO.replace("array_api_strict", "cupy"), "m.toml"), tmp_path / "o"
+    )
+    data = run.summary
+    for row in data["checks"]:
+        row["reason"] = "install pip install 'diffcheck-mlx[cuda]' [bold]here[/bold]"
+    stream = io.StringIO()
+    print_summary(SweepSummary.model_validate(data), [], stream=stream)
+    assert "'diffcheck-mlx[cuda]' [bold]here[/bold]" in stream.getvalue()

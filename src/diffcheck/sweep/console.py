@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from rich.markup import escape
+
 from .summary import SweepSummary
 
 __all__ = ["print_summary"]
@@ -60,7 +62,10 @@ def print_summary(
     console.print(table)
     failed = [row for row in summary.checks if row.status == "failed"]
     for row in failed[:20]:
-        console.print(f"[red]failed[/] {row.id}: {row.reason}", markup=True, soft_wrap=True)
+        # Reasons are data: "[cuda]" in an install hint must print, not style the line.
+        console.print(
+            f"[red]failed[/] {escape(row.id)}: {escape(row.reason or '')}", soft_wrap=True
+        )
     if len(failed) > 20:
         console.print(f"... and {len(failed) - 20} more failed checks (see summary.json)")
     not_run: dict[tuple[str, str], str] = {}
@@ -68,10 +73,12 @@ def print_summary(
         if row.status == "not_run":
             not_run.setdefault((f"{row.reference} -> {row.candidate}", row.reason or ""), row.id)
     for (pair, reason), _ in list(not_run.items())[:20]:
-        console.print(f"[dim]not_run[/] {pair}: {reason}", soft_wrap=True)
+        console.print(f"[dim]not_run[/] {escape(pair)}: {escape(reason)}", soft_wrap=True)
     for left in summary.left_out:
         console.print(
-            f"left out {left.reference} -> {left.candidate}: {left.reason}", soft_wrap=True
+            f"left out {left.reference} -> {left.candidate}: {left.reason}",
+            soft_wrap=True,
+            markup=False,
         )
     counts = summary.counts
     console.print(
@@ -81,6 +88,8 @@ def print_summary(
     if summary.exit_status == 0:
         console.print("[green]sweep passed[/]")
     else:
-        console.print(f"[red]sweep failed:[/] {'; '.join(summary.exit_reasons)}", soft_wrap=True)
+        console.print(
+            f"[red]sweep failed:[/] {escape('; '.join(summary.exit_reasons))}", soft_wrap=True
+        )
     for label, path in paths:
         console.print(f"{label}: {path}", soft_wrap=True, markup=False)
