@@ -29,24 +29,31 @@ def _install_project(session: nox.Session, *extras: str) -> None:
 
 
 def _ensure_chromium(session: nox.Session) -> None:
-    """Install Debian's Chromium for the HTML rendering test on CI machines (root, apt)."""
+    """Install Debian's Chromium for the HTML rendering test on CI machines (root, apt).
+
+    Best effort: where it cannot be installed the browser test skips with that reason.
+    """
     if shutil.which("chromium") or not os.environ.get("CI"):
         return
     if shutil.which("apt-get") is None or os.geteuid() != 0:
         session.warn("chromium is missing and cannot be installed here; the browser test will skip")
         return
-    session.run("apt-get", "update", "-qq", external=True, silent=True)
-    session.run(
-        "apt-get",
-        "install",
-        "-y",
-        "-qq",
-        "--no-install-recommends",
-        "chromium",
-        external=True,
-        silent=True,
-        env={"DEBIAN_FRONTEND": "noninteractive"},
-    )
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    try:
+        session.run("apt-get", "update", "-qq", external=True, silent=True, env=env)
+        session.run(
+            "apt-get",
+            "install",
+            "-y",
+            "-qq",
+            "--no-install-recommends",
+            "chromium",
+            external=True,
+            silent=True,
+            env=env,
+        )
+    except nox.command.CommandFailed:
+        session.warn("installing chromium failed; the browser test will skip")
 
 
 @nox.session
