@@ -9,7 +9,10 @@ temporary working directory.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +30,7 @@ class Example:
     line: int
     requires: tuple[str, ...]
     code: str
+    language: str = "python"
 
     @property
     def id(self) -> str:
@@ -53,17 +57,18 @@ def extract(text: str, path: Path) -> list[Example]:
         if match is None:
             continue
         fence = lines[index + 1].strip() if index + 1 < len(lines) else ""
-        if fence != "```python":
+        if fence not in ("```python", "```sh"):
             raise ValueError(
-                f"{path}:{index + 1}: a run marker must be directly followed by ```python, "
-                f"not {fence!r}"
+                f"{path}:{index + 1}: a run marker must be directly followed by ```python "
+                f"or ```sh, not {fence!r}"
             )
         try:
             end = lines.index("```", index + 2)
         except ValueError:
             raise ValueError(f"{path}:{index + 2}: the python block is never closed") from None
         requires = tuple(filter(None, (match["requires"] or "").split(",")))
-        examples.append(Example(path, index + 3, requires, "\n".join(lines[index + 2 : end])))
+        code = "\n".join(lines[index + 2 : end])
+        examples.append(Example(path, index + 3, requires, code, fence.removeprefix("```")))
     return examples
 
 
@@ -76,12 +81,31 @@ EXAMPLES = [example for path in _documents() for example in extract(path.read_te
 
 
 def run_example(example: Example) -> None:
-    """Execute ``example`` (code compiled under its file and line, for readable tracebacks)."""
+    """Execute ``example``: Python compiled under its file and line, shell through bash -e."""
     for module in example.requires:
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{example.id} needs {module}, which is not installed")
+    if example.language == "sh":
+        _run_shell(example)
+        return
     code = compile("\n" * (example.line - 1) + example.code, str(example.path), "exec")
     exec(code, {"__name__": "__docs_example__"})
+
+
+def _run_shell(example: Example) -> None:
+    """Run a shell block with ``bash -e``: every command in it must succeed, as written."""
+    # The commands a reader types (diffcheck, python) are the ones of this interpreter.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    completed = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", example.code],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PATH": path},
+    )
+    assert completed.returncode == 0, (
+        f"{example.id}: exit {completed.returncode}\n{completed.stdout}\n{completed.stderr}"
+    )
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[example.id for example in EXAMPLES])
@@ -155,7 +179,7 @@ def test_a_block_whose_module_is_missing_is_skipped() -> None:
     "text",
     [
         "<!-- run -->\nsome prose\n",
-        "<!-- run -->\n```sh\nls\n```\n",
+        "<!-- run -->\n```bash\nls\n```\n",
         "<!-- run -->\n```python\nx\n",
     ],
     ids=["no-fence", "wrong-language", "unclosed"],
@@ -163,3 +187,15 @@ def test_a_block_whose_module_is_missing_is_skipped() -> None:
 def test_a_misplaced_marker_is_an_error(text: str) -> None:
     with pytest.raises(ValueError, match=r"sample\.md"):
         extract(text, ROOT / "sample.md")
+
+
+def test_a_shell_block_runs_every_command_and_fails_on_the_first_error(tmp_path: Path) -> None:
+    text = "<!-- run -->\n```sh\necho ok > made.txt\nfalse\necho never > never.txt\n```\n"
+    (example,) = extract(text, tmp_path / "sample.md")
+    assert example.language == "sh"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        with pytest.raises(AssertionError, match="exit 1"):
+            run_example(example)
+    assert (tmp_path / "made.txt").exists()
+    assert not (tmp_path / "never.txt").exists()
