@@ -191,7 +191,7 @@ def test_a_misplaced_marker_is_an_error(text: str) -> None:
 
 def test_a_shell_block_runs_every_command_and_fails_on_the_first_error(tmp_path: Path) -> None:
     text = "<!-- run -->\n```sh\necho ok > made.txt\nfalse\necho never > never.txt\n```\n"
-    (example,) = extract(text, tmp_path / "sample.md")
+    (example,) = extract(text, ROOT / "sample.md")
     assert example.language == "sh"
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(tmp_path)
