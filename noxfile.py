@@ -88,7 +88,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """Type-check src/ and the adapters with mypy --strict."""
-    _install_project(session, "dask")
+    _install_project(session, "test", "dask")  # the pytest plugin and kit import pytest
     session.install("mypy")
     session.run(
         "mypy",
