@@ -110,5 +110,6 @@ def schema(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks: each prints ratios against a peer measured in the same run."""
     _install_project(session)
+    session.install("array-api-strict")
     for script in sorted((ROOT / "bench").glob("*.py")):
         session.run("python", str(script), *session.posargs)

@@ -46,6 +46,11 @@ def main() -> None:
     check = make_check(backend, "gemm", m=1, n=3, k=5)
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
+        # Measure a check that really executes: a not_run one skips the backend entirely.
+        probe = run_check(check, root / "probe.json").result
+        if probe is None or probe.status != "passed":
+            reason = probe.reason if probe else "no result"
+            raise SystemExit(f"sweep_overhead: {backend} gemm 1x3x5 did not pass here: {reason}")
 
         def in_process(index: int) -> None:
             run_check(check, root / f"in-{index}.json")
