@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from diffcheck.ops import get_op
 
@@ -32,4 +34,16 @@ def test_cpu_and_non_matmul_and_half_precision_labels_carry_no_tf32_note(
     assert "TF32" not in MlxAdapter("cpu").kernel_entrypoint(gemm, gemm.params(), "f32")
     assert "TF32" not in MlxAdapter("gpu").kernel_entrypoint(silu, silu.params(), "f32")
     assert "TF32" not in MlxAdapter("gpu").kernel_entrypoint(gemm, gemm.params(), "f16")
+    # Before MLX is loaded, plain ``mlx`` cannot know its default device: the note is hedged.
+    monkeypatch.delitem(sys.modules, "mlx.core", raising=False)
     assert "default device is a GPU" in MlxAdapter().kernel_entrypoint(gemm, gemm.params(), "f32")
+
+
+def test_plain_mlx_drops_the_note_once_its_default_device_is_known_to_be_the_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mx = pytest.importorskip("mlx.core", reason="mlx is not installed")
+    monkeypatch.delenv("MLX_ENABLE_TF32", raising=False)
+    gemm = get_op("gemm")
+    label = MlxAdapter().kernel_entrypoint(gemm, gemm.params(), "f32")
+    assert ("TF32" in label) == (mx.default_device().type == mx.gpu)

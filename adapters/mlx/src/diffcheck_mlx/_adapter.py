@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +118,10 @@ class MlxAdapter(Adapter):
         gives NMSE ~7e-8 with it (full float32 gives ~1e-14), within a hair of 1e-7.
         """
         if precision != "f32" or op.name not in _MATMUL_OPS or self.device == "cpu":
+            return ""
+        # Plain ``mlx`` runs on MLX's default device; once MLX is loaded (at execution) that
+        # device is known, and a label is not a reason to import MLX before then.
+        if self.device is None and "mlx.core" in sys.modules and not self.is_gpu():
             return ""
         setting = os.environ.get("MLX_ENABLE_TF32")
         if setting == "0":
