@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from .adapters import Adapter, resolve
 from .config import Check, make_check
-from .differ import Segment, Verdict, diff
+from .differ import Segment, Verdict, diff, host_array
 from .errors import BackendError, ConfigError
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .report.models import ReportDocument
@@ -47,15 +47,7 @@ def _adapter(backend: str | Adapter, role: str) -> Adapter:
 
 def _host_input(value: Any, index: int) -> npt.NDArray[np.float32]:
     """A float32 host copy of one input, keeping its shape (``to_host`` would flatten it)."""
-    if isinstance(value, np.ndarray):
-        host: npt.NDArray[Any] = value
-    elif hasattr(value, "__dlpack__"):
-        try:
-            host = np.from_dlpack(value)
-        except (BufferError, TypeError, RuntimeError, ValueError):
-            host = np.asarray(value)
-    else:
-        host = np.asarray(value)
+    host = host_array(value)
     if host.dtype.kind not in "biuf":
         raise ConfigError(
             f"input {index} has dtype {host.dtype}, but compare needs real numbers "

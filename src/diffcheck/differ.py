@@ -32,8 +32,12 @@ __all__ = [
     "Segment",
     "SegmentVerdict",
     "Verdict",
+    "bind_segments",
+    "bind_shape",
     "compare_outputs",
     "diff",
+    "equal_segments",
+    "host_array",
     "to_host",
 ]
 
@@ -130,22 +134,25 @@ class _Failure(Exception):
         self.metrics = metrics
 
 
-def to_host(array: Any) -> npt.NDArray[Any]:
-    """A flat host (NumPy) view of any array, copying only when the library requires it.
+def host_array(array: Any) -> npt.NDArray[Any]:
+    """A host (NumPy) view of any array, in its own shape, copying only when required.
 
     NumPy arrays pass through; objects speaking DLPack on the CPU are wrapped without a copy;
     everything else goes through ``numpy.asarray`` (the buffer protocol where it exists).
     """
     if isinstance(array, np.ndarray):
-        host = array
-    elif hasattr(array, "__dlpack__"):
+        return array
+    if hasattr(array, "__dlpack__"):
         try:
-            host = np.from_dlpack(array)
+            return np.from_dlpack(array)
         except (BufferError, TypeError, RuntimeError, ValueError):
-            host = np.asarray(array)
-    else:
-        host = np.asarray(array)
-    return host.reshape(-1)
+            pass  # a device array or an unsupported dtype: let the library convert it
+    return np.asarray(array)
+
+
+def to_host(array: Any) -> npt.NDArray[Any]:
+    """A flat host view of any array (see :func:`host_array`)."""
+    return host_array(array).reshape(-1)
 
 
 def _chunks(length: int) -> Iterator[slice]:

@@ -8,7 +8,7 @@ marked with an arrow. Each mark has a ``<title>`` so hovering shows the exact nu
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from html import escape
 
 from .summary import SummaryRow
@@ -53,6 +53,37 @@ def _tick_step(scale: LogRange, ticks: int) -> int:
     return max(1, math.ceil((scale.hi - scale.lo) / ticks))
 
 
+def _plot_frame(
+    scale: LogRange,
+    box: tuple[float, float, float, float],
+    *,
+    ticks: int,
+    font_size: int,
+    label_gap: int,
+) -> tuple[list[str], Callable[[float], float]]:
+    """The background, decade grid lines and labels of a log-scale plot.
+
+    ``box`` is (left, top, width, height) of the plot area. Returns the SVG elements and the
+    function mapping a value to its y coordinate.
+    """
+    left, top, plot_w, plot_h = box
+    body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f6f8fa"/>']
+
+    def y_of(value: float) -> float:
+        return top + plot_h * (1.0 - scale.fraction(value))
+
+    for decade in scale.decades(_tick_step(scale, ticks)):
+        y = y_of(10.0**decade)
+        body.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d0d7de"/>'
+        )
+        body.append(
+            f'<text x="{left - label_gap}" y="{y + 4:.1f}" font-size="{font_size}" '
+            f'text-anchor="end">1e{decade}</text>'
+        )
+    return body, y_of
+
+
 def _svg(width: int, height: int, body: Sequence[str], label: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -73,19 +104,7 @@ def ratio_overview(rows: Sequence[SummaryRow], *, width: int = 1100, height: int
     plot_w, plot_h = width - left - right, height - top - bottom
     scale = LogRange.covering((r.ratio for r in rows), lo=-8, hi=1)
     step = plot_w / max(1, len(rows))
-    body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f6f8fa"/>']
-
-    def y_of(value: float) -> float:
-        return top + plot_h * (1.0 - scale.fraction(value))
-
-    for decade in scale.decades(_tick_step(scale, 8)):
-        y = y_of(10.0**decade)
-        body.append(
-            f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d0d7de"/>'
-        )
-        body.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">1e{decade}</text>'
-        )
+    body, y_of = _plot_frame(scale, (left, top, plot_w, plot_h), ticks=8, font_size=11, label_gap=6)
     one = y_of(1.0)
     body.append(
         f'<line x1="{left}" x2="{left + plot_w}" y1="{one:.1f}" y2="{one:.1f}" '
@@ -162,19 +181,7 @@ def phase_bars(row: SummaryRow, scale: LogRange, *, width: int = 340, height: in
     """Per-phase NMSE bars of a lifecycle check on a log axis, with the tolerance line."""
     left, right, top, bottom = 48, 8, 10, 34
     plot_w, plot_h = width - left - right, height - top - bottom
-    body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f6f8fa"/>']
-
-    def y_of(value: float) -> float:
-        return top + plot_h * (1.0 - scale.fraction(value))
-
-    for decade in scale.decades(_tick_step(scale, 5)):
-        y = y_of(10.0**decade)
-        body.append(
-            f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d0d7de"/>'
-        )
-        body.append(
-            f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">1e{decade}</text>'
-        )
+    body, y_of = _plot_frame(scale, (left, top, plot_w, plot_h), ticks=5, font_size=10, label_gap=4)
     count = max(1, len(row.segments))
     slot = plot_w / count
     for index, segment in enumerate(row.segments):
