@@ -34,6 +34,34 @@ def test_probe_off_macos_is_unavailable() -> None:
     assert (probe.status, probe.reason) == ("unavailable", "Metal requires macOS")
 
 
+@pytest.mark.skipif(sys.platform == "darwin", reason="on macOS the check can really run")
+@pytest.mark.parametrize("op", ["metal-context", "gemm"])
+def test_required_metal_off_macos_is_a_not_run_report_and_exit_1(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], op: str
+) -> None:
+    import json
+
+    from diffcheck.cli import main
+
+    report = tmp_path / "metal.json"
+    code = main(["run", "--require-backend", "metal", "--op", op, "--report", str(report)])
+    assert code == 1
+    assert "Metal requires macOS" in capsys.readouterr().err
+    document = json.loads(report.read_text())
+    assert document["completed"] is True
+    assert document["result"]["status"] == "not_run"
+    assert document["result"]["reason"] == "Metal requires macOS"
+    assert document["result"]["actual"] is None
+    assert "submission_metrics" not in document
+    if op == "metal-context":
+        assert document["submission_phases"] == [
+            "initial",
+            "reused_context",
+            "independent_context",
+            "drop_flush",
+        ]
+
+
 def test_importing_the_adapter_imports_no_pyobjc() -> None:
     code = (
         "import sys, diffcheck_metal, diffcheck.adapters as a; a.resolve('metal').probe(); "
