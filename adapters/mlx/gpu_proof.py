@@ -20,23 +20,10 @@ import time
 from diffcheck.adapters import Adapter, resolve
 from diffcheck.differ import diff
 from diffcheck.ops import get_op
+from diffcheck.ops.samples import CONTRACT_CASES
 from diffcheck.precision import PRECISIONS, PrecisionName, default_max_nmse
 
-__all__ = ["CASES", "main", "measure"]
-
-#: The numerics contract's shapes: defaults, odd sizes that leave partial tiles, m = 1 and
-#: tokens = 1.
-CASES: list[tuple[str, dict[str, int]]] = [
-    ("rms-norm", {"tokens": 4, "dim": 128}),
-    ("rms-norm", {"tokens": 3, "dim": 33}),
-    ("gemm", {"m": 64, "n": 32, "k": 32}),
-    ("gemm", {"m": 64, "n": 33, "k": 35}),
-    ("gemm", {"m": 1, "n": 3, "k": 5}),
-    ("silu-mul", {"tokens": 4, "intermediate": 256}),
-    ("silu-mul", {"tokens": 3, "intermediate": 257}),
-    ("context-lifecycle", {"tokens": 3, "intermediate": 33, "k": 35}),
-    ("context-lifecycle", {"tokens": 1, "intermediate": 33, "k": 35}),
-]
+__all__ = ["main", "measure"]
 
 _HEADER = ("op", "shape", "prec", "status", "nmse", "tolerance", "storage", "ms", "reason")
 _WIDTHS = (18, 10, 5, 7, 12, 10, 10, 8, 0)
@@ -108,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print(_row(_HEADER))
     counts: dict[str, int] = {"passed": 0, "failed": 0, "error": 0}
-    for name, values in CASES:
+    for case in CONTRACT_CASES:
+        name, values = case.op, case.values
         for precision in PRECISIONS:
             cells = measure(candidate, reference, name, values, precision, args.seed)
             counts[cells[3]] += 1

@@ -8,36 +8,17 @@ import pytest
 from diffcheck.adapters import Adapter, resolve
 from diffcheck.differ import diff
 from diffcheck.ops import get_op
+from diffcheck.ops.samples import CONTRACT_CASES, OpCase
 from diffcheck.precision import PRECISIONS, PrecisionName, default_max_nmse
-
-#: (op, params) for each shape the numerics contract names: the defaults and the odd sizes
-#: that leave partial tiles, plus the m = 1 (GEMV) and tokens = 1 paths.
-CONTRACT_CASES: list[tuple[str, dict[str, Any]]] = [
-    ("rms-norm", {"tokens": 4, "dim": 128}),
-    ("rms-norm", {"tokens": 3, "dim": 33}),
-    ("gemm", {"m": 64, "n": 32, "k": 32}),
-    ("gemm", {"m": 64, "n": 33, "k": 35}),
-    ("gemm", {"m": 1, "n": 3, "k": 5}),
-    ("silu-mul", {"tokens": 4, "intermediate": 256}),
-    ("silu-mul", {"tokens": 3, "intermediate": 257}),
-    ("context-lifecycle", {"tokens": 3, "intermediate": 33, "k": 35}),
-    ("context-lifecycle", {"tokens": 1, "intermediate": 33, "k": 35}),
-]
-
-
-def _case_id(case: tuple[str, dict[str, Any]]) -> str:
-    name, values = case
-    return f"{name}-" + "x".join(str(v) for v in values.values())
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
-@pytest.mark.parametrize("case", CONTRACT_CASES, ids=_case_id)
+@pytest.mark.parametrize("case", CONTRACT_CASES, ids=lambda case: case.id)
 def test_op_matches_numpy_reference(
-    mlx_cpu: Adapter, run_check: Any, case: tuple[str, dict[str, Any]], precision: PrecisionName
+    mlx_cpu: Adapter, run_check: Any, case: OpCase, precision: PrecisionName
 ) -> None:
-    name, values = case
-    op = get_op(name)
-    check = run_check(mlx_cpu, op, op.params(**values), precision)
+    op = get_op(case.op)
+    check = run_check(mlx_cpu, op, op.params(**case.values), precision)
 
     assert check.verdict.passed, check.verdict.reason
     assert check.verdict.metrics is not None

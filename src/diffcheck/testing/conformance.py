@@ -41,6 +41,7 @@ from ..adapters import Adapter, parse_backend, resolve
 from ..config import Check, make_check
 from ..errors import DiffcheckError
 from ..ops import OPS, ContextLifecycle
+from ..ops.samples import CONTRACT_CASES, OpCase
 from ..precision import PRECISIONS, PrecisionName
 from ..report.models import ReportDocument
 from ..report.replay import replay
@@ -51,33 +52,6 @@ from ._perturb import PERTURBATIONS, Perturbation, perturb, unavailable
 __all__ = ["CONTRACT_CASES", "ConformanceTests", "OpCase", "conformance_suite", "op_cases"]
 
 BackendSpec = str | Callable[[], Adapter]
-
-
-@dataclass(frozen=True)
-class OpCase:
-    """One op at one shape (the params not given take the op's defaults)."""
-
-    op: str
-    params: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def id(self) -> str:
-        shape = "-".join(f"{key}{value}" for key, value in self.params)
-        return f"{self.op}-{shape}" if shape else f"{self.op}-default"
-
-
-#: The contract's shapes: defaults plus the tails that catch a kernel's edge handling.
-CONTRACT_CASES: Final[tuple[OpCase, ...]] = (
-    OpCase("gemm"),
-    OpCase("gemm", (("m", 64), ("n", 33), ("k", 35))),
-    OpCase("gemm", (("m", 1), ("n", 3), ("k", 5))),
-    OpCase("silu-mul"),
-    OpCase("silu-mul", (("tokens", 3), ("intermediate", 257))),
-    OpCase("rms-norm"),
-    OpCase("rms-norm", (("tokens", 3), ("dim", 33))),
-    OpCase("context-lifecycle"),
-    OpCase("context-lifecycle", (("tokens", 1),)),
-)
 
 
 def op_cases() -> tuple[OpCase, ...]:
