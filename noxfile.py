@@ -18,7 +18,9 @@ ROOT = Path(__file__).parent
 # On Linux MLX's CPU build is an extra: mlx-cpu and mlx-cuda ship the same library file, so
 # the adapter cannot depend on either (see adapters/mlx/README.md).
 MLX = "adapters/mlx[cpu]" if sys.platform.startswith("linux") else "adapters/mlx"
-ADAPTERS = [MLX, "adapters/wgpu", "adapters/metal", "adapters/example"]
+# Raw Metal needs PyObjC's Metal bindings, which exist on macOS only.
+METAL = "adapters/metal[pyobjc]" if sys.platform == "darwin" else "adapters/metal"
+ADAPTERS = [MLX, "adapters/wgpu", METAL, "adapters/example"]
 # The CPU build of PyTorch that installs without a multi-gigabyte CUDA download.
 TORCH_CPU = "torch==2.13.0"
 
