@@ -61,7 +61,7 @@ def _ensure_chromium(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (core, adapters, sweep, API) with every CI-installable backend."""
-    _install_project(session, "test", "dask")
+    _install_project(session, "test", "dask", "fuzz")
     session.install("array-api-strict", TORCH_CPU)
     _ensure_chromium(session)
     session.run("pytest", *session.posargs)

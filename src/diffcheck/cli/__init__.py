@@ -17,6 +17,7 @@ commands:
   backends  list backend adapters, their devices and availability
   ops       list operators and their options
   sweep     run a matrix of checks, each isolated in a worker (diffcheck sweep --help)
+  fuzz      draw many shapes of one op on one backend, shrink a failure (diffcheck fuzz --help)
   schema    print the report JSON Schema
 
 Every error prints one line on stderr and exits nonzero."""
@@ -30,6 +31,11 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
 
         return run_sweep(argv)
 
+    def fuzz(argv: Sequence[str]) -> int:
+        from .fuzz_command import fuzz as run_fuzz  # hypothesis loads only when a fuzz runs
+
+        return run_fuzz(argv)
+
     return {
         "run": commands.run,
         "replay": commands.replay,
@@ -37,6 +43,7 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
         "ops": commands.ops,
         "schema": commands.schema,
         "sweep": sweep,
+        "fuzz": fuzz,
     }
 
 

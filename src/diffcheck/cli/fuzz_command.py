@@ -1,0 +1,112 @@
+"""``diffcheck fuzz``: draw many shapes of one op on one backend, shrink the first failure.
+
+Exit status 0 when every example passed; 1 when one failed (the minimal failing shape, its
+reason and, with ``--report-dir``, its report are printed on stderr), when the candidate is
+not_run, or for a bad option (one line on stderr, before anything runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .._numbers import parse_f64, parse_u64
+from ._parser import OneLineParser
+
+__all__ = ["fuzz"]
+
+
+def _u64(text: str) -> int:
+    value = parse_u64(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"invalid unsigned integer {text!r}")
+    return value
+
+
+def _f64(text: str) -> float:
+    value = parse_f64(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"invalid float {text!r}")
+    return value
+
+
+def _parser() -> OneLineParser:
+    from .._fuzz_space import SPACES
+    from ..fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_ELEMENTS
+
+    parser = OneLineParser(
+        prog="diffcheck fuzz",
+        description=(
+            "Run one op on one required backend over many drawn shapes (tails of the kernels' "
+            "tiles, 1, primes, powers of two) and input seeds, each compared with the reference; "
+            "shrink the first failure to a minimal failing shape."
+        ),
+        epilog=(
+            "Exit status 0 when every example passed; 1 on a failure (minimal shape, reason and "
+            "report on stderr) or when the backend is not_run. Needs hypothesis "
+            "(pip install 'diffcheck[fuzz]')."
+        ),
+    )
+    parser.add_argument(
+        "--require-backend", required=True, metavar="BACKEND", help="the candidate (no fallback)"
+    )
+    parser.add_argument("--op", required=True, help=", ".join(SPACES))
+    parser.add_argument(
+        "--reference", default="numpy", metavar="BACKEND", help="the trusted backend (numpy)"
+    )
+    parser.add_argument("--precision", default="f32", choices=("f32", "f16", "bf16"))
+    parser.add_argument("--max-nmse", type=_f64, metavar="X", help="default: by precision")
+    parser.add_argument(
+        "--examples",
+        type=_u64,
+        default=DEFAULT_EXAMPLES,
+        metavar="N",
+        help=f"examples to draw (default {DEFAULT_EXAMPLES})",
+    )
+    parser.add_argument(
+        "--seed", type=_u64, default=0, metavar="S", help="seeds the search (same S, same shapes)"
+    )
+    parser.add_argument(
+        "--max-elements",
+        type=_u64,
+        default=DEFAULT_MAX_ELEMENTS,
+        metavar="N",
+        help=f"input plus output elements per example (default {DEFAULT_MAX_ELEMENTS})",
+    )
+    parser.add_argument(
+        "--report-dir",
+        type=Path,
+        metavar="DIR",
+        help="write the minimal failing check's report here (a new file)",
+    )
+    return parser
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def fuzz(argv: Sequence[str]) -> int:
+    """``diffcheck fuzz``: return the exit status."""
+    from ..fuzz import fuzz as run_fuzz
+
+    options = _parser().parse_args(argv)
+    result = run_fuzz(
+        options.require_backend,
+        options.op,
+        reference=options.reference,
+        precision=options.precision,
+        max_nmse=options.max_nmse,
+        examples=options.examples,
+        seed=options.seed,
+        max_elements=options.max_elements,
+        report_dir=options.report_dir,
+        progress=_progress,
+    )
+    if result.passed:
+        print(result.summary())
+        return 0
+    print(f"diffcheck: {result.summary()}", file=sys.stderr)
+    return 1
