@@ -21,7 +21,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from diffcheck.adapters import Probe
+from diffcheck.adapters import KnownDivergence, Probe
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.testing import ConformanceTests, conformance_suite
 
@@ -36,6 +36,22 @@ class WrongGemm(NumpyAdapter):
         if op.name != "gemm":
             return run
         return dataclasses.replace(run, output=run.output * np.float32(1.01))
+
+
+class WrongGemmDeclared(WrongGemm):
+    """The same wrong GEMM, declared as a known divergence; silu-mul is declared and passes."""
+
+    name = "wronggemmdeclared"
+
+    def known_divergences(self):
+        return (
+            KnownDivergence(
+                ops=("gemm", "silu-mul"),
+                precisions=("f32", "f16"),
+                reason="gemm is 1% high",
+                upstream="https://example.org/issues/7",
+            ),
+        )
 
 
 class StorageLie(NumpyAdapter):
@@ -69,6 +85,7 @@ class Gone(NumpyAdapter):
 
 
 TestWrongGemm = conformance_suite(WrongGemm)
+TestWrongGemmDeclared = conformance_suite(WrongGemmDeclared)
 TestStorageLie = conformance_suite(StorageLie)
 TestRaisingProbe = conformance_suite(RaisingProbe)
 TestMalformedProbe = conformance_suite(MalformedProbe)
@@ -138,6 +155,21 @@ def test_each_kind_of_broken_adapter_fails_its_tests_and_says_why(
     assert len(xfailed) == 6
     assert all("-gemm-" in r.nodeid for r in xfailed)
 
+    # A declared divergence: non-strict xfails, so a case that passes is an XPASS.
+    declared = by_class["TestWrongGemmDeclared"]
+    assert declared[("test_op_matches_reference", "skipped")] == 9 + 6  # bf16, 6 xfails
+    assert declared[("test_op_matches_reference", "passed")] == 12  # 4 of them XPASS
+    assert ("test_op_matches_reference", "failed") not in declared
+    assert declared[("test_wrong_output_is_caught", "passed")] == 9 * 5  # still catches
+    marked = {
+        r.nodeid.split("[")[1]: r.outcome
+        for r in result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
+        if "TestWrongGemmDeclared" in r.nodeid and hasattr(r, "wasxfail")
+    }
+    assert sorted(marked.values()) == ["passed"] * 4 + ["skipped"] * 6
+    assert all(("-gemm-" in k) == (v == "skipped") for k, v in marked.items())
+    assert all("-silu-mul-" in k for k, v in marked.items() if v == "passed")
+
     unregistered = by_class["TestUnregistered"]
     assert unregistered[("test_probe_never_raises", "failed")] == 1
     assert "passed" not in {outcome for (_, outcome) in unregistered}
@@ -149,6 +181,9 @@ def test_each_kind_of_broken_adapter_fails_its_tests_and_says_why(
             "*probe() raised RuntimeError: driver exploded*",
             "*an available probe carries a reason*",
             "SKIPPED*Gone: no such device on this machine*",
+            "XFAIL*WrongGemmDeclared*gemm*known divergence of wronggemmdeclared: gemm is 1% high "
+            "(https://example.org/issues/7)*",
+            "XPASS*WrongGemmDeclared*silu-mul*known divergence of wronggemmdeclared*",
             '*unsupported required backend "nope:cpu"*is its package installed?*',
             "*TestNoBackends sets no backends; set backends = ('name:device',)*",
         ]

@@ -11,6 +11,7 @@ from ._registry import (
     parse_backend,
     resolve,
 )
+from .divergences import KnownDivergence, matching_divergence
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -18,11 +19,13 @@ __all__ = [
     "BackendName",
     "Capabilities",
     "Execution",
+    "KnownDivergence",
     "Probe",
     "ProbeStatus",
     "Role",
     "adapter_entry_points",
     "known_backends",
+    "matching_divergence",
     "parse_backend",
     "resolve",
     "storage_name",

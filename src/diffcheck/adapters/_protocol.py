@@ -1,7 +1,8 @@
 """The adapter protocol: what a backend tells diffcheck and what it does for it.
 
 An adapter is small: identity (``name`` plus device variants), a ``probe`` that never raises,
-capabilities, an Array-API namespace, host transfer, and the precision it executes with.
+capabilities, an Array-API namespace, host transfer, the precision it executes with, and
+the known upstream divergences it declares (:mod:`diffcheck.adapters.divergences`).
 Every op then runs through :meth:`Adapter.execute` with no per-backend code; an adapter may
 override ``execute`` for hand-written kernels and offer command contexts
 (:meth:`Adapter.command_device`) for the lifecycle program.
@@ -24,6 +25,7 @@ from ..ops import ContextLifecycle, HostInputs, Op, OpParams
 from ..ops.lifecycle import ContextLifecycleParams
 from ..precision import PRECISIONS, PrecisionName
 from ..programs import CommandDevice, run_lifecycle
+from .divergences import KnownDivergence
 
 __all__ = [
     "Adapter",
@@ -165,6 +167,22 @@ class Adapter(abc.ABC):
     def command_device(self, precision: PrecisionName) -> CommandDevice | None:
         """A device that records command contexts for the lifecycle program, or None."""
         return None
+
+    def known_divergences(self) -> tuple[KnownDivergence, ...]:
+        """Known upstream divergences of this device variant; none by default.
+
+        Data, not a looser tolerance: a matching check still fails in its report; a sweep
+        counts a measured failure that matches as ``known`` and a matching pass as a known
+        divergence not seen, and the conformance kit marks matching cases xfail. It is asked
+        of the instance, so the plain name (``device`` None) can declare what applies to its
+        default device. It must not import the backend library, and must not raise.
+
+        Returns
+        -------
+        tuple[KnownDivergence, ...]
+            The declared divergences, each with its reason and upstream reference.
+        """
+        return ()
 
     def kernel_entrypoint(self, op: Op[Any], params: OpParams, precision: PrecisionName) -> str:
         """The label of what executes ``op`` (a kernel name, or the namespace definition)."""

@@ -1,7 +1,8 @@
 """``diffcheck sweep MATRIX``: run a matrix of checks, each in its own worker process.
 
-Exit status: 1 when any check failed, when a ``required`` pair has a not_run check, or when
-nothing executed at all (every check not_run); 0 otherwise. A bad matrix, a bad option or an
+Exit status: 1 when any check failed (a failure with a known divergence of its candidate
+only with ``--strict-known``), when a ``required`` pair has a not_run check, or when nothing
+executed at all (every check not_run); 0 otherwise. A bad matrix, a bad option or an
 existing report without ``--resume`` is one line on stderr and exit 1, before anything runs.
 """
 
@@ -34,7 +35,8 @@ def _parser() -> OneLineParser:
             "junit.xml and index.html into the sweep directory."
         ),
         epilog=(
-            "Exit status 1 when a check failed, a required pair has a not_run check, or nothing "
+            "Exit status 1 when a check failed (a failure with a known divergence of its "
+            "adapter only with --strict-known), a required pair has a not_run check, or nothing "
             "executed; 0 otherwise. The matrix format is in docs/matrix.md."
         ),
     )
@@ -72,6 +74,11 @@ def _parser() -> OneLineParser:
         "--only-available",
         action="store_true",
         help="leave out non-required pairs whose backends are unavailable here",
+    )
+    parser.add_argument(
+        "--strict-known",
+        action="store_true",
+        help="fail the sweep on failures with a known divergence of their adapter too",
     )
     return parser
 
@@ -114,6 +121,7 @@ def sweep(argv: Sequence[str]) -> int:
             resume=options.resume,
             left_out=left_out,
             on_row=progress.advance,
+            strict_known=options.strict_known,
         )
     print_summary(summary, outputs.listed())
     sys.stdout.flush()

@@ -1,7 +1,8 @@
 """``diffcheck sweep``: a matrix of checks, each isolated in its own worker process.
 
 The pieces, one job each: :mod:`.matrix` (the TOML file, schema v1), :mod:`.plan`
-(expansion and validation), :mod:`.worker` (the process that runs one check),
+(expansion and validation), :mod:`.known` (which rows a known divergence explains),
+:mod:`.worker` (the process that runs one check),
 :mod:`.isolate` (spawn, timeout, settle the report), :mod:`.records` (the records the parent
 writes and the rules that keep them honest), :mod:`.executors` (local processes or dask),
 :mod:`.run` (the orchestration), :mod:`.summary`, :mod:`.junit`, :mod:`.html` and

@@ -1,4 +1,9 @@
-"""The summary a person reads at the end of a sweep: a per pair / per op table and the paths."""
+"""The summary a person reads at the end of a sweep: a per pair / per op table and the paths.
+
+Failures with a known divergence of their adapter are a column and lines of their own
+(``known``, with the declared reason and upstream reference once per divergence), and so
+are checks that passed although they match one ("known divergence not seen").
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import IO
 
 from rich.markup import escape
 
-from .summary import SweepSummary
+from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
 
 __all__ = ["print_summary"]
 
@@ -18,6 +23,42 @@ def _num(value: float | None) -> str:
     if value is None:
         return "-"
     return "0" if value == 0 else f"{value:.3g}"
+
+
+def _known_lines(summary: SweepSummary) -> list[str]:
+    """Known failures, known divergences not seen, then each divergence once, with why."""
+    known = [row for row in summary.checks if row.outcome == "known"]
+    unseen = [row for row in summary.checks if row.divergence_not_seen]
+    lines = [f"[yellow]known[/] {escape(row.id)}: {escape(row.reason or '')}" for row in known[:20]]
+    if len(known) > 20:
+        lines.append(f"... and {len(known) - 20} more known failures (see summary.json)")
+    lines += [
+        f"[cyan]known divergence not seen[/] in {escape(row.id)}: passed, nmse {_num(row.nmse)} "
+        f"(tolerance {_num(row.tolerance)})"
+        for row in unseen[:20]
+    ]
+    if len(unseen) > 20:
+        lines.append(f"... and {len(unseen) - 20} more (see unexpected_passes in summary.json)")
+    notes: dict[tuple[str, KnownDivergenceNote], None] = {}
+    for row in known + unseen:
+        assert row.known_divergence is not None
+        notes[(row.candidate, row.known_divergence)] = None
+    lines += [
+        f"known divergence of {escape(candidate)}: {escape(note.reason)} "
+        f"(upstream: {escape(note.upstream)})"
+        for candidate, note in notes
+    ]
+    return lines
+
+
+def _counts_line(summary: SweepSummary, unseen: list[SummaryRow]) -> str:
+    counts = summary.counts
+    known = f", {counts.known} known" if counts.known else ""
+    not_seen = f", {len(unseen)} known divergence(s) not seen" if unseen else ""
+    return (
+        f"{counts.total} checks: {counts.passed} passed, {counts.failed} failed{known}, "
+        f"{counts.not_run} not_run{not_seen} in {summary.elapsed_s:.1f} s ({summary.executor})"
+    )
 
 
 def print_summary(
@@ -38,6 +79,7 @@ def print_summary(
         ("op", "left"),
         ("passed", "right"),
         ("failed", "right"),
+        ("known", "right"),
         ("not_run", "right"),
         ("worst nmse", "right"),
         ("tolerance", "right"),
@@ -54,13 +96,14 @@ def print_summary(
             group.op,
             f"[green]{group.passed}[/]" if group.passed else "0",
             f"[red]{group.failed}[/]" if group.failed else "0",
+            f"[yellow]{group.known}[/]" if group.known else "0",
             f"[dim]{group.not_run}[/]" if group.not_run else "0",
             _num(group.worst_nmse),
             _num(group.worst_tolerance),
             ratio,
         )
     console.print(table)
-    failed = [row for row in summary.checks if row.status == "failed"]
+    failed = [row for row in summary.checks if row.outcome == "failed"]
     for row in failed[:20]:
         # Reasons are data: "[cuda]" in an install hint must print, not style the line.
         console.print(
@@ -74,17 +117,16 @@ def print_summary(
             not_run.setdefault((f"{row.reference} -> {row.candidate}", row.reason or ""), row.id)
     for (pair, reason), _ in list(not_run.items())[:20]:
         console.print(f"[dim]not_run[/] {escape(pair)}: {escape(reason)}", soft_wrap=True)
+    for line in _known_lines(summary):
+        console.print(line, soft_wrap=True)
     for left in summary.left_out:
         console.print(
             f"left out {left.reference} -> {left.candidate}: {left.reason}",
             soft_wrap=True,
             markup=False,
         )
-    counts = summary.counts
-    console.print(
-        f"{counts.total} checks: {counts.passed} passed, {counts.failed} failed, "
-        f"{counts.not_run} not_run in {summary.elapsed_s:.1f} s ({summary.executor})"
-    )
+    unseen = [row for row in summary.checks if row.divergence_not_seen]
+    console.print(_counts_line(summary, unseen), markup=False)
     if summary.exit_status == 0:
         console.print("[green]sweep passed[/]")
     else:

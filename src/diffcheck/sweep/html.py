@@ -4,7 +4,9 @@ Inline CSS and inline SVG only: no script, no font, no network, so it opens from
 from a CI artifact) with no server. It shows the verdict and why, per pair and op totals,
 every check's NMSE against its tolerance on a log scale, a table of every check (with links
 to the report files, relative so the directory can be moved) and per-phase bars for the
-lifecycle op.
+lifecycle op. A failure with a known divergence of its adapter has an amber ``known`` badge
+with the declared reason and a link to the upstream reference (the only link that leaves the
+page, and only when a person follows it); a pass that matches one is listed as not seen.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from .summary import GroupSummary, SummaryRow, SweepSummary
+from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import STATUS_COLOURS, LogRange, nmse_strip, phase_bars, ratio_overview
 
 __all__ = ["render_html"]
@@ -25,11 +27,14 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .verdict.ok{background:#dafbe1;color:#116329}.verdict.bad{background:#ffebe9;color:#a40e26}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}
 .passed{background:#1a7f37}.failed{background:#cf222e}.not_run{background:#8c959f}
+.known{background:#bf8700}
+.divergence{margin-top:4px;color:#7d4e00}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:middle}
 th{background:#f6f8fa;position:sticky;top:0}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.status-failed td{background:#fff5f5}tr.status-not_run td{color:#57606a}
+tr.status-known td{background:#fff8c5}
 td.reason{min-width:260px;max-width:520px;font-size:12px;word-break:break-word}
 details summary{cursor:pointer}
 .phases{display:flex;flex-wrap:wrap;gap:12px}.phases figure{margin:0}
@@ -59,22 +64,59 @@ def _badge(status: str) -> str:
     return f'<span class="badge {status}">{escape(status)}</span>'
 
 
+def _upstream(text: str) -> str:
+    """The upstream reference, as a link when it is a web address."""
+    if text.startswith(("https://", "http://")):
+        return f"<a href='{escape(text)}' rel='noreferrer'>{escape(text)}</a>"
+    return escape(text)
+
+
+def _divergence(row: SummaryRow) -> str:
+    note = row.known_divergence
+    if note is None:
+        return ""
+    lead = "known divergence" if row.status == "failed" else "known divergence not seen"
+    return (
+        f"<div class='divergence'><strong>{lead}:</strong> {escape(note.reason)} "
+        f"&middot; upstream: {_upstream(note.upstream)}</div>"
+    )
+
+
+def _not_seen(rows: Sequence[SummaryRow]) -> str:
+    unseen = [row for row in rows if row.divergence_not_seen]
+    if not unseen:
+        return ""
+    notes: dict[KnownDivergenceNote, list[SummaryRow]] = {}
+    for row in unseen:
+        assert row.known_divergence is not None
+        notes.setdefault(row.known_divergence, []).append(row)
+    items = "".join(
+        f"<li>{escape(note.reason)} (upstream: {_upstream(note.upstream)}): "
+        + ", ".join(f"<a href='#{escape(r.id)}'>{escape(r.id)}</a>" for r in members)
+        + "</li>"
+        for note, members in notes.items()
+    )
+    return f"<p id='not-seen'>Known divergences not seen (these checks passed):</p><ul>{items}</ul>"
+
+
 def _groups(groups: Sequence[GroupSummary]) -> str:
     lines = [
         "<table class='groups'><thead><tr><th>pair</th><th>op</th><th>passed</th><th>failed</th>"
-        "<th>not_run</th><th>worst nmse</th><th>its tolerance</th><th>nmse / tol</th></tr></thead><tbody>"
+        "<th>known</th><th>not_run</th><th>worst nmse</th><th>its tolerance</th><th>nmse / tol</th></tr></thead><tbody>"
     ]
     for g in groups:
         required = " <em>(required)</em>" if g.required else ""
         worst = (
             "status-failed"
             if g.failed
-            else ("status-not_run" if not (g.passed or g.failed) else "")
+            else "status-known"
+            if g.known
+            else ("status-not_run" if not g.passed else "")
         )
         lines.append(
             f"<tr class='group {worst}'><td>{escape(g.reference)} &rarr; {escape(g.candidate)}{required}</td>"
             f"<td>{escape(g.op)}</td><td class='num'>{g.passed}</td><td class='num'>{g.failed}</td>"
-            f"<td class='num'>{g.not_run}</td><td class='num'>{_num(g.worst_nmse)}</td>"
+            f"<td class='num'>{g.known}</td><td class='num'>{g.not_run}</td><td class='num'>{_num(g.worst_nmse)}</td>"
             f"<td class='num'>{_num(g.worst_tolerance)}</td><td class='num'>{_num(g.worst_ratio)}</td></tr>"
         )
     lines.append("</tbody></table>")
@@ -90,8 +132,8 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
     ]
     for row in rows:
         lines.append(
-            f"<tr class='check status-{row.status}' data-status='{row.status}' id='{escape(row.id)}'>"
-            f"<td>{_badge(row.status)}</td>"
+            f"<tr class='check status-{row.outcome}' data-status='{row.outcome}' id='{escape(row.id)}'>"
+            f"<td>{_badge(row.outcome)}</td>"
             f"<td>{escape(row.reference)} &rarr; {escape(row.candidate)}</td>"
             f"<td>{escape(row.op)}</td><td><code>{escape(row.shape)}</code></td>"
             f"<td>{escape(row.precision)}</td><td class='num'>{row.seed}</td>"
@@ -99,7 +141,7 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
             f"<td class='num'>{_num(row.ratio)}</td><td>{nmse_strip(row, scale)}</td>"
             f"<td class='num'>{escape(row.worker)}"
             f"{'' if row.worker_wall_s is None else f'<br>{row.worker_wall_s:.2f} s'}</td>"
-            f"<td class='reason'>{_reason(row.reason)}</td>"
+            f"<td class='reason'>{_reason(row.reason)}{_divergence(row)}</td>"
             f"<td><a href='{escape(row.report)}'>json</a></td></tr>"
         )
     lines.append("</tbody></table>")
@@ -116,7 +158,7 @@ def _phases(rows: Sequence[SummaryRow]) -> str:
         hi=-4,
     )
     figures = [
-        f"<figure>{phase_bars(row, scale)}<figcaption>{_badge(row.status)} "
+        f"<figure>{phase_bars(row, scale)}<figcaption>{_badge(row.outcome)} "
         f"<a href='#{escape(row.id)}'>{escape(row.id)}</a></figcaption></figure>"
         for row in lifecycle
     ]
@@ -156,12 +198,14 @@ def render_html(summary: SweepSummary) -> str:
 &middot; {summary.elapsed_s:.1f} s &middot; diffcheck {escape(summary.diffcheck_version)}</p>
 <div class="verdict {"ok" if ok else "bad"}">{verdict}</div>
 <p id="counts">{counts.total} checks: {_badge("passed")} {counts.passed}
-&nbsp; {_badge("failed")} {counts.failed} &nbsp; {_badge("not_run")} {counts.not_run}</p>
+&nbsp; {_badge("failed")} {counts.failed} &nbsp; {_badge("known")} {counts.known}
+&nbsp; {_badge("not_run")} {counts.not_run}</p>
+{_not_seen(rows)}
 {f"<p>Pairs left out (--only-available):</p><ul>{left_out}</ul>" if left_out else ""}
 <h2>Per pair and op</h2>
 {_groups(summary.groups)}
 <h2>NMSE against tolerance, every check (log scale)</h2>
-<p class="meta">{legend}; hollow marks are exact matches (nmse 0); a cross at the top is a failure
+<p class="meta">{legend} (known: a failure with a known divergence of its adapter); hollow marks are exact matches (nmse 0); a cross at the top is a failure
 with no measurement (crash, timeout); ticks below the axis are not_run.</p>
 <div class="scroll">{ratio_overview(rows)}</div>
 <h2 id="checks">Checks</h2>

@@ -2,7 +2,10 @@
 
 A failed check is a ``<failure>`` with its reason; a not_run check is ``<skipped>`` with its
 reason (CI dashboards show both without failing on skips; the sweep's exit status is what
-fails a required pair). The layout is the common subset that Jenkins, GitLab and GitHub
+fails a required pair). A failure with a known divergence of its adapter is ``<skipped
+message="known divergence: ...">`` with the report's reason in the text, as pytest writes an
+xfail (a ``<failure>`` under ``--strict-known``); a pass that matches one says so in its
+``<system-out>``, as pytest's non-strict XPASS is a pass. The layout is the common subset that Jenkins, GitLab and GitHub
 reporters read: ``testsuites > testsuite > testcase``.
 """
 
@@ -15,7 +18,15 @@ from .summary import SummaryRow, SweepSummary
 __all__ = ["junit_xml"]
 
 
-def _case(suite: ET.Element, row: SummaryRow) -> None:
+def _fails(row: SummaryRow, strict_known: bool) -> bool:
+    return row.outcome == "failed" or (strict_known and row.outcome == "known")
+
+
+def _skips(row: SummaryRow, strict_known: bool) -> bool:
+    return row.outcome == "not_run" or (not strict_known and row.outcome == "known")
+
+
+def _case(suite: ET.Element, row: SummaryRow, strict_known: bool) -> None:
     case = ET.SubElement(
         suite,
         "testcase",
@@ -28,25 +39,31 @@ def _case(suite: ET.Element, row: SummaryRow) -> None:
         f"{row.op} {row.shape} {row.precision} seed {row.seed}: "
         f"nmse {row.nmse!r} (tolerance {row.tolerance!r}); worker {row.worker}; report {row.report}"
     )
-    if row.status == "failed":
+    known = row.known_divergence
+    why = f"known divergence: {known.reason} ({known.upstream})" if known else ""
+    if row.outcome == "known" and not strict_known:
+        skipped = ET.SubElement(case, "skipped", message=why, type="known_divergence")
+        skipped.text = f"{row.reason}\n{detail}"
+    elif row.status == "failed":
         failure = ET.SubElement(case, "failure", message=row.reason or "failed", type="failed")
-        failure.text = detail
+        failure.text = f"{detail}\n{why} (--strict-known)" if known else detail
     elif row.status == "not_run":
         ET.SubElement(case, "skipped", message=row.reason or "not_run")
     else:
         out = ET.SubElement(case, "system-out")
-        out.text = detail
+        out.text = f"{detail}\n{why}: not seen, the check passed" if known else detail
 
 
 def junit_xml(summary: SweepSummary) -> bytes:
     """The sweep as a JUnit XML document (UTF-8 bytes with an XML declaration)."""
+    strict = summary.strict_known
     root = ET.Element(
         "testsuites",
         name="diffcheck sweep",
         tests=str(summary.counts.total),
-        failures=str(summary.counts.failed),
+        failures=str(sum(_fails(r, strict) for r in summary.checks)),
         errors="0",
-        skipped=str(summary.counts.not_run),
+        skipped=str(sum(_skips(r, strict) for r in summary.checks)),
         time=f"{summary.elapsed_s:.3f}",
     )
     suites: dict[str, list[SummaryRow]] = {}
@@ -58,14 +75,14 @@ def junit_xml(summary: SweepSummary) -> bytes:
             "testsuite",
             name=name,
             tests=str(len(rows)),
-            failures=str(sum(r.status == "failed" for r in rows)),
+            failures=str(sum(_fails(r, strict) for r in rows)),
             errors="0",
-            skipped=str(sum(r.status == "not_run" for r in rows)),
+            skipped=str(sum(_skips(r, strict) for r in rows)),
             time=f"{sum(r.worker_wall_s or 0.0 for r in rows):.3f}",
             timestamp=summary.started_at,
         )
         for row in rows:
-            _case(suite, row)
+            _case(suite, row, strict)
     ET.indent(root)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"

@@ -19,11 +19,11 @@ import dataclasses
 import itertools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..adapters import parse_backend, resolve
+from ..adapters import KnownDivergence, parse_backend, resolve
 from ..config import Check, make_check
 from ..errors import ConfigError, UnknownBackendError
 from ..precision import PrecisionName, default_max_nmse
@@ -47,6 +47,8 @@ class Pair:
     required: bool
     #: Why the candidate cannot be resolved here (no adapter installed), or None.
     unresolved: str | None = None
+    #: What the candidate's adapter declares (resolved once, here); not part of the identity.
+    known_divergences: tuple[KnownDivergence, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -131,17 +133,24 @@ def _tolerance(
 def _resolve_pair(entry: PairEntry) -> Pair:
     # Resolving imports the adapter module only (never the backend library), so an unknown
     # device suffix or a plugin that cannot load is found here, not once per worker.
+    # The adapter's known divergences are read here too, so the parent resolves it once.
     unresolved = None
+    divergences: tuple[KnownDivergence, ...] = ()
     try:
         parse_backend(entry.candidate)
     except UnknownBackendError as error:
         unresolved = f"{error}: no adapter for it is installed here (or the name is misspelt)"
     else:
         try:
-            resolve(entry.candidate)
+            adapter = resolve(entry.candidate)
         except UnknownBackendError as error:
             unresolved = str(error)
-    return Pair(entry.reference, entry.candidate, entry.required, unresolved)
+        else:
+            try:
+                divergences = tuple(adapter.known_divergences())
+            except Exception:  # a broken list excuses nothing: its failures stay failures
+                divergences = ()
+    return Pair(entry.reference, entry.candidate, entry.required, unresolved, divergences)
 
 
 def _make(pair: Pair, op: str, precision: str, seed: int, tolerance: float, params: Any) -> Check:

@@ -29,7 +29,7 @@ class SweepProgress:
         self.stream = stream or sys.stderr
         self.enabled = enabled and self.stream.isatty()
         self.total = total
-        self.counts = {"passed": 0, "failed": 0, "not_run": 0}
+        self.counts = {"passed": 0, "failed": 0, "known": 0, "not_run": 0}
         self._progress: Any = None
         self._task: Any = None
 
@@ -63,14 +63,15 @@ class SweepProgress:
 
     def _text(self) -> str:
         c = self.counts
+        known = f"[yellow]{c['known']} known[/] " if c["known"] else ""
         return (
-            f"[green]{c['passed']} passed[/] [red]{c['failed']} failed[/] "
+            f"[green]{c['passed']} passed[/] [red]{c['failed']} failed[/] {known}"
             f"[dim]{c['not_run']} not_run[/]"
         )
 
     def advance(self, row: SummaryRow) -> None:
         """Count one finished check."""
-        self.counts[row.status] += 1
+        self.counts[row.outcome] += 1
         if self._progress is not None:
             self._progress.update(self._task, advance=1, counts=self._text())
 

@@ -8,8 +8,9 @@ Order of events:
 2. checks whose candidate has no adapter here get a ``not_run`` report from the parent
    (no worker could run them);
 3. the executor runs the rest, each in its own worker process, and settles each report;
-4. rows are read back from the report files, and ``summary.json``, ``junit.xml`` and
-   ``index.html`` are written (these are derived views, replaced on every run).
+4. rows are read back from the report files and matched against the candidates' known
+   divergences (:mod:`.known`), and ``summary.json``, ``junit.xml`` and ``index.html`` are
+   written (these are derived views, replaced on every run).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .executors import Executor
 from .html import render_html
 from .isolate import WorkerOutcome
 from .junit import junit_xml
+from .known import DivergencesFor, classify, planned_divergences
 from .plan import Pair, PlannedCheck, SweepPlan
 from .records import ReportState, read_state, set_aside, write_new_final
 from .spec import WorkerSpec
@@ -109,6 +111,8 @@ def run_sweep(
     resume: bool = False,
     left_out: Sequence[tuple[Pair, str]] = (),
     on_row: Callable[[SummaryRow], None] | None = None,
+    strict_known: bool = False,
+    divergences_for: DivergencesFor | None = None,
 ) -> tuple[SweepSummary, SweepOutputs]:
     """Run every check of ``plan`` in isolation and write the sweep's outputs under ``out``.
 
@@ -130,6 +134,11 @@ def run_sweep(
         Pairs removed from the plan by ``--only-available``, with the reason.
     on_row
         Called with each check's row as it finishes (the progress bar).
+    strict_known
+        Fail the sweep on failures with a known divergence too (``--strict-known``).
+    divergences_for
+        The known divergences of a candidate backend name; by default what each candidate's
+        adapter declared when the plan resolved it.
 
     Returns
     -------
@@ -148,6 +157,7 @@ def run_sweep(
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     by_id = {planned.id: planned for planned in plan.checks}
+    divergences_for = divergences_for or planned_divergences(plan)
     reused: list[PlannedCheck] = []
     to_run: list[PlannedCheck] = []
     for planned in plan.checks:
@@ -164,7 +174,9 @@ def run_sweep(
             raise ReportError(
                 f"report {outcome.report} is {state.value} after its worker was settled"
             )
-        row = build_row(planned, document, outcome)
+        row = classify(
+            build_row(planned, document, outcome), divergences_for(planned.pair.candidate)
+        )
         rows[planned.id] = row
         if on_row is not None:
             on_row(row)
@@ -186,7 +198,7 @@ def run_sweep(
             record(outcome)
 
     ordered = [rows[planned.id] for planned in plan.checks]
-    status, reasons = judge(ordered)
+    status, reasons = judge(ordered, strict_known=strict_known)
     summary = SweepSummary(
         matrix=str(matrix),
         matrix_sha256=hashlib.sha256(matrix.read_bytes()).hexdigest(),
@@ -200,6 +212,8 @@ def run_sweep(
         counts=counts(ordered),
         exit_status=status,
         exit_reasons=reasons,
+        strict_known=strict_known,
+        unexpected_passes=[row.id for row in ordered if row.divergence_not_seen],
         left_out=[
             LeftOutPair(reference=pair.reference, candidate=pair.candidate, reason=reason)
             for pair, reason in left_out

@@ -1,10 +1,13 @@
 """The sweep summary (``summary.json``, schema version 1): one row per check, per-group totals.
 
 Rows are built from each check's report file, the one piece of evidence, plus how its
-worker ended; the summary adds nothing the reports do not say except worker exits and wall
-times. Groups are per backend pair and op: counts of passed / failed / not_run and the
-worst NMSE measured against its own tolerance (``ratio = nmse / tolerance``; a check passes
-only below 1). The JSON Schema is generated into ``reports/schema/summary-v1.json``.
+worker ended; the summary adds nothing the reports do not say except worker exits, wall
+times and the candidate adapter's known divergences. Groups are per backend pair and op:
+counts of passed / failed / known / not_run and the worst NMSE measured against its own
+tolerance (``ratio = nmse / tolerance``; a check passes only below 1). A row keeps its
+report's status; its ``outcome`` is ``known`` when it failed with a known divergence
+(:mod:`.known` decides which rows match). The JSON Schema is generated into
+``reports/schema/summary-v1.json``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ __all__ = [
     "SUMMARY_SCHEMA_VERSION",
     "Counts",
     "GroupSummary",
+    "KnownDivergenceNote",
     "LeftOutPair",
+    "Outcome",
     "SegmentNmse",
     "SummaryRow",
     "SweepSummary",
@@ -34,6 +39,9 @@ __all__ = [
 ]
 
 SUMMARY_SCHEMA_VERSION: Literal[1] = 1
+
+#: How a check counts: its status, except that a failure with a known divergence is "known".
+Outcome = Literal["passed", "failed", "known", "not_run"]
 
 
 class _Strict(BaseModel):
@@ -46,6 +54,13 @@ class SegmentNmse(_Strict):
     name: str = Field(description="Segment (phase) wire name.")
     status: Literal["passed", "failed"]
     nmse: float | None = Field(description="The segment's NMSE, when it was measured.")
+
+
+class KnownDivergenceNote(_Strict):
+    """A known divergence of the candidate, as its adapter declares it."""
+
+    reason: str = Field(description="What diverges and why.")
+    upstream: str = Field(description="Where it is tracked upstream: a URL or an issue.")
 
 
 class SummaryRow(_Strict):
@@ -76,6 +91,25 @@ class SummaryRow(_Strict):
         description="What the sweep parent wrote into the report, if the worker did not."
     )
     resumed: bool = Field(description="True when an existing complete report was reused.")
+    known_divergence: KnownDivergenceNote | None = Field(
+        description=(
+            "The candidate adapter's known divergence this check matches. On a failed row "
+            "(always a measured one: a failure with no metrics is never excused) the check "
+            "counts as known; on a passed row the divergence was not seen. Null otherwise."
+        ),
+    )
+
+    @property
+    def outcome(self) -> Outcome:
+        """The status, or ``known`` for a failure with a known divergence."""
+        if self.status == "failed" and self.known_divergence is not None:
+            return "known"
+        return self.status
+
+    @property
+    def divergence_not_seen(self) -> bool:
+        """Whether the check passed although it matches a known divergence."""
+        return self.status == "passed" and self.known_divergence is not None
 
 
 class GroupSummary(_Strict):
@@ -86,7 +120,8 @@ class GroupSummary(_Strict):
     required: bool
     op: str
     passed: int = Field(ge=0)
-    failed: int = Field(ge=0)
+    failed: int = Field(ge=0, description="Failed checks with no known divergence.")
+    known: int = Field(ge=0, description="Failed checks with a known divergence.")
     not_run: int = Field(ge=0)
     worst_nmse: float | None = Field(description="NMSE of the check with the largest ratio.")
     worst_tolerance: float | None = Field(description="That check's tolerance.")
@@ -103,11 +138,12 @@ class LeftOutPair(_Strict):
 
 
 class Counts(_Strict):
-    """Checks by status."""
+    """Checks by outcome: a failure with a known divergence of its adapter counts as known."""
 
     total: int = Field(ge=0)
     passed: int = Field(ge=0)
-    failed: int = Field(ge=0)
+    failed: int = Field(ge=0, description="Failed checks with no known divergence.")
+    known: int = Field(ge=0, description="Failed checks with a known divergence.")
     not_run: int = Field(ge=0)
 
 
@@ -127,6 +163,15 @@ class SweepSummary(_Strict):
     counts: Counts
     exit_status: int = Field(description="The exit status of the sweep command.")
     exit_reasons: list[str] = Field(description="Why the exit status is nonzero (empty if 0).")
+    strict_known: bool = Field(
+        description="Whether known divergences failed the sweep too (--strict-known)."
+    )
+    unexpected_passes: list[str] = Field(
+        description=(
+            "Ids of checks that passed although they match a known divergence of their "
+            "candidate (the divergence was not seen); reported, never a failure."
+        )
+    )
     left_out: list[LeftOutPair] = Field(description="Pairs left out by --only-available.")
     groups: list[GroupSummary]
     checks: list[SummaryRow]
@@ -178,6 +223,7 @@ def build_row(
         worker=outcome.exit,
         parent_action=outcome.action,
         resumed=outcome.reused,
+        known_divergence=None,  # :func:`.known.classify` sets it
     )
 
 
@@ -196,9 +242,10 @@ def group_rows(rows: Sequence[SummaryRow]) -> list[GroupSummary]:
                 candidate=candidate,
                 required=members[0].required,
                 op=op,
-                passed=sum(r.status == "passed" for r in members),
-                failed=sum(r.status == "failed" for r in members),
-                not_run=sum(r.status == "not_run" for r in members),
+                passed=sum(r.outcome == "passed" for r in members),
+                failed=sum(r.outcome == "failed" for r in members),
+                known=sum(r.outcome == "known" for r in members),
+                not_run=sum(r.outcome == "not_run" for r in members),
                 worst_nmse=worst.nmse if worst else None,
                 worst_tolerance=worst.tolerance if worst else None,
                 worst_ratio=worst.ratio if worst else None,
@@ -209,25 +256,34 @@ def group_rows(rows: Sequence[SummaryRow]) -> list[GroupSummary]:
 
 
 def counts(rows: Sequence[SummaryRow]) -> Counts:
-    """Checks by status."""
+    """Checks by outcome."""
     return Counts(
         total=len(rows),
-        passed=sum(r.status == "passed" for r in rows),
-        failed=sum(r.status == "failed" for r in rows),
-        not_run=sum(r.status == "not_run" for r in rows),
+        passed=sum(r.outcome == "passed" for r in rows),
+        failed=sum(r.outcome == "failed" for r in rows),
+        known=sum(r.outcome == "known" for r in rows),
+        not_run=sum(r.outcome == "not_run" for r in rows),
     )
 
 
-def judge(rows: Sequence[SummaryRow]) -> tuple[int, list[str]]:
+def _checks(count: int) -> str:
+    return f"{count} check{'s' if count != 1 else ''}"
+
+
+def judge(rows: Sequence[SummaryRow], *, strict_known: bool = False) -> tuple[int, list[str]]:
     """The sweep's exit status and the reasons for a nonzero one.
 
-    Nonzero when any check failed, when a required pair has a not_run check, or when no check
-    executed at all (every check not_run, or none left to run).
+    Nonzero when any check failed with no known divergence (with ``strict_known``, with one
+    too), when a required pair has a not_run check, or when no check executed at all (every
+    check not_run, or none left to run). A known divergence not seen never fails a sweep.
     """
     reasons = []
-    failed = [r for r in rows if r.status == "failed"]
+    failed = sum(r.outcome == "failed" for r in rows)
     if failed:
-        reasons.append(f"{len(failed)} check{'s' if len(failed) != 1 else ''} failed")
+        reasons.append(f"{_checks(failed)} failed")
+    known = sum(r.outcome == "known" for r in rows)
+    if known and strict_known:
+        reasons.append(f"{_checks(known)} failed with a known divergence (--strict-known)")
     required_not_run: dict[str, int] = {}
     for row in rows:
         if row.required and row.status == "not_run":

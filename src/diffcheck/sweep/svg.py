@@ -15,7 +15,13 @@ from .summary import SummaryRow
 
 __all__ = ["LogRange", "nmse_strip", "phase_bars", "ratio_overview"]
 
-STATUS_COLOURS = {"passed": "#1a7f37", "failed": "#cf222e", "not_run": "#8c959f"}
+#: By row outcome: a failure with a known divergence is "known", in amber.
+STATUS_COLOURS = {
+    "passed": "#1a7f37",
+    "failed": "#cf222e",
+    "known": "#bf8700",
+    "not_run": "#8c959f",
+}
 _FLOOR = -20  # decades: anything smaller is drawn as zero
 
 
@@ -128,8 +134,8 @@ def ratio_overview(rows: Sequence[SummaryRow], *, width: int = 1100, height: int
                 f'fill="#57606a">{escape(pair)}</text>'
             )
             previous_pair = pair
-        colour = STATUS_COLOURS[row.status]
-        tip = f"<title>{escape(row.id)}: {row.status}; ratio {_fmt(row.ratio)}; nmse {_fmt(row.nmse)}; tolerance {row.tolerance:g}</title>"
+        colour = STATUS_COLOURS[row.outcome]
+        tip = f"<title>{escape(row.id)}: {row.outcome}; ratio {_fmt(row.ratio)}; nmse {_fmt(row.nmse)}; tolerance {row.tolerance:g}</title>"
         if row.ratio is not None:
             y = y_of(row.ratio)
             fill = "none" if row.ratio == 0 else colour
@@ -168,7 +174,7 @@ def nmse_strip(row: SummaryRow, scale: LogRange, *, width: int = 200, height: in
     ]
     if row.nmse is not None:
         x = pad + usable * scale.fraction(row.nmse)
-        colour = STATUS_COLOURS[row.status]
+        colour = STATUS_COLOURS[row.outcome]
         fill = "none" if row.nmse == 0 else colour
         body.append(
             f'<circle cx="{x:.1f}" cy="{mid}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="1.5">'

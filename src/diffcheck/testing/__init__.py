@@ -2,8 +2,9 @@
 
 ``from diffcheck.testing import conformance_suite`` and, in a test module,
 ``TestConformance = conformance_suite("mybackend:cpu")`` runs the whole adapter contract
-against a backend (or subclass ``ConformanceTests`` and set ``backends``, to override a test
-for a known divergence). This package imports pytest; the core never imports it.
+against a backend (or subclass ``ConformanceTests`` and set ``backends``, to override a
+test); cases that match a known divergence the adapter declares are non-strict xfails. This
+package imports pytest; the core never imports it.
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ A backend package runs it against itself in one line of its tests::
     TestConformance = conformance_suite("mybackend:cpu")
 
 The returned class is an ordinary pytest test class, a subclass of :class:`ConformanceTests`;
-subclassing that directly (``backends = ("mybackend:cpu",)``) lets a package override one
-test to mark a known divergence. For each backend it checks that
+subclassing that directly (``backends = ("mybackend:cpu",)``) lets a package override a
+test. An op case that matches a known divergence the adapter declares
+(:meth:`Adapter.known_divergences <diffcheck.adapters.Adapter.known_divergences>`) is a
+non-strict xfail with the declared reason: it does not fail the run, and a pass shows as
+XPASS (the divergence was not seen). For each backend it checks that
 
 * ``probe()`` never raises and returns a well-formed :class:`~diffcheck.adapters.Probe`
   (an unavailable backend skips every other test with the probe's reason, never silently;
@@ -37,7 +40,7 @@ from typing import ClassVar, Final
 
 import pytest
 
-from ..adapters import Adapter, parse_backend, resolve
+from ..adapters import Adapter, matching_divergence, parse_backend, resolve
 from ..config import Check, make_check
 from ..errors import DiffcheckError
 from ..ops import OPS, ContextLifecycle
@@ -119,8 +122,10 @@ class ConformanceTests:
     """The adapter contract as a pytest test class; subclass it and set ``backends``.
 
     ``backends`` holds backend names or zero-argument adapter factories; ``reference`` is the
-    trusted backend. A subclass may override a test to mark a known divergence (with the
-    upstream issue in the reason), for example with ``pytest.mark.xfail(strict=True)``.
+    trusted backend. Op cases that match an active known divergence of the adapter are
+    non-strict xfails. A subclass may also override a test to mark a divergence the adapter
+    does not declare (with the upstream issue in the reason), for example with
+    ``pytest.mark.xfail(strict=True)``; where both apply, the declared one is used.
     :func:`conformance_suite` makes such a subclass in one call.
     """
 
@@ -164,6 +169,21 @@ class ConformanceTests:
                 _check(adapter, case, precision, self.reference), candidate=adapter
             )
         return runs[key]
+
+    @pytest.fixture(autouse=True)
+    def _known_divergence(self, request: pytest.FixtureRequest) -> None:
+        """Mark an op case that matches the adapter's known divergence as a non-strict xfail."""
+        # An autouse fixture, not a parameter of the test, so an overriding subclass keeps
+        # its signature. The adapter fixture (which may skip) is the one the test uses.
+        if request.function.__name__ != "test_op_matches_reference":
+            return
+        adapter: Adapter = request.getfixturevalue("adapter")
+        case: OpCase = request.getfixturevalue("case")
+        precision: PrecisionName = request.getfixturevalue("precision")
+        known = matching_divergence(adapter.known_divergences(), adapter.device, case.op, precision)
+        if known is not None:
+            reason = f"known divergence of {adapter.spec}: {known.reason} ({known.upstream})"
+            request.applymarker(pytest.mark.xfail(strict=False, reason=reason))
 
     @pytest.fixture
     def adapter(self, conformance_target: _Target) -> Adapter:

@@ -6,11 +6,12 @@ import MLX; the adapter imports ``mlx.core`` when it is probed or run.
 
 from __future__ import annotations
 
-from ._adapter import MlxAdapter
+from ._adapter import TF32_DIVERGENCE, MlxAdapter, tf32_enabled
 from ._probe import installed_builds, probe_mlx
 from ._streams import MlxBuffer, MlxCommandContext, MlxCommandDevice, host_float32
 
 __all__ = [
+    "TF32_DIVERGENCE",
     "MlxAdapter",
     "MlxBuffer",
     "MlxCommandContext",
@@ -18,4 +19,5 @@ __all__ = [
     "host_float32",
     "installed_builds",
     "probe_mlx",
+    "tf32_enabled",
 ]
