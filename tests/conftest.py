@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from hypothesis import settings
+
 # The test doubles live beside the tests; make them importable as ``fakes`` under
 # pytest's importlib import mode.
 sys.path.insert(0, str(Path(__file__).parent))
-
-from hypothesis import settings  # noqa: E402  (after the path set-up above)
 
 # Property tests keep no example database: a test run leaves nothing in the tree.
 settings.register_profile("diffcheck", database=None)
