@@ -90,6 +90,15 @@ def _plot_frame(
     return body, y_of
 
 
+def _fit_label(full: str, short: str, room: float, *, char_px: float = 5.6) -> str:
+    """The pair label that fits ``room`` pixels at 10 px type: full, then short, then cut."""
+    for text in (full, short):
+        if len(text) * char_px <= room:
+            return text
+    keep = int(room // char_px) - 1
+    return short[:keep] + "…" if keep > 0 else ""
+
+
 def _svg(width: int, height: int, body: Sequence[str], label: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -118,6 +127,10 @@ def ratio_overview(rows: Sequence[SummaryRow], *, width: int = 1100, height: int
         f'<text x="{left + plot_w - 4}" y="{one - 4:.1f}" font-size="11" text-anchor="end" '
         'fill="#cf222e">tolerance (ratio 1)</text>'
     )
+    group_sizes: dict[str, int] = {}
+    for row in rows:
+        key = f"{row.reference} -> {row.candidate}"
+        group_sizes[key] = group_sizes.get(key, 0) + 1
     previous_pair = None
     for index, row in enumerate(rows):
         x = left + step * (index + 0.5)
@@ -129,9 +142,10 @@ def ratio_overview(rows: Sequence[SummaryRow], *, width: int = 1100, height: int
                     f'<line x1="{edge:.1f}" x2="{edge:.1f}" y1="{top}" y2="{top + plot_h}" '
                     'stroke="#57606a" stroke-dasharray="2 3"/>'
                 )
+            label = _fit_label(pair, row.candidate, step * group_sizes[pair] - 6)
             body.append(
                 f'<text x="{left + step * index + 3:.1f}" y="{height - 8}" font-size="10" '
-                f'fill="#57606a">{escape(pair)}</text>'
+                f'fill="#57606a"><title>{escape(pair)}</title>{escape(label)}</text>'
             )
             previous_pair = pair
         colour = STATUS_COLOURS[row.outcome]
