@@ -67,7 +67,8 @@ class CommandDevice(Protocol):
     """The device behind the contexts: owns buffers and reads them back.
 
     A device may also expose ``input_storage`` and ``output_storage`` attributes (short dtype
-    names read off its real buffers); the report then records those instead of the request.
+    names read off its real buffers), which the report records instead of the request, and a
+    one-line ``detail`` of what it ran on.
     """
 
     def new_context(self) -> CommandContext:

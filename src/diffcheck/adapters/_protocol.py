@@ -186,18 +186,24 @@ class Adapter(abc.ABC):
 
     def kernel_entrypoint(self, op: Op[Any], params: OpParams, precision: PrecisionName) -> str:
         """The label of what executes ``op`` (a kernel name, or the namespace definition)."""
-        label = self.namespace_label or self.name
         if isinstance(op, ContextLifecycle) and not self.has_command_contexts:
-            return (
-                f"{label}: gemm -> copy -> silu_mul, four independent chains (no command contexts)"
-            )
-        return f"{label}: {op.report_name} (array-api definition)"
+            return self._chain_labels()[0]
+        return f"{self.namespace_label or self.name}: {op.report_name} (array-api definition)"
 
     def execution_path(self, op: Op[Any]) -> str:
         """How ``op`` reaches this backend (written to the report)."""
         if isinstance(op, ContextLifecycle) and not self.has_command_contexts:
-            return f"gemm -> copy -> silu_mul as four independent chains via {self.spec} (no command contexts)"
+            return self._chain_labels()[1]
         return f"{op.execution_path} via {self.spec}"
+
+    def _chain_labels(self) -> tuple[str, str]:
+        """(entrypoint, path) of the lifecycle run as four chains through the namespace."""
+        label = self.namespace_label or self.name
+        return (
+            f"{label}: gemm -> copy -> silu_mul, four independent chains (no command contexts)",
+            f"gemm -> copy -> silu_mul as four independent chains via {self.spec} "
+            "(no command contexts)",
+        )
 
     @property
     def has_command_contexts(self) -> bool:
@@ -229,17 +235,29 @@ class Adapter(abc.ABC):
         The reference role accumulates in float64 where the op asks for it and the device
         has float64 (the reference tool's CPU GEMM); a candidate accumulates in float32.
         """
-        entrypoint = self.kernel_entrypoint(op, params, precision)
-        path = self.execution_path(op)
-        if isinstance(op, ContextLifecycle) and role == "candidate":
+        is_lifecycle = isinstance(op, ContextLifecycle)
+        if is_lifecycle and role == "candidate":
             device = self.command_device(precision)
             if device is not None:
                 assert isinstance(params, ContextLifecycleParams)
                 output = run_lifecycle(device, params, inputs)
-                # A device may report the storage it really used (read off its buffers).
-                stored_in = getattr(device, "input_storage", precision)
-                stored_out = getattr(device, "output_storage", precision)
-                return Execution(output.reshape(-1), stored_in, stored_out, entrypoint, path)
+                # A device may report the storage it really used (read off its buffers) and
+                # what it ran on (``detail``).
+                return Execution(
+                    output.reshape(-1),
+                    getattr(device, "input_storage", precision),
+                    getattr(device, "output_storage", precision),
+                    self.kernel_entrypoint(op, params, precision),
+                    self.execution_path(op),
+                    detail=getattr(device, "detail", ""),
+                )
+        # The namespace path: a lifecycle here is four independent chains whatever the adapter
+        # offers (the reference role never records command contexts).
+        entrypoint, path = (
+            self._chain_labels()
+            if is_lifecycle
+            else (self.kernel_entrypoint(op, params, precision), self.execution_path(op))
+        )
         xp = self.namespace()
         storage = self.storage_dtype(xp, precision)
         arrays = {key: xp.astype(self.to_device(value), storage) for key, value in inputs.items()}

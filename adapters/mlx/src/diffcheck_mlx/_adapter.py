@@ -8,9 +8,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from diffcheck.adapters import Adapter, Capabilities, Execution, KnownDivergence, Probe, Role
-from diffcheck.ops import ContextLifecycle, ContextLifecycleParams, HostInputs, Op, OpParams
+from diffcheck.ops import ContextLifecycle, HostInputs, Op, OpParams
 from diffcheck.precision import PRECISIONS, PrecisionName
-from diffcheck.programs import run_lifecycle
 
 from ._probe import probe_mlx
 from ._streams import MlxCommandDevice
@@ -201,37 +200,8 @@ class MlxAdapter(Adapter):
         """
         import mlx.core as mx
 
-        # A plain bool, so ``op`` keeps its Op[OpParams] type for the label helpers.
-        is_lifecycle = isinstance(op, ContextLifecycle)
-        if is_lifecycle and role == "candidate":
-            assert isinstance(params, ContextLifecycleParams)
-            return self._execute_lifecycle(op, params, inputs, precision)
+        # The lifecycle's contexts make their own streams on this device; everything else
+        # runs on the device's default stream. The base class labels a reference lifecycle
+        # as four independent chains itself.
         with mx.stream(self.device_object()):
-            execution = super().execute(op, params, inputs, precision, role=role)
-        if is_lifecycle:
-            # The reference role ran four independent chains through the namespace, not
-            # streams; the labels take no role, so put the namespace ones back.
-            execution = replace(
-                execution,
-                kernel_entrypoint=super().kernel_entrypoint(op, params, precision),
-                execution_path=super().execution_path(op),
-            )
-        return execution
-
-    def _execute_lifecycle(
-        self,
-        op: Op[OpParams],
-        params: ContextLifecycleParams,
-        inputs: HostInputs,
-        precision: PrecisionName,
-    ) -> Execution:
-        device = self.command_device(precision)
-        output = run_lifecycle(device, params, inputs)
-        return Execution(
-            output.reshape(-1),
-            device.input_storage,
-            device.output_storage,
-            self.kernel_entrypoint(op, params, precision),
-            self.execution_path(op),
-            detail=f"streams: {', '.join(device.streams)}",
-        )
+            return super().execute(op, params, inputs, precision, role=role)

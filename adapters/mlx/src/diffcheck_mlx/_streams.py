@@ -150,6 +150,11 @@ class MlxCommandDevice:
         self.output_storage = ""
         self.streams: list[str] = []
 
+    @property
+    def detail(self) -> str:
+        """The streams the lifecycle created (the report's execution detail)."""
+        return f"streams: {', '.join(self.streams)}"
+
     def new_context(self) -> MlxCommandContext:
         """A context on a new stream of this device."""
         import mlx.core as mx
