@@ -70,10 +70,7 @@ def _execute(
     outputs = list(result) if isinstance(result, tuple | list) else [result]
     hosts = []
     for output in outputs:
-        adapter.synchronize(output)
-        widened = xp.astype(output, xp.float32)
-        adapter.synchronize(widened)
-        flat = np.array(adapter.to_host(widened), dtype=np.float32, copy=None)
+        flat = adapter.host_float32(output)
         hosts.append(flat.reshape(tuple(int(n) for n in output.shape)))
     return hosts
 

@@ -152,6 +152,13 @@ class Adapter(abc.ABC):
         """A flat host view of a device array (a copy only when the library needs one)."""
         return to_host(array)
 
+    def host_float32(self, array: Any) -> npt.NDArray[np.float32]:
+        """``array`` computed, widened to float32 on the device (exact) and brought to the host, flat."""
+        self.synchronize(array)
+        widened = self.namespace().astype(array, self.namespace().float32)
+        self.synchronize(widened)
+        return np.array(self.to_host(widened), dtype=np.float32, copy=None).reshape(-1)
+
     def synchronize(self, array: Any) -> None:
         """Block until ``array`` is computed, so errors and timing belong to the op."""
         return
@@ -265,10 +272,7 @@ class Adapter(abc.ABC):
             role == "reference" and op.wide_reference_accumulation and self.capabilities().float64
         )
         result = op.compute(xp, arrays, params, accumulate=xp.float64 if wide else xp.float32)
-        self.synchronize(result)
-        widened = xp.astype(result, xp.float32)
-        self.synchronize(widened)
-        output = np.array(self.to_host(widened), dtype=np.float32, copy=None).reshape(-1)
+        output = self.host_float32(result)
         first = next(iter(arrays.values()))
         return Execution(
             output, storage_name(first.dtype), storage_name(result.dtype), entrypoint, path
