@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,10 +81,14 @@ def test_a_failed_check_fails_the_sweep(tmp_path: Path, sweep_cli: Sweep) -> Non
     row = run.rows()[SECOND]
     assert row["status"] == "failed"
     assert row["ratio"] > 1
-    assert row["reason"].startswith("NMSE 0.0000000000000119513943168865")
-    assert row["reason"].endswith(
-        "is not below tolerance 0.000000000000000000000000000001; max_abs=0.000001430511474609375"
+    # The exact float32 rounding error depends on the BLAS kernel the machine picks, so the
+    # figures are checked by magnitude and form, not digit for digit.
+    match = re.fullmatch(
+        r"NMSE (\S+) is not below tolerance 0\.0{29}1; max_abs=(\S+)", row["reason"]
     )
+    assert match is not None, row["reason"]
+    assert 1e-30 < float(match[1]) < 1e-9
+    assert 0.0 < float(match[2]) < 1e-4
     assert run.summary["exit_reasons"] == ["1 check failed"]
 
 
