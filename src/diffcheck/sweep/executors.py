@@ -22,9 +22,20 @@ from typing import Any, ClassVar
 
 from ..errors import ConfigError
 from .isolate import WorkerOutcome, run_isolated
+from .pool import DEFAULT_WORKER_CHECKS, WarmWorkers
 from .spec import WorkerSpec
 
-__all__ = ["EXECUTORS", "DaskExecutor", "Executor", "LocalExecutor", "make_executor"]
+__all__ = [
+    "EXECUTORS",
+    "ISOLATIONS",
+    "DaskExecutor",
+    "Executor",
+    "LocalExecutor",
+    "make_executor",
+]
+
+#: ``--isolation`` choices: warm long-lived workers, or a fresh interpreter per check.
+ISOLATIONS = ("warm", "cold")
 
 
 class Executor(abc.ABC):
@@ -55,32 +66,48 @@ class LocalExecutor(Executor):
     """Worker processes on this machine, ``jobs`` at a time.
 
     Threads only wait on their worker process, so a thread pool is enough to keep ``jobs``
-    processes busy without a second level of processes.
+    processes busy without a second level of processes. With ``isolation="warm"`` (the
+    default) each thread keeps a long-lived worker per backend pair (:mod:`.pool`); with
+    ``"cold"`` every check gets a fresh interpreter (:func:`.isolate.run_isolated`).
     """
 
     name = "local"
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(
+        self, jobs: int, *, isolation: str = "warm", worker_checks: int = DEFAULT_WORKER_CHECKS
+    ) -> None:
         if jobs < 1:
             raise ConfigError(f"--jobs {jobs}, but it must be at least 1")
+        if isolation not in ISOLATIONS:
+            raise ConfigError(
+                f"--isolation {isolation}, but it must be one of: {', '.join(ISOLATIONS)}"
+            )
+        if worker_checks < 1:
+            raise ConfigError(f"--worker-checks {worker_checks}, but it must be at least 1")
         self._jobs = jobs
+        self.isolation = isolation
+        self.worker_checks = worker_checks
 
     @property
     def jobs(self) -> int:
         return self._jobs
 
     def describe(self) -> str:
-        return f"local, {self._jobs} job{'s' if self._jobs != 1 else ''}"
+        jobs = f"{self._jobs} job{'s' if self._jobs != 1 else ''}"
+        if self.isolation == "cold":
+            return f"local, {jobs}, a fresh worker per check"
+        return f"local, {jobs}, warm workers (up to {self.worker_checks} checks each)"
 
     def run(
         self, specs: Sequence[WorkerSpec], timeout_s: float
     ) -> Generator[WorkerOutcome, None, None]:
         stop = threading.Event()
         pool = ThreadPoolExecutor(max_workers=self._jobs, thread_name_prefix="diffcheck-sweep")
+        warm = WarmWorkers(self.worker_checks) if self.isolation == "warm" and specs else None
+        unit = warm.run if warm is not None else run_isolated
         try:
             futures = [
-                pool.submit(run_isolated, spec.model_dump_json(), timeout_s, stop=stop)
-                for spec in specs
+                pool.submit(unit, spec.model_dump_json(), timeout_s, stop=stop) for spec in specs
             ]
             for future in as_completed(futures):
                 yield future.result()
@@ -88,6 +115,8 @@ class LocalExecutor(Executor):
             # Reached early only on an interrupt or an error: kill the workers still running.
             stop.set()
             pool.shutdown(wait=True, cancel_futures=True)
+            if warm is not None:
+                warm.close()
 
 
 class DaskExecutor(Executor):

@@ -26,11 +26,23 @@ from pathlib import Path
 
 from .records import ReportState, read_state, set_aside, settle_report
 from .spec import WorkerSpec
+from .worker import PARENT_ENV, TIMEOUT_ENV
 
-__all__ = ["WorkerOutcome", "describe_exit", "prepare_report_path", "run_isolated"]
+__all__ = [
+    "INTERRUPTED",
+    "WorkerEnd",
+    "WorkerOutcome",
+    "conclude",
+    "describe_exit",
+    "kill_group",
+    "log_path",
+    "prepare_report_path",
+    "run_isolated",
+    "start_log",
+]
 
 _LOG_TAIL = 400
-_INTERRUPTED = "interrupted: the sweep was stopped; worker killed"
+INTERRUPTED = "interrupted: the sweep was stopped; worker killed"
 
 
 @dataclass(frozen=True)
@@ -94,7 +106,7 @@ def _exited(process: subprocess.Popen[bytes]) -> bool:
         return True
 
 
-def _kill_group(pid: int) -> None:
+def kill_group(pid: int) -> None:
     # The group may already be empty; that is the outcome we wanted.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -108,11 +120,11 @@ def _wait(
     pause = 0.002
     while not _exited(process):
         if stop is not None and stop.is_set():
-            _kill_group(process.pid)
+            kill_group(process.pid)
             process.wait()
-            return _INTERRUPTED
+            return INTERRUPTED
         if time.monotonic() >= deadline:
-            _kill_group(process.pid)
+            kill_group(process.pid)
             process.wait()
             return f"worker exceeded the {timeout_s:g} s timeout; killed"
         time.sleep(pause)
@@ -167,16 +179,15 @@ def run_isolated(
         return WorkerOutcome(
             spec.id, spec.report, "not run: report already complete", None, reused=True
         )
-    log = report.with_name(f"{report.name.removesuffix('.json')}.worker.log")
-    earlier_log = log.exists()
+    log = log_path(report)
+    earlier_log = start_log(spec, log)
     started = time.perf_counter()
     # Appended, never truncated: the log of an earlier, interrupted or crashed run is evidence.
     with log.open("ab") as sink:
-        if earlier_log:
-            sink.write(f"--- rerun of {spec.id} at {datetime.now(UTC).isoformat()} ---\n".encode())
-            sink.flush()
+        environment = dict(os.environ, **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s)})
         process = subprocess.Popen(
             [python or sys.executable, "-m", "diffcheck.sweep.worker", spec_json],
+            env=environment,
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -185,31 +196,81 @@ def run_isolated(
         try:
             killed = _wait(process, timeout_s, stop)
         except BaseException:
-            _kill_group(process.pid)
+            kill_group(process.pid)
             process.wait()
             raise
         if killed is None:
-            _kill_group(process.pid)  # leftovers of a worker that died; the group is its own
+            kill_group(process.pid)  # leftovers of a worker that died; the group is its own
             process.wait()
     wall_s = time.perf_counter() - started
-    if killed == _INTERRUPTED:
+    ended = WorkerEnd(killed, process.returncode if killed is None else None)
+    return conclude(spec, log, ended, wall_s, earlier_log=earlier_log, moved=moved)
+
+
+@dataclass(frozen=True)
+class WorkerEnd:
+    """How a worker's check ended, as the parent saw it."""
+
+    #: Why the parent killed it (timeout, interrupt), or None.
+    killed: str | None
+    #: Its exit status (negative: a signal) when it exited by itself, else None.
+    returncode: int | None
+    #: Set by a warm worker that survived a check it could not run (its reply status).
+    reported: int | None = None
+
+
+def log_path(report: Path) -> Path:
+    """The worker log beside a report (``<id>.worker.log``)."""
+    return report.with_name(f"{report.name.removesuffix('.json')}.worker.log")
+
+
+def start_log(spec: WorkerSpec, log: Path) -> bool:
+    """Mark a rerun in an existing log (appended, never truncated); whether one existed."""
+    if not log.exists():
+        return False
+    with log.open("ab") as sink:
+        sink.write(f"--- rerun of {spec.id} at {datetime.now(UTC).isoformat()} ---\n".encode())
+    return True
+
+
+def conclude(
+    spec: WorkerSpec,
+    log: Path,
+    ended: WorkerEnd,
+    wall_s: float,
+    *,
+    earlier_log: bool,
+    moved: Path | None,
+) -> WorkerOutcome:
+    """Settle a check's report after its worker ended, and say how it went."""
+    if ended.killed == INTERRUPTED:
         # Left incomplete on purpose: the check did not fail, it was stopped, and --resume
         # moves an incomplete report aside and runs the check again.
-        return WorkerOutcome(spec.id, spec.report, killed, wall_s, log=str(log))
-    returncode = process.returncode
-    exit_text = describe_exit(returncode) if killed is None else killed
+        return WorkerOutcome(spec.id, spec.report, ended.killed, wall_s, log=str(log))
     failure = None
-    if killed is not None:
-        failure = killed
-    elif returncode < 0:
-        failure = f"worker {exit_text}"
-    elif returncode != 0:
+    if ended.killed is not None:
+        exit_text = failure = ended.killed
+    elif ended.reported:
+        exit_text = f"reported status {ended.reported}"
         tail = _log_tail(log)
-        failure = f"worker exited with status {returncode}" + (f": {tail}" if tail else "")
+        failure = f"worker reported status {ended.reported}" + (f": {tail}" if tail else "")
+    else:
+        returncode = ended.returncode if ended.returncode is not None else 0
+        exit_text = describe_exit(returncode)
+        if returncode < 0:
+            failure = f"worker {exit_text}"
+        elif returncode != 0:
+            tail = _log_tail(log)
+            failure = f"worker exited with status {returncode}" + (f": {tail}" if tail else "")
+    report = Path(spec.report)
     settled = settle_report(report, spec.check(), failure, elapsed_ms=wall_s * 1000.0)
     kept: str | None = str(log)
-    if failure is None and settled.action is None and not earlier_log and log.stat().st_size == 0:
-        log.unlink()  # the empty log this clean run created; nothing to keep
+    if failure is None and settled.action is None and not earlier_log:
+        with contextlib.suppress(OSError):
+            if log.stat().st_size == 0:
+                log.unlink()  # the empty log this clean run created; nothing to keep
+                kept = None
+    if kept is not None and not os.path.exists(kept):
         kept = None
     return WorkerOutcome(
         spec.id,

@@ -10,8 +10,13 @@ parent writes a record only where the worker could not:
 - the candidate has no adapter here: no worker can run it, and the parent writes ``not_run``.
 
 A complete record is never replaced: :func:`settle_report` re-reads the file and leaves it
-alone when it is complete. An unreadable or foreign file is never deleted either: it is moved
-aside (``*.incomplete.json``, ``*.incomplete-2.json``...) with a no-clobber link.
+alone when it is complete, and a worker writes its final record only over the very file it
+created (:func:`run_guarded`). An unreadable or foreign file is never deleted either: it is
+moved aside (``*.incomplete.json``, ``*.incomplete-2.json``...) with a no-clobber link.
+
+Report paths are read with :func:`~diffcheck.sweep.files.read_regular`: a symbolic link, a
+FIFO, a device or a file over :data:`~diffcheck.sweep.files.MAX_REPORT_BYTES` is
+``UNREADABLE`` (and moved aside as itself, the link never followed), never a hang.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..adapters import Adapter
 from ..config import Check
 from ..errors import ReportError
 from ..report.models import (
@@ -31,13 +37,16 @@ from ..report.models import (
     Status,
 )
 from ..report.writer import ReportWriter
-from ..runner import completed_document, initial_document, result_record
+from ..runner import completed_document, initial_document, result_record, run_check
+from .files import MAX_REPORT_BYTES, identity, read_regular, replace_if_unchanged
 
 __all__ = [
     "ReportState",
     "Settled",
     "new_document",
+    "read_document",
     "read_state",
+    "run_guarded",
     "set_aside",
     "settle_report",
     "write_new_final",
@@ -53,17 +62,34 @@ class ReportState(enum.Enum):
     UNREADABLE = "unreadable"
 
 
-def read_state(path: Path) -> tuple[ReportState, ReportDocument | None]:
-    """Classify the file at ``path`` (an empty or invalid file is ``UNREADABLE``)."""
+def read_document(path: Path) -> ReportDocument:
+    """The report at ``path``, read bounded, never through a symlink (the sweep's one reader).
+
+    Raises
+    ------
+    FileNotFoundError
+        When nothing is at ``path``.
+    ReportError
+        One line for anything else that is not a valid report (binary data, deep nesting,
+        a FIFO, a device, a symbolic link, a file over the size limit).
+    """
+    data = read_regular(path, limit=MAX_REPORT_BYTES, follow_symlinks=False)
     try:
-        text = path.read_bytes()
+        return ReportDocument.model_validate(json.loads(data))
+    except RecursionError:
+        raise ReportError(f"report {path} is nested too deeply to be a report") from None
+    except (ValueError, ValidationError) as error:  # UnicodeDecodeError is a ValueError
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ReportError(f"report {path} is not a valid report: {first}") from None
+
+
+def read_state(path: Path) -> tuple[ReportState, ReportDocument | None]:
+    """Classify the file at ``path`` (an empty, invalid or non-regular file is ``UNREADABLE``)."""
+    try:
+        document = read_document(path)
     except FileNotFoundError:
         return ReportState.MISSING, None
-    except OSError:
-        return ReportState.UNREADABLE, None
-    try:
-        document = ReportDocument.model_validate(json.loads(text))
-    except (ValueError, ValidationError):
+    except ReportError:
         return ReportState.UNREADABLE, None
     state = ReportState.COMPLETE if document.completed else ReportState.INCOMPLETE
     return state, document
@@ -80,7 +106,8 @@ def set_aside(path: Path, *, label: str = "incomplete") -> Path:
         suffix = f".{label}" if attempt == 1 else f".{label}-{attempt}"
         target = path.with_name(f"{stem}{suffix}.json")
         try:
-            os.link(path, target)
+            # The entry itself is moved: a symbolic link stays a link, its target untouched.
+            os.link(path, target, follow_symlinks=False)
         except FileExistsError:
             continue
         except OSError as error:
@@ -107,6 +134,31 @@ def write_new_final(
     """Create ``path`` new (never overwriting) holding a final ``status`` record for ``check``."""
     document = _final(new_document(check), check, status, reason, elapsed_ms)
     ReportWriter(path).write(document)
+    return document
+
+
+def run_guarded(check: Check, path: Path, candidate: Adapter) -> ReportDocument:
+    """Run ``check`` in this (worker) process, writing its report the way a worker must.
+
+    The report is created new with its incomplete record, as :func:`~diffcheck.runner.run_check`
+    does; the final record then replaces it only while ``path`` still holds that same file.
+    A worker that outlived its sweep (or its timeout) therefore cannot replace a report the
+    parent settled, or that a rerun completed, in the meantime.
+
+    Raises
+    ------
+    ReportError
+        When the report cannot be created, or was moved or replaced while the check ran.
+    """
+    writer = ReportWriter(path)
+    writer.write(initial_document(check, candidate))
+    created = identity(path)
+    document = run_check(check, None, candidate=candidate)
+    try:
+        data = document.to_json()
+    except ValueError as error:
+        raise ReportError(f"serialize report: {error}") from None
+    replace_if_unchanged(path, created, data)
     return document
 
 

@@ -9,6 +9,11 @@ hang the parent kills, an exit status other than 0) leaves the parent to settle 
 process instead (so a backend that crashes while probing takes only this process down) and
 prints one JSON object per line: ``{"name", "status", "reason"}``.
 
+A worker dies with its parent and enforces its own deadline (:mod:`.lifeline`): the parent
+passes its pid in ``DIFFCHECK_SWEEP_PARENT`` and the check's timeout in
+``DIFFCHECK_SWEEP_TIMEOUT_S``. Its final record replaces only the file it created
+(:func:`~diffcheck.sweep.records.run_guarded`).
+
 Test hook
 ---------
 Under pytest only (``PYTEST_CURRENT_TEST`` is set), ``DIFFCHECK_SWEEP_TEST_FAULT`` holds
@@ -29,9 +34,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["FAULTS", "FAULT_ENV", "main"]
+__all__ = ["FAULTS", "FAULT_ENV", "PARENT_ENV", "TIMEOUT_ENV", "inject", "main", "requested_fault"]
 
 FAULT_ENV: Final = "DIFFCHECK_SWEEP_TEST_FAULT"
+PARENT_ENV: Final = "DIFFCHECK_SWEEP_PARENT"
+TIMEOUT_ENV: Final = "DIFFCHECK_SWEEP_TIMEOUT_S"
 
 
 def _hang() -> None:
@@ -48,7 +55,8 @@ FAULTS: Final[dict[str, Callable[[], None]]] = {
 }
 
 
-def _requested_fault(check_id: str) -> str | None:
+def requested_fault(check_id: str) -> str | None:
+    """The test fault asked for ``check_id`` (pytest runs only), or None."""
     if "PYTEST_CURRENT_TEST" not in os.environ:  # never honoured outside a test run
         return None
     for item in os.environ.get(FAULT_ENV, "").split(","):
@@ -58,7 +66,10 @@ def _requested_fault(check_id: str) -> str | None:
     return None
 
 
-def _inject(adapter: Any, fault: str) -> None:
+def inject(adapter: Any, fault: str) -> None:
+    """Make ``adapter``'s candidate ``execute`` run the test fault ``fault`` first."""
+    print(f"diffcheck sweep worker: test fault {fault!r} injected", file=sys.stderr, flush=True)
+
     def execute(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("role", "candidate") == "candidate":
             FAULTS[fault]()
@@ -82,19 +93,34 @@ def _probe(names: Sequence[str]) -> int:
     return 0
 
 
+def _lifeline() -> None:
+    from .lifeline import Watchdog, die_with_parent, own_deadline
+
+    parent = os.environ.get(PARENT_ENV, "")
+    expected = int(parent) if parent.isdigit() else os.getppid()
+    die_with_parent(expected)
+    watchdog = Watchdog(expected)
+    timeout = os.environ.get(TIMEOUT_ENV, "")
+    try:
+        watchdog.arm(own_deadline(float(timeout)))
+    except ValueError:
+        pass  # run by hand with no timeout: only the parent watch applies
+    watchdog.start()
+
+
 def _run(spec_json: str) -> int:
     from ..adapters import resolve
-    from ..runner import run_check
+    from .records import run_guarded
     from .spec import WorkerSpec
 
+    _lifeline()
     spec = WorkerSpec.model_validate_json(spec_json)
     check = spec.check()
     candidate = resolve(check.require_backend)
-    fault = _requested_fault(spec.id)
+    fault = requested_fault(spec.id)
     if fault is not None:
-        print(f"diffcheck sweep worker: test fault {fault!r} injected", file=sys.stderr)
-        _inject(candidate, fault)
-    run_check(check, Path(spec.report), candidate=candidate)
+        inject(candidate, fault)
+    run_guarded(check, Path(spec.report), candidate)
     return 0
 
 

@@ -1,0 +1,193 @@
+"""The sweep's file discipline: bounded reads of regular files, and writes nobody can redirect.
+
+Reading: :func:`read_regular` opens without blocking (a FIFO cannot hang it), refuses
+anything but a regular file (``/dev/zero``, a directory, a FIFO), optionally refuses a
+symbolic link at the path itself (``O_NOFOLLOW``), and reads at most a stated number of
+bytes, so hostile input is one :class:`~diffcheck.errors.ReportError` line, never a hang,
+a traceback or memory exhaustion.
+
+Writing: :func:`write_replacing` writes a derived view (``summary.json``, ``junit.xml``,
+``index.html``) into a temporary file with an unpredictable name, created with
+``O_CREAT|O_EXCL|O_NOFOLLOW`` (a symlink planted at any name cannot redirect it), fsyncs it
+and renames it over the target (a rename replaces a symlink at the target, never follows it).
+:func:`replace_if_unchanged` does the same for a report, but only while the path still holds
+the very file (device and inode) the writer created: a worker never replaces a record
+someone else completed meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from ..errors import ReportError
+
+__all__ = [
+    "MAX_MATRIX_BYTES",
+    "MAX_REPORT_BYTES",
+    "FileIdentity",
+    "identity",
+    "read_regular",
+    "replace_if_unchanged",
+    "write_replacing",
+]
+
+#: The largest matrix file read (a matrix is a few kilobytes; 16 MiB is generous).
+MAX_MATRIX_BYTES = 16 * 1024 * 1024
+#: The largest report file read back by the sweep (a v1 report of 10^7 elements is ~1 GiB).
+MAX_REPORT_BYTES = 2 * 1024 * 1024 * 1024
+
+FileIdentity = tuple[int, int]
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_regular(path: Path, *, limit: int, follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    Raises
+    ------
+    FileNotFoundError
+        When nothing is at ``path`` (callers tell "missing" from "bad").
+    ReportError
+        One line: not a regular file, a symbolic link (when ``follow_symlinks`` is off),
+        larger than ``limit`` bytes, or unreadable.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        if error.errno == errno.ELOOP and not follow_symlinks:
+            raise ReportError(f"{path} is a symbolic link; it is not followed") from None
+        raise ReportError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ReportError(f"{path} is {_kind(info.st_mode)}, not a regular file")
+        if info.st_size > limit:
+            raise ReportError(f"{path} is {info.st_size} bytes, over the {limit}-byte limit")
+        chunks = []
+        left = limit + 1  # one byte more than allowed tells a file that grew past the limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise ReportError(f"{path} is over the {limit}-byte limit")
+        return b"".join(chunks)
+    except OSError as error:
+        raise ReportError(f"cannot read {path}: {error.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def identity(path: Path) -> FileIdentity:
+    """(device, inode) of the path itself (a symlink is not followed)."""
+    info = os.lstat(path)
+    return info.st_dev, info.st_ino
+
+
+def _fsync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsynced
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_temporary(path: Path, data: bytes) -> Path:
+    """A new, fsynced file beside ``path`` holding ``data``, under an unpredictable name."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(16):
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(temporary, flags, 0o644)
+        except FileExistsError:
+            continue
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise
+        os.close(fd)
+        return temporary
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(path))
+
+
+def write_replacing(path: Path, data: bytes) -> None:
+    """Atomically replace ``path`` (a derived view) with ``data``.
+
+    Raises
+    ------
+    ReportError
+        When the file cannot be written.
+    """
+    temporary: Path | None = None
+    try:
+        temporary = _write_temporary(path, data)
+        os.replace(temporary, path)
+    except OSError as error:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+        raise ReportError(f"write {path}: {error.strerror}") from None
+    _fsync_directory(path.parent)
+
+
+def replace_if_unchanged(path: Path, expected: FileIdentity, data: bytes) -> None:
+    """Replace ``path`` with ``data`` only while it is still the file ``expected`` names.
+
+    Raises
+    ------
+    ReportError
+        When ``path`` was moved, removed or replaced since (the new content is not written
+        anywhere), or the write fails.
+    """
+    temporary: Path | None = None
+    try:
+        temporary = _write_temporary(path, data)
+        try:
+            now = identity(path)
+        except FileNotFoundError:
+            now = None
+        if now != expected:
+            raise ReportError(
+                f"{path} was moved or replaced while its check ran; its result is not written"
+            )
+        os.replace(temporary, path)
+        temporary = None
+    except OSError as error:
+        raise ReportError(f"write {path}: {error.strerror}") from None
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+    _fsync_directory(path.parent)

@@ -1,0 +1,120 @@
+"""The warm worker process: runs checks one at a time, as the parent sends them over a pipe.
+
+Workers are forked from a fork server (:mod:`.pool`) that imported this module, and with it
+the runner, the ops, NumPy and pydantic, but no candidate backend. A worker imports its
+backend on its first check and keeps it for the next ones, so a check no longer pays an
+interpreter start, the imports and the device initialisation.
+
+Each check still has its own crash domain: the worker runs one check at a time, and a
+crash, a hang or an exit ends only the check in flight (the parent settles its report and
+forks a fresh worker). Each check's stdout and stderr go to its own log file (file
+descriptors 1 and 2 are redirected for the check), so a crash leaves that check's last
+words beside its report. The worker leads its own session and dies with its parent or past
+its own deadline (:mod:`.lifeline`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .. import runner  # noqa: F401  (preloaded in the fork server: NumPy, pydantic, the ops)
+from ..adapters import resolve
+from ..errors import DiffcheckError
+from .lifeline import Watchdog, die_with_parent, own_deadline
+from .records import run_guarded
+from .spec import WorkerSpec
+from .worker import inject
+
+__all__ = ["Task", "serve"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One check for a warm worker (pickled over its pipe)."""
+
+    spec_json: str
+    timeout_s: float
+    log: str
+    #: A test fault (pytest runs only; the parent decides, see :mod:`.worker`).
+    fault: str | None = None
+
+
+@contextlib.contextmanager
+def _output_to(log: str) -> Iterator[None]:
+    """Send file descriptors 1 and 2 (and so Python's and C's output) to ``log``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(log, flags, 0o644)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for descriptor in (fd, *saved):
+            os.close(descriptor)
+
+
+def _run_one(task: Task) -> int:
+    """Run one check; 0 once its final record is written, 2 when it could not run."""
+    try:
+        spec = WorkerSpec.model_validate_json(task.spec_json)
+        check = spec.check()
+        candidate = resolve(check.require_backend)
+        if task.fault is not None:
+            inject(candidate, task.fault)
+        run_guarded(check, Path(spec.report), candidate)
+    except (DiffcheckError, ValidationError) as error:
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"diffcheck sweep worker: {text}", file=sys.stderr, flush=True)
+        return 2
+    return 0
+
+
+def serve(connection: Any, lifeline: Any) -> None:
+    """The worker's loop: receive a :class:`Task`, run it, reply with its status; ``None`` ends it.
+
+    Parameters
+    ----------
+    connection
+        The duplex pipe to the parent.
+    lifeline
+        A pipe end whose other end only the parent holds: end-of-file means it is gone.
+    """
+    os.setsid()  # its own group: a timeout kills the worker and whatever the check started
+    parent = os.getppid()
+    die_with_parent(parent)
+    watchdog = Watchdog(parent, lifeline)
+    watchdog.start()
+    while True:
+        try:
+            task = connection.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        with _output_to(task.log):
+            watchdog.arm(own_deadline(task.timeout_s))
+            try:
+                status = _run_one(task)
+            except BaseException:  # a bug: its traceback goes to the check's log, then exit
+                traceback.print_exc()
+                sys.stderr.flush()
+                os._exit(1)
+            watchdog.disarm()
+        connection.send(status)
