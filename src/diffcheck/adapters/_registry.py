@@ -6,6 +6,8 @@ imported until a backend is resolved, and none is initialized until it is probed
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
@@ -17,6 +19,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "BackendName",
     "adapter_entry_points",
+    "entry_point_snapshot",
     "known_backends",
     "parse_backend",
     "resolve",
@@ -36,8 +39,30 @@ class BackendName:
         return f"{self.library}:{self.device}" if self.device else self.library
 
 
+_snapshot: dict[str, EntryPoint] | None = None
+
+
+@contextlib.contextmanager
+def entry_point_snapshot() -> Iterator[None]:
+    """Read the adapter entry points once for the duration of the block.
+
+    Scanning installed distributions costs milliseconds; a sweep plan validates every check
+    by backend name, so it scans once per plan instead of twice per check.
+    """
+    global _snapshot
+    outer = _snapshot
+    if outer is None:
+        _snapshot = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    try:
+        yield
+    finally:
+        _snapshot = outer
+
+
 def adapter_entry_points() -> dict[str, EntryPoint]:
     """Registered adapters by name (metadata only; nothing is imported)."""
+    if _snapshot is not None:
+        return dict(_snapshot)
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 

@@ -1,18 +1,20 @@
 """Where isolated checks run: local processes, or tasks on a dask cluster.
 
-Both executors schedule the same unit, :func:`~diffcheck.sweep.isolate.run_isolated`, so
-a check always runs in a fresh worker process of its own: on this machine (``local``), or on
-a dask worker host that spawns it (``dask``), where a crash takes down only that process and
-never the dask worker. Outcomes are yielded as checks finish, in any order.
+A check always runs in a worker process of its own crash domain: on this machine
+(``local``: a warm worker of :mod:`.pool`, or a fresh interpreter per check), or on a dask
+worker host that spawns a fresh one (``dask``), where a crash takes down only that process
+and never the dask worker. Outcomes are yielded as checks finish, in any order.
 
-The dask executor needs the report directory at the same path on every dask worker (a shared
-filesystem, or a one-host cluster), since workers write the reports in place.
+The dask executor needs no shared filesystem: a task runs its check in a scratch directory
+and returns the report document through dask, and the parent writes it under the sweep
+directory (:mod:`.remote`).
 """
 
 from __future__ import annotations
 
 import abc
 import importlib
+import importlib.util
 import queue
 import threading
 import uuid
@@ -23,6 +25,7 @@ from typing import Any, ClassVar
 from ..errors import ConfigError
 from .isolate import WorkerOutcome, run_isolated
 from .pool import DEFAULT_WORKER_CHECKS, WarmWorkers
+from .remote import Landing, RemoteResult, remote_spec, run_remote
 from .spec import WorkerSpec
 
 __all__ = [
@@ -120,7 +123,8 @@ class LocalExecutor(Executor):
 
 
 class DaskExecutor(Executor):
-    """One dask task per check on the scheduler at ``address``; each task spawns the worker.
+    """One dask task per check on the scheduler at ``address``; each task spawns the worker
+    and returns the report, which the parent writes (:mod:`.remote`).
 
     dask and distributed are imported only when a sweep runs with this executor (the
     ``diffcheck[dask]`` extra).
@@ -140,9 +144,7 @@ class DaskExecutor(Executor):
             # Imported by name so the module is Any to mypy whether or not the extra is there.
             distributed: Any = importlib.import_module("distributed")
         except ImportError:
-            raise ConfigError(
-                "--executor dask needs the distributed package: pip install 'diffcheck[dask]'"
-            ) from None
+            raise ConfigError(_NO_DISTRIBUTED) from None
         try:
             return distributed.Client(
                 self.address, timeout=self.connect_timeout_s, set_as_default=False
@@ -162,22 +164,31 @@ class DaskExecutor(Executor):
         finished: queue.Queue[Any] = queue.Queue()
         try:
             token = uuid.uuid4().hex[:8]
-            futures = [
-                client.submit(
-                    run_isolated,
-                    spec.model_dump_json(),
-                    timeout_s,
-                    key=f"diffcheck-sweep-{token}-{index}",
-                    pure=False,
-                    retries=0,
+            landings: dict[str, Landing] = {}
+            for index, spec in enumerate(specs):
+                landing = Landing(spec)  # creates the report's incomplete record here
+                if landing.reused is not None:
+                    yield landing.reused
+                    continue
+                key = f"diffcheck-sweep-{token}-{index}"
+                landings[key] = landing
+                futures.append(
+                    client.submit(
+                        run_remote, remote_spec(spec), timeout_s, key=key, pure=False, retries=0
+                    )
                 )
-                for index, spec in enumerate(specs)
-            ]
             for future in futures:
                 future.add_done_callback(finished.put)
             for _ in futures:
-                outcome: WorkerOutcome = finished.get().result()
-                yield outcome
+                done = finished.get()
+                landing = landings[done.key]
+                try:
+                    result: RemoteResult = done.result()
+                except Exception as error:  # the task died with its dask worker, or errored
+                    text = str(error).splitlines()[0] if str(error) else ""
+                    yield landing.fail(f"dask task failed: {type(error).__name__}: {text}")
+                    continue
+                yield landing.land(result)
         finally:
             # A cancelled task that is already running keeps its worker until the timeout.
             if futures:
@@ -185,25 +196,37 @@ class DaskExecutor(Executor):
             client.close()
 
 
+_NO_DISTRIBUTED = "--executor dask needs the distributed package: pip install 'diffcheck[dask]'"
+
 #: Executor names accepted by ``--executor``.
 EXECUTORS = ("local", "dask")
 
 
-def make_executor(name: str, *, jobs: int, scheduler: str | None) -> Executor:
+def make_executor(
+    name: str,
+    *,
+    jobs: int,
+    scheduler: str | None,
+    isolation: str = "warm",
+    worker_checks: int = DEFAULT_WORKER_CHECKS,
+) -> Executor:
     """The executor called ``name``.
 
     Raises
     ------
     ConfigError
-        For an unknown name, ``dask`` without a scheduler address, or a scheduler given to
-        ``local``.
+        For an unknown name, ``dask`` without a scheduler address or without the
+        distributed package, or a scheduler given to ``local``.
     """
     if name == "local":
         if scheduler is not None:
             raise ConfigError("--scheduler applies only to --executor dask")
-        return LocalExecutor(jobs)
+        return LocalExecutor(jobs, isolation=isolation, worker_checks=worker_checks)
     if name == "dask":
         if not scheduler:
             raise ConfigError("--executor dask needs --scheduler ADDRESS (tcp://host:8786)")
+        # Checked here, before the sweep directory is created, not when the sweep starts.
+        if importlib.util.find_spec("distributed") is None:
+            raise ConfigError(_NO_DISTRIBUTED)
         return DaskExecutor(scheduler)
     raise ConfigError(f"--executor {name}, but it must be one of: {', '.join(EXECUTORS)}")

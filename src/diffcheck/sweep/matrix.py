@@ -8,6 +8,11 @@ JSON Schema is generated into ``reports/schema/matrix-v1.json``.
 
 The per-op shape tables are built from each op's params model, so a new op is usable in a
 matrix with no change here, and a misspelt parameter is rejected with its location.
+
+Types are strict where TOML would otherwise be coerced: a boolean where a number is
+expected (``m = true``, ``seeds = [false]``) is an error, never 1 or 0. The file is read
+bounded (:data:`~diffcheck.sweep.files.MAX_MATRIX_BYTES`), as a regular file only, so a
+FIFO, a device, binary data or pathological nesting is a one-line error.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, cast, get_args
 
 from pydantic import (
     BaseModel,
@@ -28,9 +33,10 @@ from pydantic import (
 
 from .._numbers import U64_MAX
 from ..config import DEFAULT_REFERENCE, DEFAULT_SEED
-from ..errors import ConfigError, UnknownOpError
+from ..errors import ConfigError, ReportError, UnknownOpError
 from ..ops import OPS, get_op
 from ..precision import PrecisionName
+from .files import MAX_MATRIX_BYTES, read_regular
 
 __all__ = [
     "MATRIX_SCHEMA_VERSION",
@@ -52,8 +58,29 @@ Seed = Annotated[int, Field(ge=0, le=U64_MAX)]
 PositiveFinite = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
 
 
+def _accepts_bool(annotation: Any) -> bool:
+    if annotation is bool or annotation is Any:
+        return True
+    return any(_accepts_bool(arg) for arg in get_args(annotation))
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, data: Any) -> Any:
+        # pydantic's lax mode reads true as 1; a matrix saying `m = true` is a mistake.
+        if not isinstance(data, dict):
+            return data
+        for name, info in cls.model_fields.items():
+            key = info.alias or name
+            value = data.get(key, data.get(name))
+            values = value if isinstance(value, list) else [value]
+            if any(isinstance(v, bool) for v in values) and not _accepts_bool(info.annotation):
+                shown = str(value).lower() if isinstance(value, bool) else "a list with a boolean"
+                raise ValueError(f"{key} = {shown}: a boolean where a number is expected; write a number")
+        return data
 
 
 class Tolerances(_Strict):
@@ -273,6 +300,8 @@ def parse_matrix(data: dict[str, Any], *, source: str = "matrix") -> MatrixFile:
         return MatrixFile.model_validate(data)
     except ValidationError as error:
         raise ConfigError(f"{source}: {_location(error)}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a matrix") from None
 
 
 def load_matrix(path: Path) -> MatrixFile:
@@ -294,11 +323,21 @@ def load_matrix(path: Path) -> MatrixFile:
         When the file cannot be read, is not TOML, or does not match schema v1.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"matrix {path}: cannot read it: {error.strerror}") from None
+        raw = read_regular(Path(path), limit=MAX_MATRIX_BYTES)
+    except FileNotFoundError:
+        raise ConfigError(f"matrix {path}: cannot read it: No such file or directory") from None
+    except ReportError as error:
+        raise ConfigError(f"matrix {path}: cannot use it: {error}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"matrix {path}: not UTF-8 text (byte {error.start}); a matrix is a TOML file"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"matrix {path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"matrix {path}: nested too deeply to be a matrix") from None
     return parse_matrix(data, source=f"matrix {path}")

@@ -11,25 +11,45 @@ registry's message (they fail the sweep only when the pair is ``required``). The
 for an adapter that cannot load or does not know the device suffix (the message lists the
 devices it knows). Everything else
 about such a check is still validated, through ``make_check`` with a stand-in candidate.
+
+Planning is linear in the checks and cheap per check: the adapter entry points are read
+once per plan, each backend is resolved once per pair, and ``make_check`` runs once per
+(pair, op, shape, precision), each further seed reusing that validated check (a seed was
+range-checked by the matrix schema). A matrix over ``max_checks`` (default
+:data:`DEFAULT_MAX_CHECKS`) is refused before anything is expanded. A candidate that is the
+reference backend itself (same adapter and device) is refused at plan time.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..adapters import KnownDivergence, parse_backend, resolve
+from ..adapters import Adapter, KnownDivergence, parse_backend, resolve
+from ..adapters._registry import entry_point_snapshot
 from ..config import Check, make_check
 from ..errors import ConfigError, UnknownBackendError
 from ..precision import PrecisionName, default_max_nmse
 from .matrix import MatrixFile, OpEntry, PairEntry, ShapeEntry
 
-__all__ = ["Pair", "PlannedCheck", "SweepPlan", "plan_matrix", "shape_label"]
+__all__ = [
+    "DEFAULT_MAX_CHECKS",
+    "Pair",
+    "PlannedCheck",
+    "SweepPlan",
+    "count_checks",
+    "plan_matrix",
+    "shape_label",
+]
+
+#: The most checks a matrix may expand to unless ``--max-checks`` raises it.
+DEFAULT_MAX_CHECKS = 100_000
+#: How often (in checks) planning reports progress.
+PROGRESS_EVERY = 10_000
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -130,7 +150,30 @@ def _tolerance(
     return default_max_nmse(precision)
 
 
-def _resolve_pair(entry: PairEntry) -> Pair:
+def _same_backend(reference: Adapter, candidate: Adapter) -> bool:
+    """Whether two adapters are one backend: the same adapter class, library and device."""
+    return (
+        type(reference) is type(candidate)
+        and str(reference) == str(candidate)
+        and getattr(reference, "device", None) == getattr(candidate, "device", None)
+    )
+
+
+def _refuse_self_pair(entry: PairEntry, candidate: Adapter, where: str) -> None:
+    try:
+        reference = resolve(entry.reference)
+    except UnknownBackendError:
+        return  # make_check names an unknown reference with its own message
+    if _same_backend(reference, candidate):
+        raise ConfigError(
+            f'{where}: candidate "{entry.candidate}" is the same backend as reference '
+            f'"{entry.reference}" (adapter {type(candidate).__name__}, device '
+            f"{candidate.device or 'default'}); a backend cannot vouch for itself: choose "
+            "another candidate"
+        )
+
+
+def _resolve_pair(entry: PairEntry, where: str = "pairs") -> Pair:
     # Resolving imports the adapter module only (never the backend library), so an unknown
     # device suffix or a plugin that cannot load is found here, not once per worker.
     # The adapter's known divergences are read here too, so the parent resolves it once.
@@ -146,6 +189,7 @@ def _resolve_pair(entry: PairEntry) -> Pair:
         except UnknownBackendError as error:
             unresolved = str(error)
         else:
+            _refuse_self_pair(entry, adapter, where)
             try:
                 divergences = tuple(adapter.known_divergences())
             except Exception:  # a broken list excuses nothing: its failures stay failures
@@ -184,6 +228,7 @@ def _pair_checks(
     pair: Pair, pair_entry: PairEntry, matrix: MatrixFile, source: str
 ) -> Iterator[tuple[str, PlannedCheck]]:
     """(matrix location, check) for every check of one pair, in run order."""
+    slug = pair.slug
     for op_name, entry in matrix.op_entries():
         requested = entry.precisions or matrix.defaults.precisions
         precisions = [
@@ -193,20 +238,42 @@ def _pair_checks(
             params = shape.model_dump(exclude_unset=True, exclude={"seeds", "max_nmse"})
             seeds = shape.seeds or entry.seeds or matrix.defaults.seeds
             where = f"ops.{op_name}.shapes[{index}]"
-            for precision, seed in itertools.product(precisions, seeds):
+            for precision in precisions:
                 tolerance = _tolerance(precision, shape, entry, pair_entry, matrix)
                 try:
-                    check = _make(pair, op_name, precision, seed, tolerance, params)
+                    first = _make(pair, op_name, precision, seeds[0], tolerance, params)
                 except ConfigError as error:
                     raise ConfigError(
-                        f"{source}: {where} ({pair.label}, {precision}, seed {seed}): {error}"
+                        f"{source}: {where} ({pair.label}, {precision}, seed {seeds[0]}): {error}"
                     ) from None
-                label = shape_label(check.params.model_dump())
-                check_id = f"{pair.slug}/{op_name}/{op_name}-{label}-{precision}-s{seed}"
-                yield where, PlannedCheck(check_id, pair, label, check)
+                label = shape_label(first.params.model_dump())
+                stem = f"{slug}/{op_name}/{op_name}-{label}-{precision}-s"
+                for seed in seeds:
+                    # Nothing make_check validates depends on the seed beyond its u64 range,
+                    # which the matrix schema checked: one validation serves every seed.
+                    check = first if seed == seeds[0] else dataclasses.replace(first, seed=seed)
+                    yield where, PlannedCheck(f"{stem}{seed}", pair, label, check)
 
 
-def plan_matrix(matrix: MatrixFile, *, source: str = "matrix") -> SweepPlan:
+def count_checks(matrix: MatrixFile) -> int:
+    """How many checks ``matrix`` expands to, computed without expanding it."""
+    total = 0
+    for pair_entry in matrix.pairs:
+        for _, entry in matrix.op_entries():
+            requested = entry.precisions or matrix.defaults.precisions
+            runs = sum(not pair_entry.precisions or p in pair_entry.precisions for p in requested)
+            for shape in entry.shapes:  # type: ignore[attr-defined]
+                total += runs * len(shape.seeds or entry.seeds or matrix.defaults.seeds)
+    return total
+
+
+def plan_matrix(
+    matrix: MatrixFile,
+    *,
+    source: str = "matrix",
+    max_checks: int = DEFAULT_MAX_CHECKS,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> SweepPlan:
     """Expand ``matrix`` and validate every check with ``make_check``.
 
     Parameters
@@ -215,6 +282,10 @@ def plan_matrix(matrix: MatrixFile, *, source: str = "matrix") -> SweepPlan:
         A parsed matrix.
     source
         How errors name the matrix (``matrix path/to/file.toml``).
+    max_checks
+        Refuse a matrix that expands to more checks than this.
+    on_progress
+        Called with (checks planned, checks in total) every :data:`PROGRESS_EVERY` checks.
 
     Returns
     -------
@@ -225,19 +296,33 @@ def plan_matrix(matrix: MatrixFile, *, source: str = "matrix") -> SweepPlan:
     ------
     ConfigError
         One line naming the op, shape, pair, precision and seed of the first invalid check,
-        a duplicated check, or a matrix that expands to nothing.
+        a duplicated check, a self-pair, a matrix over ``max_checks`` or one that expands
+        to nothing.
     """
-    pairs = [(_resolve_pair(entry), entry) for entry in matrix.pairs]
+    total = count_checks(matrix)
+    if total > max_checks:
+        raise ConfigError(
+            f"{source}: the matrix expands to {total} checks, over the limit of {max_checks}; "
+            f"pass --max-checks {total} to run it anyway"
+        )
     checks: list[PlannedCheck] = []
     seen: dict[str, str] = {}
-    for pair, pair_entry in pairs:
-        for where, planned in _pair_checks(pair, pair_entry, matrix, source):
-            if planned.id in seen:
-                raise ConfigError(
-                    f"{source}: {where} repeats check {planned.id} (first from {seen[planned.id]})"
-                )
-            seen[planned.id] = where
-            checks.append(planned)
+    with entry_point_snapshot():
+        pairs = [
+            (_resolve_pair(entry, f"{source}: pairs[{index}]"), entry)
+            for index, entry in enumerate(matrix.pairs)
+        ]
+        for pair, pair_entry in pairs:
+            for where, planned in _pair_checks(pair, pair_entry, matrix, source):
+                if planned.id in seen:
+                    raise ConfigError(
+                        f"{source}: {where} repeats check {planned.id} "
+                        f"(first from {seen[planned.id]})"
+                    )
+                seen[planned.id] = where
+                checks.append(planned)
+                if on_progress is not None and len(checks) % PROGRESS_EVERY == 0:
+                    on_progress(len(checks), total)
     if not checks:
         raise ConfigError(
             f"{source}: the matrix expands to no checks (no pair runs the requested precisions)"

@@ -4,7 +4,11 @@ Order of events:
 
 1. every report path is checked before anything runs: without ``resume`` an existing file
    is an error (reports are never overwritten); with it, a complete report whose config
-   matches the plan is reused, and anything else is moved aside (never deleted);
+   matches the plan is replayed from its stored bits and reused only when the replay agrees
+   with every stored field; anything else (incomplete, unreadable, a replay that disagrees,
+   a different config) is moved aside, never deleted, and the check runs again. Something
+   that is not a regular file at a report path (a symbolic link, a FIFO, a device, a
+   directory) is an error: it is never followed, read or moved;
 2. checks whose candidate has no adapter here get a ``not_run`` report from the parent
    (no worker could run them);
 3. the executor runs the rest, each in its own worker process, and settles each report;
@@ -18,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +37,8 @@ from .isolate import WorkerOutcome
 from .junit import junit_xml
 from .known import DivergencesFor, classify, planned_divergences
 from .plan import Pair, PlannedCheck, SweepPlan
-from .records import ReportState, read_state, set_aside, write_new_final
+from .files import MAX_MATRIX_BYTES, read_regular, write_replacing
+from .records import ReportState, read_state, set_aside, verify, write_new_final
 from .spec import WorkerSpec
 from .summary import (
     LeftOutPair,
@@ -65,19 +71,27 @@ class SweepOutputs:
         ]
 
 
-def _write_view(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def _entry_kind(path: Path) -> str | None:
+    """None for a regular file or nothing; else what is there instead (never followed)."""
     try:
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise ReportError(f"write {path}: {error.strerror}") from None
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
 
 
-def _reusable(planned: PlannedCheck, path: Path, resume: bool) -> bool:
-    """Whether ``path`` holds a complete report to reuse; moves anything else aside."""
+def _reusable(
+    planned: PlannedCheck, path: Path, resume: bool, note: Callable[[str], None] | None
+) -> bool:
+    """Whether ``path`` holds a complete report that replays; moves anything else aside."""
+    kind = _entry_kind(path)
+    if kind is not None:
+        raise ConfigError(
+            f"{path} is {kind}, not a report; it is never followed or replaced: remove it, "
+            "or choose a new --out"
+        )
     state, document = read_state(path)
     if state is ReportState.MISSING:
         return False
@@ -87,12 +101,27 @@ def _reusable(planned: PlannedCheck, path: Path, resume: bool) -> bool:
         )
     if state is ReportState.COMPLETE:
         assert document is not None
-        if document.config.model_dump() == planned.check.record().model_dump():
+        if document.config.model_dump() != planned.check.record().model_dump():
+            set_aside(path, label="superseded")  # the matrix changed this check (its tolerance)
+            return False
+        problem = verify(document)
+        if problem is None:
             return True
-        set_aside(path, label="superseded")  # the matrix changed this check (e.g. its tolerance)
+        # A stored verdict is evidence only when its bits re-derive it; this one is kept
+        # aside (never overwritten) and the check runs again into a new file.
+        aside = set_aside(path, label="unverified")
+        if note is not None:
+            note(f"resume: {path} does not replay ({problem}); moved to {aside.name}, rerunning")
         return False
     set_aside(path)
     return False
+
+
+def _matrix_bytes(matrix: Path) -> bytes:
+    try:
+        return read_regular(matrix, limit=MAX_MATRIX_BYTES)
+    except FileNotFoundError:
+        raise ReportError(f"matrix {matrix} disappeared while the sweep ran") from None
 
 
 def _unresolved(planned: PlannedCheck, path: Path) -> WorkerOutcome:
@@ -113,6 +142,7 @@ def run_sweep(
     on_row: Callable[[SummaryRow], None] | None = None,
     strict_known: bool = False,
     divergences_for: DivergencesFor | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> tuple[SweepSummary, SweepOutputs]:
     """Run every check of ``plan`` in isolation and write the sweep's outputs under ``out``.
 
@@ -129,7 +159,8 @@ def run_sweep(
     timeout_s
         Per-check worker timeout.
     resume
-        Reuse complete reports already in ``out``; rerun the rest (moving old files aside).
+        Reuse complete reports already in ``out`` whose replay agrees; rerun the rest
+        (moving old files aside).
     left_out
         Pairs removed from the plan by ``--only-available``, with the reason.
     on_row
@@ -139,6 +170,9 @@ def run_sweep(
     divergences_for
         The known divergences of a candidate backend name; by default what each candidate's
         adapter declared when the plan resolved it.
+    on_note
+        Called with a line for each report ``resume`` would not reuse because its replay
+        disagrees (the CLI prints it on stderr).
 
     Returns
     -------
@@ -163,7 +197,7 @@ def run_sweep(
     for planned in plan.checks:
         path = out / planned.report
         path.parent.mkdir(parents=True, exist_ok=True)
-        (reused if _reusable(planned, path, resume) else to_run).append(planned)
+        (reused if _reusable(planned, path, resume, on_note) else to_run).append(planned)
 
     rows: dict[str, SummaryRow] = {}
 
@@ -201,7 +235,7 @@ def run_sweep(
     status, reasons = judge(ordered, strict_known=strict_known)
     summary = SweepSummary(
         matrix=str(matrix),
-        matrix_sha256=hashlib.sha256(matrix.read_bytes()).hexdigest(),
+        matrix_sha256=hashlib.sha256(_matrix_bytes(matrix)).hexdigest(),
         description=plan.description,
         diffcheck_version=__version__,
         executor=executor.describe(),
@@ -222,7 +256,7 @@ def run_sweep(
         checks=ordered,
     )
     outputs = SweepOutputs(out, out / "summary.json", out / "junit.xml", out / "index.html")
-    _write_view(outputs.summary, summary.to_json())
-    _write_view(outputs.junit, junit_xml(summary))
-    _write_view(outputs.html, render_html(summary).encode())
+    write_replacing(outputs.summary, summary.to_json())
+    write_replacing(outputs.junit, junit_xml(summary))
+    write_replacing(outputs.html, render_html(summary).encode())
     return summary, outputs
