@@ -11,7 +11,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +26,9 @@ if importlib.util.find_spec("rich") is None:
 __all__ = ["sweep"]
 
 DEFAULT_TIMEOUT_S = 60.0
+# Kept in step with sweep.pool / sweep.plan (tests compare them), so --help needs no import.
+DEFAULT_WORKER_CHECKS = 100
+DEFAULT_MAX_CHECKS = 100_000
 
 
 def _parser() -> OneLineParser:
@@ -67,9 +72,34 @@ def _parser() -> OneLineParser:
     )
     parser.add_argument("--executor", choices=("local", "dask"), default="local")
     parser.add_argument(
+        "--isolation",
+        choices=("warm", "cold"),
+        default="warm",
+        help=(
+            "local workers: warm (default) keeps a worker per backend pair for up to "
+            "--worker-checks checks, one check at a time; cold starts a fresh interpreter per check"
+        ),
+    )
+    parser.add_argument(
+        "--worker-checks",
+        type=int,
+        default=DEFAULT_WORKER_CHECKS,
+        metavar="N",
+        help=f"checks a warm worker runs before it is replaced (default {DEFAULT_WORKER_CHECKS})",
+    )
+    parser.add_argument(
+        "--max-checks",
+        type=int,
+        default=DEFAULT_MAX_CHECKS,
+        metavar="N",
+        help=f"refuse a matrix that expands to more checks (default {DEFAULT_MAX_CHECKS})",
+    )
+    parser.add_argument(
         "--scheduler", metavar="ADDR", help="dask scheduler address (tcp://host:8786)"
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress (a bar on a terminal, lines in a log)"
+    )
     parser.add_argument(
         "--only-available",
         action="store_true",
@@ -92,8 +122,26 @@ def _timeout(option: float | None, matrix_value: float | None) -> float:
     return value
 
 
+def _note(line: str) -> None:
+    print(f"diffcheck sweep: {line}", file=sys.stderr, flush=True)
+
+
+def _planning_line() -> Callable[[int, int], None]:
+    """Print planning progress on stderr, at most one line every two seconds."""
+    last = [-float("inf")]  # the first call (the total) always prints
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 2.0:
+            last[0] = now
+            print(f"diffcheck sweep: planning {done}/{total} checks", file=sys.stderr, flush=True)
+
+    return show
+
+
 def sweep(argv: Sequence[str]) -> int:
     """``diffcheck sweep``: run a matrix; return the exit status."""
+    from ..errors import ConfigError
     from ..sweep.availability import unavailable_pairs
     from ..sweep.console import print_summary
     from ..sweep.executors import make_executor
@@ -103,15 +151,30 @@ def sweep(argv: Sequence[str]) -> int:
     from ..sweep.run import run_sweep
 
     options = _parser().parse_args(argv)
-    plan = plan_matrix(load_matrix(options.matrix), source=f"matrix {options.matrix}")
+    if options.max_checks < 1:
+        raise ConfigError(f"--max-checks {options.max_checks}, but it must be at least 1")
+    # Every option is checked before the matrix is expanded or anything is created.
+    executor = make_executor(
+        options.executor,
+        jobs=options.jobs,
+        scheduler=options.scheduler,
+        isolation=options.isolation,
+        worker_checks=options.worker_checks,
+    )
+    plan = plan_matrix(
+        load_matrix(options.matrix),
+        source=f"matrix {options.matrix}",
+        max_checks=options.max_checks,
+        on_progress=None if options.quiet else _planning_line(),
+    )
     timeout_s = _timeout(options.timeout, plan.timeout_s)
-    executor = make_executor(options.executor, jobs=options.jobs, scheduler=options.scheduler)
     left_out: list[tuple[Pair, str]] = []
     if options.only_available:
         left_out = unavailable_pairs(plan.pairs)
         plan = plan.without_pairs([pair for pair, _ in left_out])
     out = options.out or Path("reports") / f"sweep-{datetime.now(UTC):%Y%m%d-%H%M%S}"
-    with SweepProgress(len(plan.checks), enabled=not options.quiet) as progress:
+    pairs = Counter(f"{c.pair.reference} -> {c.pair.candidate}" for c in plan.checks)
+    with SweepProgress(len(plan.checks), enabled=not options.quiet, pairs=pairs) as progress:
         summary, outputs = run_sweep(
             plan,
             matrix=options.matrix,
@@ -122,6 +185,7 @@ def sweep(argv: Sequence[str]) -> int:
             left_out=left_out,
             on_row=progress.advance,
             strict_known=options.strict_known,
+            on_note=_note,
         )
     print_summary(summary, outputs.listed())
     sys.stdout.flush()

@@ -12,10 +12,10 @@ page, and only when a person follows it); a pass that matches one is listed as n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import STATUS_COLOURS, LogRange, nmse_strip, phase_bars, ratio_overview
+from .text import html_text as escape
 
 __all__ = ["render_html"]
 

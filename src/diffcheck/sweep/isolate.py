@@ -184,7 +184,9 @@ def run_isolated(
     started = time.perf_counter()
     # Appended, never truncated: the log of an earlier, interrupted or crashed run is evidence.
     with log.open("ab") as sink:
-        environment = dict(os.environ, **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s)})
+        environment = dict(
+            os.environ, **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s)}
+        )
         process = subprocess.Popen(
             [python or sys.executable, "-m", "diffcheck.sweep.worker", spec_json],
             env=environment,

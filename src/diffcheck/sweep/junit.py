@@ -6,7 +6,9 @@ fails a required pair). A failure with a known divergence of its adapter is ``<s
 message="known divergence: ...">`` with the report's reason in the text, as pytest writes an
 xfail (a ``<failure>`` under ``--strict-known``); a pass that matches one says so in its
 ``<system-out>``, as pytest's non-strict XPASS is a pass. The layout is the common subset that Jenkins, GitLab and GitHub
-reporters read: ``testsuites > testsuite > testcase``.
+reporters read: ``testsuites > testsuite > testcase``. Every text and attribute goes through
+:func:`~diffcheck.sweep.text.printable`, so control characters in a matrix or a reason are
+visible escapes and the document always parses.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from .summary import SummaryRow, SweepSummary
+from .text import printable
 
 __all__ = ["junit_xml"]
 
@@ -83,6 +86,11 @@ def junit_xml(summary: SweepSummary) -> bytes:
         )
         for row in rows:
             _case(suite, row, strict)
+    for element in root.iter():
+        # XML 1.0 cannot carry most control characters: spell them so the file parses.
+        element.attrib = {key: printable(value) for key, value in element.attrib.items()}
+        if element.text:
+            element.text = printable(element.text)
     ET.indent(root)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"

@@ -79,7 +79,9 @@ class _Strict(BaseModel):
             values = value if isinstance(value, list) else [value]
             if any(isinstance(v, bool) for v in values) and not _accepts_bool(info.annotation):
                 shown = str(value).lower() if isinstance(value, bool) else "a list with a boolean"
-                raise ValueError(f"{key} = {shown}: a boolean where a number is expected; write a number")
+                raise ValueError(
+                    f"{key} = {shown}: a boolean where a number is expected; write a number"
+                )
         return data
 
 

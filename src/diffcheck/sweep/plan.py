@@ -305,6 +305,8 @@ def plan_matrix(
             f"{source}: the matrix expands to {total} checks, over the limit of {max_checks}; "
             f"pass --max-checks {total} to run it anyway"
         )
+    if on_progress is not None and total >= PROGRESS_EVERY:
+        on_progress(0, total)
     checks: list[PlannedCheck] = []
     seen: dict[str, str] = {}
     with entry_point_snapshot():

@@ -32,12 +32,12 @@ from pathlib import Path
 from .. import __version__
 from ..errors import ConfigError, ReportError
 from .executors import Executor
+from .files import MAX_MATRIX_BYTES, read_regular, write_replacing
 from .html import render_html
 from .isolate import WorkerOutcome
 from .junit import junit_xml
 from .known import DivergencesFor, classify, planned_divergences
 from .plan import Pair, PlannedCheck, SweepPlan
-from .files import MAX_MATRIX_BYTES, read_regular, write_replacing
 from .records import ReportState, read_state, set_aside, verify, write_new_final
 from .spec import WorkerSpec
 from .summary import (

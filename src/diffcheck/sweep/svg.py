@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from html import escape
 
 from .summary import SummaryRow
+from .text import html_text as escape
 
 __all__ = ["LogRange", "nmse_strip", "phase_bars", "ratio_overview"]
 

@@ -25,6 +25,7 @@ itself), ``abort`` (SIGABRT), ``segv`` (SIGSEGV), ``hang`` (sleep until killed) 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -101,10 +102,8 @@ def _lifeline() -> None:
     die_with_parent(expected)
     watchdog = Watchdog(expected)
     timeout = os.environ.get(TIMEOUT_ENV, "")
-    try:
+    with contextlib.suppress(ValueError):  # run by hand with no timeout: the parent watch only
         watchdog.arm(own_deadline(float(timeout)))
-    except ValueError:
-        pass  # run by hand with no timeout: only the parent watch applies
     watchdog.start()
 
 
