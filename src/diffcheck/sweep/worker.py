@@ -69,7 +69,11 @@ def requested_fault(check_id: str) -> str | None:
 
 def inject(adapter: Any, fault: str) -> None:
     """Make ``adapter``'s candidate ``execute`` run the test fault ``fault`` first."""
-    print(f"diffcheck sweep worker: test fault {fault!r} injected", file=sys.stderr, flush=True)
+    print(
+        f"diffcheck sweep worker: test fault {fault!r} injected (pid {os.getpid()})",
+        file=sys.stderr,
+        flush=True,
+    )
 
     def execute(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("role", "candidate") == "candidate":
