@@ -151,12 +151,16 @@ def _tolerance(
 
 
 def _same_backend(reference: Adapter, candidate: Adapter) -> bool:
-    """Whether two adapters are one backend: the same adapter class, library and device."""
-    return (
-        type(reference) is type(candidate)
-        and str(reference) == str(candidate)
-        and getattr(reference, "device", None) == getattr(candidate, "device", None)
-    )
+    """Whether two adapters are one backend: the same adapter class, library and device.
+
+    By identity, not by the spelling of the name: an array-api-compat library is compared
+    by the module it drives.
+    """
+
+    def identity(adapter: Adapter) -> tuple[type, str, str | None]:
+        return type(adapter), getattr(adapter, "module_name", adapter.name), adapter.device
+
+    return identity(reference) == identity(candidate)
 
 
 def _refuse_self_pair(entry: PairEntry, candidate: Adapter, where: str) -> None:
