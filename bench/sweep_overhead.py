@@ -1,86 +1,113 @@
-"""Per-check cost of isolation: a check in its own worker process against the same check in process.
+"""Per-check cost of a sweep: warm isolated workers, cold isolated workers, and in-process.
 
-Measured in one run, each the median of REPEATS:
+Measured in one run, each figure the median over REPEATS whole sweeps of per-check wall time
+(sweep wall time / checks):
 
-- ``in-process``: ``run_check`` with a report file, in this (warm) interpreter;
-- ``isolated``: ``run_isolated`` (spawn ``python -m diffcheck.sweep.worker``, run the same
-  check, settle the report), as every sweep check pays it;
-- the parts of the difference: a bare ``python -c pass`` start and a start that imports
-  ``diffcheck.runner`` and the worker (what every worker imports before it runs anything).
+- ``in-process``: ``run_check`` with a report file, one check after the other, in this warm
+  interpreter (no isolation at all: the floor);
+- ``isolated, warm``: ``run_sweep`` with the local executor's warm workers (forked from the
+  fork server, reused for up to 100 checks of a backend pair), ``JOBS`` at a time;
+- ``isolated, cold``: the same sweep with ``--isolation cold`` (a fresh
+  ``python -m diffcheck.sweep.worker`` per check), over fewer checks (it is slow; the
+  per-check cost does not depend on the count).
 
-The check is deliberately trivial (gemm 1x3x5 on numpy -> array_api_strict), so the ratio is
-the overhead's upper bound; real checks add the same fixed cost. Prints the ratio
-isolated / in-process and the overhead in milliseconds.
-Usage: python bench/sweep_overhead.py [REPEATS] [BACKEND]
+Every isolated sweep includes all the parent's work: planning is excluded, but report
+settling, reading every report back, summary.json, junit.xml and index.html are included.
+The check is deliberately trivial (gemm 1x3x5 on numpy -> array_api_strict) so the figures
+are the overhead; real checks add the same fixed cost. Prints the per-check milliseconds
+and the ratios warm / in-process, cold / in-process and cold / warm.
+
+Usage: python bench/sweep_overhead.py [CHECKS] [REPEATS] [JOBS]
 """
 
 from __future__ import annotations
 
+import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from diffcheck.config import make_check
 from diffcheck.runner import run_check
-from diffcheck.sweep.isolate import run_isolated
-from diffcheck.sweep.spec import WorkerSpec
+from diffcheck.sweep.executors import LocalExecutor
+from diffcheck.sweep.matrix import parse_matrix
+from diffcheck.sweep.plan import SweepPlan, plan_matrix
+from diffcheck.sweep.run import run_sweep
 
 
-def median_seconds(step: Callable[[int], object], repeats: int) -> float:
-    step(-1)  # warm-up (imports, first allocation, page cache)
-    times = []
-    for index in range(repeats):
-        started = time.perf_counter()
-        step(index)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+def _plan(checks: int) -> SweepPlan:
+    return plan_matrix(
+        parse_matrix(
+            {
+                "schema_version": 1,
+                "pairs": [{"candidate": "array_api_strict"}],
+                "defaults": {"seeds": list(range(checks))},
+                "ops": {"gemm": {"shapes": [{"m": 1, "n": 3, "k": 5}]}},
+            }
+        )
+    )
+
+
+def _sweep_per_check(root: Path, checks: int, jobs: int, isolation: str) -> float:
+    plan = _plan(checks)
+    matrix = root / "matrix.toml"
+    matrix.write_text("# the benchmark's matrix is built in code\n")
+    out = Path(tempfile.mkdtemp(dir=root))
+    started = time.perf_counter()
+    summary, _ = run_sweep(
+        plan,
+        matrix=matrix,
+        out=out / "sweep",
+        executor=LocalExecutor(jobs, isolation=isolation),
+        timeout_s=120,
+    )
+    elapsed = time.perf_counter() - started
+    if summary.counts.passed != checks:
+        raise SystemExit(f"sweep_overhead: {isolation} sweep did not pass: {summary.counts}")
+    return elapsed / checks
+
+
+def _in_process_per_check(root: Path, checks: int) -> float:
+    out = Path(tempfile.mkdtemp(dir=root))
+    started = time.perf_counter()
+    for seed in range(checks):
+        check = make_check("array_api_strict", "gemm", m=1, n=3, k=5, seed=seed)
+        run_check(check, out / f"{seed}.json")
+    return (time.perf_counter() - started) / checks
 
 
 def main() -> None:
-    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 15
-    backend = sys.argv[2] if len(sys.argv) > 2 else "array_api_strict"
-    check = make_check(backend, "gemm", m=1, n=3, k=5)
+    checks = int(sys.argv[1]) if len(sys.argv) > 1 else 120
+    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    jobs = int(sys.argv[3]) if len(sys.argv) > 3 else (os.cpu_count() or 1)
+    cold_checks = max(10, checks // 4)
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
-        # Measure a check that really executes: a not_run one skips the backend entirely.
-        probe = run_check(check, root / "probe.json").result
-        if probe is None or probe.status != "passed":
-            reason = probe.reason if probe else "no result"
-            raise SystemExit(f"sweep_overhead: {backend} gemm 1x3x5 did not pass here: {reason}")
-
-        def in_process(index: int) -> None:
-            run_check(check, root / f"in-{index}.json")
-
-        def isolated(index: int) -> None:
-            spec = WorkerSpec.of(f"iso-{index}", check, str(root / f"iso-{index}.json"))
-            outcome = run_isolated(spec.model_dump_json(), 120.0)
-            assert outcome.exit == "exit 0", outcome
-
-        def bare_start(_: int) -> None:
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-
-        def import_start(_: int) -> None:
-            code = "import diffcheck.runner, diffcheck.sweep.worker, diffcheck.sweep.spec"
-            subprocess.run([sys.executable, "-c", code], check=True)
-
-        results = {
-            "in-process run_check": median_seconds(in_process, repeats),
-            "isolated worker (run_isolated)": median_seconds(isolated, repeats),
-            "  of which: python start": median_seconds(bare_start, repeats),
-            "  of which: start + worker imports": median_seconds(import_start, repeats),
+        _in_process_per_check(root, 5)  # warm-up: imports, first allocation, page cache
+        _sweep_per_check(root, 4, jobs, "warm")  # warm-up: the fork server starts once
+        figures = {
+            "in-process": [_in_process_per_check(root, checks) for _ in range(repeats)],
+            "isolated, warm": [
+                _sweep_per_check(root, checks, jobs, "warm") for _ in range(repeats)
+            ],
+            "isolated, cold": [
+                _sweep_per_check(root, cold_checks, jobs, "cold") for _ in range(repeats)
+            ],
         }
-    width = max(map(len, results))
-    print(f"check: {backend} gemm 1x3x5 f32, median of {repeats}")
-    for label, seconds in results.items():
-        print(f"{label.ljust(width)}  {seconds * 1000:8.1f} ms")
-    inline = results["in-process run_check"]
-    worker = results["isolated worker (run_isolated)"]
-    print(f"{'per-check overhead'.ljust(width)}  {(worker - inline) * 1000:8.1f} ms")
-    print(f"{'ratio isolated / in-process'.ljust(width)}  {worker / inline:8.1f} x")
+    median = {label: statistics.median(values) for label, values in figures.items()}
+    print(
+        f"check: numpy -> array_api_strict gemm 1x3x5 f32; {jobs} jobs; median of {repeats} "
+        f"sweeps ({checks} checks; cold: {cold_checks})"
+    )
+    width = max(map(len, median)) + 2
+    for label, seconds in median.items():
+        print(f"{label.ljust(width)}{seconds * 1000:8.1f} ms per check")
+    warm, cold, inline = median["isolated, warm"], median["isolated, cold"], median["in-process"]
+    print(f"{'warm / in-process'.ljust(width)}{warm / inline:8.2f} x")
+    print(f"{'cold / in-process'.ljust(width)}{cold / inline:8.2f} x")
+    print(f"{'cold / warm'.ljust(width)}{cold / warm:8.2f} x")
 
 
 if __name__ == "__main__":

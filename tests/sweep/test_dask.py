@@ -86,6 +86,7 @@ def test_dask_workers_need_no_shared_directory(
                     raise PermissionError(f"dask worker touched the sweep directory: {event}")
 
         sys.addaudithook(hook)
+
     with distributed.LocalCluster(
         n_workers=1,
         processes=True,
@@ -99,7 +100,10 @@ def test_dask_workers_need_no_shared_directory(
             client.run(forbid, str(out))
             cwd = client.run(os.getcwd)
         summary, _ = run_sweep(
-            plan, matrix=matrix, out=out, executor=DaskExecutor(cluster.scheduler_address),
+            plan,
+            matrix=matrix,
+            out=out,
+            executor=DaskExecutor(cluster.scheduler_address),
             timeout_s=30,
         )
     assert list(cwd.values()) == [str(elsewhere)]

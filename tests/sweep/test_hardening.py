@@ -205,8 +205,7 @@ def test_dask_without_distributed_creates_nothing(
     )
     assert run.code == 1
     assert run.err == (
-        "diffcheck: --executor dask needs the distributed package: "
-        "pip install 'diffcheck[dask]'\n"
+        "diffcheck: --executor dask needs the distributed package: pip install 'diffcheck[dask]'\n"
     )
     assert not out.exists()
 

@@ -23,7 +23,9 @@ CAUSES = {
 
 def _cause(fault: str, reason: str) -> bool:
     expected = CAUSES[fault]
-    return bool(expected.fullmatch(reason)) if isinstance(expected, re.Pattern) else reason == expected
+    return (
+        bool(expected.fullmatch(reason)) if isinstance(expected, re.Pattern) else reason == expected
+    )
 
 
 def test_faulty_workers_become_failed_reports_with_the_cause(fault_sweep: SweepRun) -> None:

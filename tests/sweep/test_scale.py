@@ -63,9 +63,16 @@ def test_an_oversize_matrix_is_refused_before_it_is_expanded() -> None:
 
 def test_planning_reports_progress() -> None:
     seen: list[tuple[int, int]] = []
-    plan_matrix(_matrix(shapes=3, seeds=PROGRESS_EVERY), on_progress=lambda d, t: seen.append((d, t)))
+    plan_matrix(
+        _matrix(shapes=3, seeds=PROGRESS_EVERY), on_progress=lambda d, t: seen.append((d, t))
+    )
     total = 3 * PROGRESS_EVERY
-    assert seen == [(0, total), (PROGRESS_EVERY, total), (2 * PROGRESS_EVERY, total), (total, total)]
+    assert seen == [
+        (0, total),
+        (PROGRESS_EVERY, total),
+        (2 * PROGRESS_EVERY, total),
+        (total, total),
+    ]
 
 
 def test_planning_progress_reaches_stderr(
