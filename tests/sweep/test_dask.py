@@ -135,7 +135,8 @@ def test_a_remote_task_never_sees_the_parent_path_and_its_result_is_checked(
     wrong = run_remote(remote_spec(WorkerSpec.of("a", other, "x.json")), 30.0)
     outcome = landing.land(wrong)
     document = load_report(tmp_path / "a.json")
-    assert document.result is not None and document.result.status == "failed"
+    assert document.result is not None
+    assert document.result.status == "failed"
     assert document.result.reason == "the remote task returned the report of a different check"
     assert outcome.action == "completed the worker's incomplete report as failed"
     # A garbled one neither.

@@ -161,7 +161,8 @@ def test_planted_symlinks_cannot_redirect_the_views(tmp_path: Path, sweep_cli: S
     assert run.code == 0, run.err
     for name, victim in victims.items():
         assert victim.read_text() == "precious"
-        assert (out / name).is_file() and not (out / name).is_symlink()
+        assert (out / name).is_file()
+        assert not (out / name).is_symlink()
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp") and not p.is_symlink()]
 
 
@@ -227,4 +228,5 @@ def test_option_values_are_checked_before_planning(
             code = int(exit_.code or 0)
         err = capsys.readouterr().err
         assert code == 1
-        assert err.startswith(message) and err.count("\n") == 1, err
+        assert err.startswith(message), err
+        assert err.count("\n") == 1, err

@@ -55,8 +55,20 @@ def test_a_hung_worker_dies_with_its_killed_parent(
     out = tmp_path / "out"
     environment = dict(os.environ, **{FAULT_ENV: f"{HUNG}:hang"})
     parent = subprocess.Popen(
-        [sys.executable, "-m", "diffcheck", "sweep", str(matrix), "--out", str(out)]
-        + ["--quiet", "--timeout", "300", "--isolation", isolation],
+        [
+            sys.executable,
+            "-m",
+            "diffcheck",
+            "sweep",
+            str(matrix),
+            "--out",
+            str(out),
+            "--quiet",
+            "--timeout",
+            "300",
+            "--isolation",
+            isolation,
+        ],
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
