@@ -272,15 +272,13 @@ def test_unavailable_required_backend_writes_not_run_and_exits_nonzero(
     assert document["execution_elapsed_ms"] >= 0
     assert document["output_shape"] == shape
     assert "submission_metrics" not in document
+    # cupy has no command contexts: its lifecycle would run as four independent chains, and
+    # the record claims no submission phases for it (the lifecycle with contexts is tested
+    # with the fake device in tests/test_runner.py).
+    assert "submission_phases" not in document
     if op == "context-lifecycle":
-        assert document["submission_phases"] == [
-            "initial",
-            "reused_context",
-            "independent_context",
-            "drop_flush",
-        ]
-    else:
-        assert "submission_phases" not in document
+        assert "four independent" in document["execution_path"]
+        assert document["coverage"].startswith("Four independent gemm -> copy -> silu-mul chains")
     assert main(["replay", str(report)]) == 0  # consistent: nothing to re-derive, nothing claimed
 
 
