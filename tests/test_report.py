@@ -115,7 +115,9 @@ def test_replay_detects_tampered_metrics_status_and_bits(
         elif change == "bits":
             data["result"]["actual"]["f32_bits"][200] ^= 0x00400000
         elif change == "phase":
-            data["submission_metrics"][2]["max_abs"] *= 2
+            data["submission_metrics"][2]["max_abs"] = (
+                data["submission_metrics"][2]["max_abs"] * 2 + 1e-6
+            )
         elif change == "tolerance":
             data["result"]["tolerance_f64_bits"] += 2**52  # a far larger tolerance
         return replay(ReportDocument.model_validate(data)).disagreements
