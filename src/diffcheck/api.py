@@ -20,7 +20,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from .adapters import Adapter, resolve, same_backend
+from .adapters import Adapter, resolve, same_backend, storage_name
 from .config import Check, make_check
 from .differ import Segment, Verdict, diff, host_array
 from .errors import BackendError, ConfigError
@@ -198,7 +198,21 @@ def compare(
     flat_act = np.concatenate([a.reshape(-1) for a in actual]) if actual else np.empty(0)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen)
-    return _bind_shapes(verdict, expected, actual)
+    return _bind_storage(_bind_shapes(verdict, expected, actual), candidate_adapter, precision)
+
+
+def _bind_storage(verdict: Verdict, adapter: Adapter, precision: PrecisionName) -> Verdict:
+    """Fail a verdict whose candidate stores another precision than ``precision``.
+
+    An f16-rounded result measures NMSE ~8e-8, under f32's 1e-7: values alone cannot show
+    that the candidate ran at the precision asked, so the storage it used is compared.
+    """
+    stored = storage_name(adapter.storage_dtype(adapter.namespace(), precision))
+    if stored == precision:
+        return verdict
+    problem = f"executed precision differs from the configured {precision}: inputs stored as {stored}"
+    reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
+    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
 
 
 def _refuse_self_test(
