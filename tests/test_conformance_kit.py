@@ -242,8 +242,7 @@ def test_each_kind_of_broken_adapter_fails_its_tests_and_says_why(
     assert {o for (test, o) in vouching if test != "test_probe_never_raises"} == {"failed"}
     refused = [r for r in reports if "TestSelfVouching" in r.nodeid and r.failed]
     assert all(
-        "is the reference numpy's own backend: a backend cannot vouch for itself"
-        in str(r.longrepr)
+        "is the reference numpy's own backend: a backend cannot vouch for itself" in str(r.longrepr)
         for r in refused
     )
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diffcheck.adapters import KnownDivergence, failure_of, matching_divergence
-from diffcheck.precision import PRECISIONS
 from diffcheck.adapters.numpy_ref import NumpyAdapter
+from diffcheck.precision import PRECISIONS
 
 
 def divergence(**overrides: Any) -> KnownDivergence:
@@ -127,23 +127,44 @@ MEASURED = "NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.0003"
     [
         # What the divergence explains: a measured NMSE over the tolerance, under the ceiling.
         (MEASURED, 1.4e-7, [], "nmse", True),
-        ("DropFlush: NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.01", 9e-8,
-         [1.4e-7], "nmse", True),
+        (
+            "DropFlush: NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.01",
+            9e-8,
+            [1.4e-7],
+            "nmse",
+            True,
+        ),
         # The example: the 13.0 sentinel left in drop_flush measures ~2.8e3.
-        ("NMSE 700.2 is not below tolerance 0.0000001; max_abs=12.9; DropFlush: NMSE 2800.5 "
-         "is not below tolerance 0.0000001; max_abs=12.9", 700.2, [2800.5], "nmse", False),
+        (
+            "NMSE 700.2 is not below tolerance 0.0000001; max_abs=12.9; DropFlush: NMSE 2800.5 "
+            "is not below tolerance 0.0000001; max_abs=12.9",
+            700.2,
+            [2800.5],
+            "nmse",
+            False,
+        ),
         # Just over the ceiling.
-        ("NMSE 0.0000015 is not below tolerance 0.0000001; max_abs=0.1", 1.5e-6, [], "nmse",
-         False),
+        ("NMSE 0.0000015 is not below tolerance 0.0000001; max_abs=0.1", 1.5e-6, [], "nmse", False),
         # Never the kind it explains, whatever the NMSE.
-        ("required backend execution failed: RuntimeError: device lost", None, [], "other",
-         False),
+        ("required backend execution failed: RuntimeError: device lost", None, [], "other", False),
         ("required backend contains a non-finite value at 3", None, [], "other", False),
         ("output length mismatch: reference=8 actual=7", None, [], "other", False),
-        ("NMSE 0.00000001 is below; reference output has 7 elements; configured shape "
-         "requires 8", 1e-8, [], "other", False),
-        (MEASURED + "; executed precision differs from the configured f16: the candidate "
-         "stored inputs as f32 and its output as f32", 1.4e-7, [], "other", False),
+        (
+            "NMSE 0.00000001 is below; reference output has 7 elements; configured shape "
+            "requires 8",
+            1e-8,
+            [],
+            "other",
+            False,
+        ),
+        (
+            MEASURED + "; executed precision differs from the configured f16: the candidate "
+            "stored inputs as f32 and its output as f32",
+            1.4e-7,
+            [],
+            "other",
+            False,
+        ),
         ("worker timed out after 60 s", None, [], "other", False),
         # A passing NMSE with an NMSE-looking reason is not an NMSE failure.
         (MEASURED, 5e-8, [], "other", False),
@@ -178,7 +199,7 @@ _NAMES = st.one_of(
     st.just(()),
     st.integers(),
     st.none(),
-    st.lists(st.sampled_from(list(PRECISIONS) + ["f64", ""]), max_size=3),
+    st.lists(st.sampled_from([*list(PRECISIONS), "f64", ""]), max_size=3),
 )
 _BOUNDS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
@@ -205,14 +226,21 @@ def test_any_declaration_is_valid_or_a_one_line_value_error(**fields: Any) -> No
     try:
         made = KnownDivergence(**fields)
     except ValueError as error:
-        assert len(str(error).splitlines()) == 1, str(error)
+        message = str(error)
+    else:
+        message = ""
+    if message:
+        assert len(message.splitlines()) == 1, message
         return
-    assert made.ops and made.precisions
+    assert made.ops
+    assert made.precisions
     assert set(made.precisions) <= set(PRECISIONS)
     assert all(isinstance(n, str) and n for n in made.ops + made.devices)
-    assert math.isfinite(made.max_nmse) and made.max_nmse > 0
+    assert math.isfinite(made.max_nmse)
+    assert made.max_nmse > 0
     for text in (made.reason, made.upstream, made.bound_source):
-        assert text.strip() and len(text.splitlines()) == 1
+        assert text.strip()
+        assert len(text.splitlines()) == 1
     # A valid declaration never excuses what is not a measured NMSE under its ceiling.
     assert not made.explains(failure_of("device lost", None, 1e-7))
     assert not made.explains(failure_of(MEASURED, made.max_nmse * 2 + 1, 1e-7))

@@ -99,9 +99,7 @@ def test_replay_detects_tampered_metrics_status_and_bits(
 ) -> None:
     report = tmp_path / "r.json"
     # A candidate with command contexts, so the record has submission phases.
-    run_check(
-        make_check("array_api_strict", "context-lifecycle"), report, candidate=FakeAdapter()
-    )
+    run_check(make_check("array_api_strict", "context-lifecycle"), report, candidate=FakeAdapter())
     original = json.loads(report.read_text())
     assert replay(ReportDocument.model_validate(original)).agrees
 
@@ -138,9 +136,7 @@ def test_replay_detects_tampered_metrics_status_and_bits(
 def test_unknown_fields_and_phase_names_are_rejected(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     # A candidate with command contexts, so the record has submission phases.
-    run_check(
-        make_check("array_api_strict", "context-lifecycle"), report, candidate=FakeAdapter()
-    )
+    run_check(make_check("array_api_strict", "context-lifecycle"), report, candidate=FakeAdapter())
     data = json.loads(report.read_text())
     data["submission_phases"][0] = "unexecuted"
     bad = tmp_path / "bad.json"

@@ -72,7 +72,9 @@ def test_same_backend_is_adapter_identity_not_the_name(a: str, b: str, same: boo
 def test_a_compat_name_over_numpy_and_a_numpy_double_are_numpy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(array_api.ARRAY_API_LIBRARIES, "npcompat", ("numpy", "array_api_compat.numpy"))
+    monkeypatch.setitem(
+        array_api.ARRAY_API_LIBRARIES, "npcompat", ("numpy", "array_api_compat.numpy")
+    )
     assert same_backend("npcompat", "numpy")
     assert same_backend(FakeAdapter(), "numpy:cpu")
     assert same_backend(diffcheck.testing.perturb(NumpyAdapter(), "nan"), "numpy")
@@ -135,7 +137,9 @@ class StoresF32(NumpyAdapter):
 
 def test_an_executed_precision_that_is_not_the_configured_one_fails(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    document = run_check(make_check(CANDIDATE, "gemm", precision="f16"), report, candidate=StoresF32())
+    document = run_check(
+        make_check(CANDIDATE, "gemm", precision="f16"), report, candidate=StoresF32()
+    )
     assert document.result is not None
     assert document.result.status == "failed"
     assert document.result.reason == (
@@ -168,7 +172,10 @@ def test_a_wrong_element_between_segments_is_judged() -> None:
     assert (verdict.reason or "").startswith("uncovered [4, 6): NMSE")
     # Overlap is allowed, and a covered output has no uncovered segment.
     overlapping = [Segment("a", 0, 6), Segment("b", 4, 8)]
-    assert [s.segment.name for s in diff(reference, reference, max_nmse=1e-7, segments=overlapping).segments] == ["a", "b"]
+    assert [
+        s.segment.name
+        for s in diff(reference, reference, max_nmse=1e-7, segments=overlapping).segments
+    ] == ["a", "b"]
 
 
 def test_a_gap_before_the_first_segment_is_judged_too() -> None:
@@ -188,7 +195,8 @@ def test_a_lifecycle_run_as_independent_chains_claims_no_submission_phases(tmp_p
     check = make_check(CANDIDATE, "context-lifecycle")
     document = run_check(check, report, candidate=FakeAdapter(contexts=False))
     data = json.loads(report.read_text())
-    assert document.result is not None and document.result.status == "passed"
+    assert document.result is not None
+    assert document.result.status == "passed"
     assert "submission_phases" not in data
     assert "submission_metrics" not in data
     assert "four independent chains" in data["execution_path"]
@@ -197,16 +205,24 @@ def test_a_lifecycle_run_as_independent_chains_claims_no_submission_phases(tmp_p
     assert replay(ReportDocument.model_validate(data)).agrees
     # A wrong chain is named by its chain label, not a phase it never ran under.
     failed = run_check(check, candidate=FakeAdapter("scale_segment", contexts=False))
-    assert failed.result is not None and failed.result.status == "failed"
+    assert failed.result is not None
+    assert failed.result.status == "failed"
     assert "Chain3: NMSE" in (failed.result.reason or "")
     # With command contexts the same op records its submission phases.
     phased = run_check(check, candidate=FakeAdapter())
-    assert phased.submission_phases == ["initial", "reused_context", "independent_context", "drop_flush"]
+    assert phased.submission_phases == [
+        "initial",
+        "reused_context",
+        "independent_context",
+        "drop_flush",
+    ]
     assert [s.name for s in phased.segments or ()] == list(phased.submission_phases)
 
 
 def test_the_incomplete_record_announces_the_chains_of_a_namespace_backend() -> None:
-    initial = runner.initial_document(make_check(CANDIDATE, "context-lifecycle"), resolve(CANDIDATE))
+    initial = runner.initial_document(
+        make_check(CANDIDATE, "context-lifecycle"), resolve(CANDIDATE)
+    )
     assert initial.submission_phases is None
     assert initial.coverage.startswith("Four independent")
 
@@ -243,7 +259,10 @@ def test_eps_given_or_defaulted_records_the_same_f32_value(
     assert configs[0] == configs[1]
     assert configs[0]["eps"] == parse_f32("1e-6") == np.float32(1e-6)
     assert np.float32(configs[0]["eps"]).view(np.uint32) == 0x358637BD
-    assert make_check(CANDIDATE, "rms-norm", eps=1e-6).params == make_check(CANDIDATE, "rms-norm").params
+    assert (
+        make_check(CANDIDATE, "rms-norm", eps=1e-6).params
+        == make_check(CANDIDATE, "rms-norm").params
+    )
 
 
 # -- memory, before allocating; preparing errors ------------------------------------------------
@@ -312,13 +331,16 @@ def test_anything_raised_after_the_report_exists_completes_it_as_failed(
     assert data["completed"] is True
     assert data["result"]["status"] == "failed"
     assert data["result"]["reason"] == "preparing the check failed: KeyError: 'label'"
-    assert document.result is not None and document.result.status == "failed"
+    assert document.result is not None
+    assert document.result.status == "failed"
 
 
 # -- the CLI ------------------------------------------------------------------------------------
 
 
-def test_an_unknown_run_option_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_run_option_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run_cli(["--require-backend", CANDIDATE, "--bogus", "1"], capsys)
     assert code == 1
     assert out == ""

@@ -103,7 +103,9 @@ def wrong_candidate(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], tuple[st
     def install(kind: str) -> tuple[str, str]:
         op, precision, adapter = wrong(kind)
         real = runner.resolve
-        monkeypatch.setattr(runner, "resolve", lambda name: adapter if name == CANDIDATE else real(name))
+        monkeypatch.setattr(
+            runner, "resolve", lambda name: adapter if name == CANDIDATE else real(name)
+        )
         return op, precision
 
     return install
@@ -128,7 +130,8 @@ def test_the_run_cli_never_passes_a_wrong_answer(
     assert main(cli_args(op, precision, report)) == 1
     assert "Numerical check completed" not in capsys.readouterr().out
     document = ReportDocument.model_validate_json(report.read_text())
-    assert document.result is not None and document.result.status == "failed"
+    assert document.result is not None
+    assert document.result.status == "failed"
     # ... and replaying the report never turns it into a pass.
     assert main(["replay", "--require-pass", str(report)]) == 1
 
@@ -144,7 +147,10 @@ _NOT_YET_IN_REPLAY = pytest.mark.xfail(
 
 @pytest.mark.parametrize(
     "kind",
-    [pytest.param(k, marks=_NOT_YET_IN_REPLAY) if k in ("dtype", "precision") else k for k in KINDS],
+    [
+        pytest.param(k, marks=_NOT_YET_IN_REPLAY) if k in ("dtype", "precision") else k
+        for k in KINDS
+    ],
 )
 def test_replay_never_agrees_with_a_wrong_answer_forged_to_pass(
     kind: str, wrong_candidate: Callable[[str], tuple[str, str]]
@@ -152,7 +158,8 @@ def test_replay_never_agrees_with_a_wrong_answer_forged_to_pass(
     op, precision = wrong_candidate(kind)
     check = make_check(CANDIDATE, op, precision=precision, **PARAMS[op])
     document = run_check(check)
-    assert document.result is not None and document.result.status == "failed"
+    assert document.result is not None
+    assert document.result.status == "failed"
     forged = document.model_copy(
         update={"result": document.result.model_copy(update={"status": "passed", "reason": None})}
     )
@@ -167,7 +174,8 @@ def test_diffcheck_run_never_passes_a_wrong_answer(
     document = diffcheck.run(
         {"require_backend": CANDIDATE, "op": op, "precision": precision, **PARAMS[op]}
     )
-    assert document.result is not None and document.result.status == "failed"
+    assert document.result is not None
+    assert document.result.status == "failed"
 
 
 def _softmax(xp: Any, x: Any) -> Any:
@@ -182,6 +190,7 @@ def _on_candidate(xp: Any) -> bool:
 def _compare_case(kind: str) -> tuple[Callable[..., Any], dict[str, Any]]:
     """A function that is right on NumPy and wrong (in one way) on the candidate."""
     if kind == "element":
+
         def fn(xp: Any, x: Any) -> Any:
             out = _softmax(xp, x)
             if not _on_candidate(xp):
@@ -189,13 +198,17 @@ def _compare_case(kind: str) -> tuple[Callable[..., Any], dict[str, Any]]:
             bump = np.zeros((8, 16), np.float32)
             bump[2, 5] = 0.5
             return out + xp.asarray(bump)
+
         return fn, {}
     if kind == "segment":
+
         def fn(xp: Any, x: Any) -> Any:
             scale = 1.001 if _on_candidate(xp) else 1.0
             return _softmax(xp, x), xp.exp(x) * scale  # the second output is slightly off
+
         return fn, {}
     if kind == "phase":
+
         def fn(xp: Any, x: Any) -> Any:
             out = xp.exp(x)
             if not _on_candidate(xp):
@@ -203,13 +216,17 @@ def _compare_case(kind: str) -> tuple[Callable[..., Any], dict[str, Any]]:
             last = np.zeros((8, 16), np.float32)
             last[6:, :] = 0.01  # the last quarter ("phase") only, drowned in the aggregate
             return out * (1.0 + xp.asarray(last))
+
         return fn, {"segments": 4}
     if kind == "dtype":
+
         def fn(xp: Any, x: Any) -> Any:
             out = _softmax(xp, x) * 100.0
             return xp.astype(out, xp.int32) if _on_candidate(xp) else out
+
         return fn, {}
     if kind == "nan":
+
         def fn(xp: Any, x: Any) -> Any:
             out = _softmax(xp, x)
             if not _on_candidate(xp):
@@ -217,11 +234,14 @@ def _compare_case(kind: str) -> tuple[Callable[..., Any], dict[str, Any]]:
             mask = np.zeros((8, 16), np.float32)
             mask[3, 5] = np.nan
             return out + xp.asarray(mask)
+
         return fn, {}
     if kind == "shape":
+
         def fn(xp: Any, x: Any) -> Any:
             out = _softmax(xp, x)
             return xp.reshape(out, (16, 8)) if _on_candidate(xp) else out
+
         return fn, {}
     assert kind == "precision"
     return _softmax, {"precision": "f16"}

@@ -210,7 +210,9 @@ def _bind_storage(verdict: Verdict, adapter: Adapter, precision: PrecisionName) 
     stored = storage_name(adapter.storage_dtype(adapter.namespace(), precision))
     if stored == precision:
         return verdict
-    problem = f"executed precision differs from the configured {precision}: inputs stored as {stored}"
+    problem = (
+        f"executed precision differs from the configured {precision}: inputs stored as {stored}"
+    )
     reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
     return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
 

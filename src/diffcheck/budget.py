@@ -81,9 +81,11 @@ class MemoryEstimate:
             ("outputs", self.outputs),
             ("report", self.report),
         )
-        return f"{format_bytes(self.total)} (" + ", ".join(
-            f"{name} {format_bytes(size)}" for name, size in parts
-        ) + ")"
+        return (
+            f"{format_bytes(self.total)} ("
+            + ", ".join(f"{name} {format_bytes(size)}" for name, size in parts)
+            + ")"
+        )
 
 
 def _input_elements(op: Any, params: Any, outputs: int) -> int:

@@ -43,7 +43,7 @@ from .differ import (
     bind_shape,
     compare_outputs,
 )
-from .ops import ContextLifecycle
+from .ops import ContextLifecycle, ContextLifecycleParams
 from .ops.lifecycle import CHAIN_COVERAGE
 from .precision import f32_bits
 from .report.models import (
@@ -241,6 +241,7 @@ def _ran_as_chains(check: Check, run: Execution | None, adapter: Adapter | None 
 
 def _segments(check: Check, chains: bool) -> list[Segment]:
     if isinstance(check.op, ContextLifecycle):
+        assert isinstance(check.params, ContextLifecycleParams)
         return check.op.segments(check.params, independent_chains=chains)
     return check.op.segments(check.params)
 

@@ -130,9 +130,7 @@ def test_the_issues_sentinel_in_drop_flush_is_not_known_and_fails_the_sweep() ->
     assert sentinel.known_divergence is None
     assert judge([sentinel]) == (1, ["1 check failed"])
     # The same declaration still excuses what it explains: TF32's 1.4e-7 in one phase.
-    tf32 = (
-        "DropFlush: NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.0004"
-    )
+    tf32 = "DropFlush: NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.0004"
     explained = classify(lifecycle_row("tf32", tf32, 6e-8, 1.4e-7), [declared])
     assert explained.outcome == "known"
     assert judge([explained]) == (0, [])

@@ -166,9 +166,7 @@ class KnownDivergence:
             try:
                 names = tuple(value)
             except TypeError:
-                raise ValueError(
-                    f"{name}={value!r}, but it must be a tuple of names"
-                ) from None
+                raise ValueError(f"{name}={value!r}, but it must be a tuple of names") from None
             if not all(isinstance(item, str) and item for item in names):
                 raise ValueError(f"{name}={names!r}, but each name must be a non-empty string")
             object.__setattr__(self, name, names)

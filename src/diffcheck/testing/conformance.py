@@ -132,9 +132,7 @@ def _check(adapter: Adapter, case: OpCase, precision: PrecisionName, reference: 
             allow_self_test=True,
             **params,
         )
-        return dataclasses.replace(
-            check, require_backend=adapter.spec, allow_self_test=self_test
-        )
+        return dataclasses.replace(check, require_backend=adapter.spec, allow_self_test=self_test)
     return make_check(
         adapter.spec,
         case.op,
@@ -306,7 +304,7 @@ class ConformanceTests:
             failure = failure_of(
                 result.reason,
                 result.metrics.nmse if result.metrics else None,
-                document.config.max_nmse,
+                result.tolerance if result.tolerance is not None else float("nan"),
                 [
                     s.metrics.nmse if s.metrics else None
                     for s in document.segments or ()
