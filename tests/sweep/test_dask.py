@@ -34,7 +34,11 @@ def test_dask_executor_on_a_loopback_cluster(
     matrix = write_matrix(tmp_path, MATRIX)
     plan = plan_matrix(load_matrix(matrix))
     with distributed.LocalCluster(
-        n_workers=1, processes=processes, host="127.0.0.1", protocol="tcp", dashboard_address=None
+        n_workers=1,
+        processes=processes,
+        host="127.0.0.1",
+        protocol="tcp",
+        dashboard_address="127.0.0.1:0",
     ) as cluster:
         executor = DaskExecutor(cluster.scheduler_address)
         summary, outputs = run_sweep(
@@ -92,7 +96,7 @@ def test_dask_workers_need_no_shared_directory(
         processes=True,
         host="127.0.0.1",
         protocol="tcp",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",
         local_directory=str(tmp_path / "dask-space"),
     ) as cluster:
         with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:

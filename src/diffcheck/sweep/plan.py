@@ -23,13 +23,16 @@ reference backend itself (same adapter and device) is refused at plan time.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..adapters import Adapter, KnownDivergence, parse_backend, resolve
+import numpy as np
+
+from ..adapters import Adapter, KnownDivergence, parse_backend, resolve, same_backend
 from ..adapters._registry import entry_point_snapshot
 from ..config import Check, make_check
 from ..errors import ConfigError, UnknownBackendError
@@ -130,12 +133,23 @@ def shape_label(params: dict[str, Any]) -> str:
     """A compact shape name: integer params joined by ``x``, then ``-<name><value>`` for floats.
 
     ``{"m": 64, "n": 33, "k": 35}`` is ``64x33x35``; ``{"tokens": 3, "dim": 33, "eps": 1e-05}``
-    is ``3x33-eps1e-05``. Floats use Python's shortest round-trip spelling, so two different
-    values never share a label.
+    is ``3x33-eps1e-05``. Floats use the shortest spelling that round-trips: in float32 for a
+    value float32 holds exactly (an op that rounds ``eps`` to float32 still reads ``1e-05``),
+    else in float64. Two values of one parameter share a label only when one is the float32
+    rounding of the other (then the plan reports a repeated check rather than guess).
     """
     dims = [str(v) for v in params.values() if isinstance(v, int) and not isinstance(v, bool)]
-    extras = [f"{k}{v!r}" for k, v in params.items() if isinstance(v, float)]
+    extras = [f"{k}{_float_text(v)}" for k, v in params.items() if isinstance(v, float)]
     return _safe("-".join(["x".join(dims), *extras]))
+
+
+def _float_text(value: float) -> str:
+    if not (math.isfinite(value) and abs(value) <= float(np.finfo(np.float32).max)):
+        return repr(value)
+    single = np.float32(value)
+    if float(single) == value:
+        return str(single)  # NumPy's shortest float32 spelling, Python-style (1e-05, 0.5)
+    return repr(value)
 
 
 def _tolerance(
@@ -150,30 +164,17 @@ def _tolerance(
     return default_max_nmse(precision)
 
 
-def _same_backend(reference: Adapter, candidate: Adapter) -> bool:
-    """Whether two adapters are one backend: the same adapter class, library and device.
-
-    By identity, not by the spelling of the name: an array-api-compat library is compared
-    by the module it drives.
-    """
-
-    def identity(adapter: Adapter) -> tuple[type, str, str | None]:
-        return type(adapter), getattr(adapter, "module_name", adapter.name), adapter.device
-
-    return identity(reference) == identity(candidate)
-
-
 def _refuse_self_pair(entry: PairEntry, candidate: Adapter, where: str) -> None:
     try:
-        reference = resolve(entry.reference)
+        same = same_backend(entry.reference, candidate)
     except UnknownBackendError:
         return  # make_check names an unknown reference with its own message
-    if _same_backend(reference, candidate):
+    if same:
+        library, device = candidate.identity()
         raise ConfigError(
             f'{where}: candidate "{entry.candidate}" is the same backend as reference '
-            f'"{entry.reference}" (adapter {type(candidate).__name__}, device '
-            f"{candidate.device or 'default'}); a backend cannot vouch for itself: choose "
-            "another candidate"
+            f'"{entry.reference}" ({library} on device {device or "default"}); a backend '
+            "cannot vouch for itself: choose another candidate"
         )
 
 
