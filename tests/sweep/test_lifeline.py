@@ -46,8 +46,11 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("isolation", ["warm", "cold"])
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+@pytest.mark.parametrize(
+    ("how", "isolation"),
+    [(signal.SIGKILL, "warm"), (signal.SIGTERM, "cold")],
+    ids=["SIGKILL-warm", "SIGTERM-cold"],
+)
 def test_a_hung_worker_dies_with_its_killed_parent(
     tmp_path: Path, how: signal.Signals, isolation: str
 ) -> None:

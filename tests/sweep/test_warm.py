@@ -55,12 +55,12 @@ def test_a_crash_or_hang_in_one_check_never_changes_another_report(
         matrix=matrix,
         out=tmp_path / "faulty",
         executor=LocalExecutor(1, worker_checks=100),
-        timeout_s=3,
+        timeout_s=2,
     )
     rows = {row.id: row for row in faulty.checks}
     assert rows[IDS[1]].reason == "worker killed by signal SIGSEGV (11)"
     assert rows[IDS[3]].reason == "worker killed by signal SIGABRT (6)"
-    assert rows[IDS[4]].reason == "worker exceeded the 3 s timeout; killed"
+    assert rows[IDS[4]].reason == "worker exceeded the 2 s timeout; killed"
     for check_id in IDS:
         if check_id in FAULTED:
             continue
