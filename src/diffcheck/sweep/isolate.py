@@ -1,10 +1,10 @@
 """Running one check in its own worker process, with a timeout, and settling its report.
 
-:func:`run_isolated` is the unit every executor schedules (the local thread pool, or a dask
-task on a remote worker): it spawns ``python -m diffcheck.sweep.worker`` in a new session
-(its own process group, so a timeout kills the worker and anything it started), waits, and
-then settles the report file with :func:`~diffcheck.sweep.records.settle_report`, turning a
-signal, a timeout or a bad exit status into a ``failed`` record with the cause.
+:func:`run_isolated` is the cold unit (``--isolation cold``, and every dask task): it
+spawns ``python -m diffcheck.sweep.worker`` in a new session (its own process group, so a
+timeout kills the worker and anything it started), waits, and then settles the report file with :func:`~diffcheck.sweep.records.settle_report`, turning a
+signal, a timeout or a bad exit status into a ``failed`` record with the cause. The warm
+workers of :mod:`.pool` settle their checks through the same :func:`conclude`.
 
 The worker's exit is observed with ``waitid(WNOWAIT)`` and its group is killed before the
 worker is reaped, so the process-group id cannot have been reused by then. POSIX only

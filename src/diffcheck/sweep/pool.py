@@ -174,6 +174,7 @@ class WarmWorkers:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list[_Worker] = []
+        self._environment = dict(os.environ)
 
     def _worker(self, key: tuple[str, str]) -> _Worker:
         worker: _Worker | None = getattr(self._local, "worker", None)
@@ -209,7 +210,15 @@ class WarmWorkers:
         started = time.perf_counter()
         worker.used += 1
         try:
-            worker.connection.send(Task(spec_json, timeout_s, str(log), requested_fault(spec.id)))
+            task = Task(
+                spec_json,
+                timeout_s,
+                str(log),
+                fault=requested_fault(spec.id),
+                # Sent with a worker's first check only: it is the same for the whole sweep.
+                environment=self._environment if worker.used == 1 else None,
+            )
+            worker.connection.send(task)
             ended, usable = _await(worker, timeout_s, stop)
         except BaseException:
             worker.kill()

@@ -46,6 +46,9 @@ class Task:
     log: str
     #: A test fault (pytest runs only; the parent decides, see :mod:`.worker`).
     fault: str | None = None
+    #: The parent's environment when the sweep started; a worker adopts it before its first
+    #: check (the fork server's own may be older: it outlives a sweep in a long process).
+    environment: dict[str, str] | None = None
 
 
 @contextlib.contextmanager
@@ -108,6 +111,9 @@ def serve(connection: Any, lifeline: Any) -> None:
             return
         if task is None:
             return
+        if task.environment is not None and task.environment != os.environ:
+            os.environ.clear()
+            os.environ.update(task.environment)
         with _output_to(task.log):
             watchdog.arm(own_deadline(task.timeout_s))
             try:
