@@ -108,6 +108,13 @@ def test_a_deeply_nested_or_binary_report_is_moved_aside_and_rerun(
     assert {row["resumed"] for row in resumed.rows().values()} == {False}
     assert (out / f"{FIRST}.incomplete.json").read_text() == nested
     assert load_report(out / f"{FIRST}.json").completed
+    lines = resumed.err.splitlines()
+    assert len(lines) == 2
+    assert lines[0].endswith(
+        "1x3x5-f32-s42.json: it is nested too deeply to be a report; "
+        "moved to gemm-1x3x5-f32-s42.incomplete.json, rerunning"
+    )
+    assert "is not a valid report" in lines[1]
 
 
 def test_a_fifo_at_a_report_path_is_one_line_not_a_hang(tmp_path: Path, sweep_cli: Sweep) -> None:

@@ -38,7 +38,14 @@ from .isolate import WorkerOutcome
 from .junit import junit_xml
 from .known import DivergencesFor, classify, planned_divergences
 from .plan import Pair, PlannedCheck, SweepPlan
-from .records import ReportState, read_state, set_aside, verify, write_new_final
+from .records import (
+    ReportState,
+    read_document,
+    read_state,
+    set_aside,
+    verify,
+    write_new_final,
+)
 from .spec import WorkerSpec
 from .summary import (
     LeftOutPair,
@@ -113,8 +120,22 @@ def _reusable(
         if note is not None:
             note(f"resume: {path} does not replay ({problem}); moved to {aside.name}, rerunning")
         return False
-    set_aside(path)
+    aside = set_aside(path)
+    if note is not None:
+        why = "it is incomplete" if state is ReportState.INCOMPLETE else _unreadable(path, aside)
+        note(f"resume: {path}: {why}; moved to {aside.name}, rerunning")
     return False
+
+
+def _unreadable(path: Path, aside: Path) -> str:
+    """Why the file now at ``aside`` is not a report (read again, bounded, for the note)."""
+    try:
+        read_document(aside)
+    except ReportError as error:
+        return str(error).replace(f"report {aside}", "it").replace(str(aside), "it")
+    except FileNotFoundError:
+        return "it disappeared"
+    return "it could not be read"
 
 
 def _matrix_bytes(matrix: Path) -> bytes:
