@@ -3,6 +3,7 @@ a pair whose candidate is its reference is refused; progress without a terminal.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import io
 from pathlib import Path
@@ -44,6 +45,9 @@ def test_planning_scans_entry_points_once_not_per_check(monkeypatch: pytest.Monk
     # Every seed's check is the first one's with only the seed changed.
     seeds = [c.check.seed for c in plan.checks[:10]]
     assert seeds == list(range(10))
+    first = plan.checks[0].check
+    for planned in plan.checks[1:10]:
+        assert planned.check == dataclasses.replace(first, seed=planned.check.seed)
     assert len({c.id for c in plan.checks}) == 200
 
 
