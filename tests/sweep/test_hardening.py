@@ -94,6 +94,22 @@ def test_a_symlink_at_a_report_path_is_never_followed(tmp_path: Path, sweep_cli:
     assert elsewhere.read_bytes() == before
 
 
+def test_a_symlinked_report_directory_is_never_followed(tmp_path: Path, sweep_cli: Sweep) -> None:
+    matrix = write_matrix(tmp_path, TWO)
+    out = tmp_path / "out"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / STRICT).symlink_to(elsewhere, target_is_directory=True)
+    run = sweep_cli(matrix, out)
+    assert run.code == 1
+    assert run.err == (
+        f"diffcheck: {out / STRICT} is a symbolic link; report directories are never "
+        "followed: remove it, or choose a new --out\n"
+    )
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_a_deeply_nested_or_binary_report_is_moved_aside_and_rerun(
     tmp_path: Path, sweep_cli: Sweep
 ) -> None:

@@ -78,6 +78,19 @@ class SweepOutputs:
         ]
 
 
+def _make_directories(out: Path, directory: Path) -> None:
+    """Create ``directory`` under ``out``, refusing a symbolic link on the way (never followed)."""
+    current = out
+    for part in directory.relative_to(out).parts:
+        current = current / part
+        if current.is_symlink():
+            raise ConfigError(
+                f"{current} is a symbolic link; report directories are never followed: "
+                "remove it, or choose a new --out"
+            )
+        current.mkdir(exist_ok=True)
+
+
 def _entry_kind(path: Path) -> str | None:
     """None for a regular file or nothing; else what is there instead (never followed)."""
     try:
@@ -215,9 +228,12 @@ def run_sweep(
     divergences_for = divergences_for or planned_divergences(plan)
     reused: list[PlannedCheck] = []
     to_run: list[PlannedCheck] = []
+    directories: set[Path] = set()
     for planned in plan.checks:
         path = out / planned.report
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in directories:
+            _make_directories(out, path.parent)
+            directories.add(path.parent)
         (reused if _reusable(planned, path, resume, on_note) else to_run).append(planned)
 
     rows: dict[str, SummaryRow] = {}
