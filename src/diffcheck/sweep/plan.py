@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..adapters import KnownDivergence, parse_backend, resolve
 from ..config import Check, make_check
 from ..errors import ConfigError, UnknownBackendError
@@ -106,15 +108,20 @@ class SweepPlan:
         )
 
 
+def _shortest(value: float) -> str:
+    as_f32 = np.float32(value)
+    return str(as_f32) if float(as_f32) == value else repr(value)
+
+
 def shape_label(params: dict[str, Any]) -> str:
     """A compact shape name: integer params joined by ``x``, then ``-<name><value>`` for floats.
 
     ``{"m": 64, "n": 33, "k": 35}`` is ``64x33x35``; ``{"tokens": 3, "dim": 33, "eps": 1e-05}``
-    is ``3x33-eps1e-05``. Floats use Python's shortest round-trip spelling, so two different
-    values never share a label.
+    is ``3x33-eps1e-05``. Floats use the shortest spelling that round-trips (as float32 for
+    the f32 values ``make_check`` rounds them to), so two different values never share a label.
     """
     dims = [str(v) for v in params.values() if isinstance(v, int) and not isinstance(v, bool)]
-    extras = [f"{k}{v!r}" for k, v in params.items() if isinstance(v, float)]
+    extras = [f"{k}{_shortest(v)}" for k, v in params.items() if isinstance(v, float)]
     return _safe("-".join(["x".join(dims), *extras]))
 
 
