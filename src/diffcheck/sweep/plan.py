@@ -108,21 +108,27 @@ class SweepPlan:
         )
 
 
-def _shortest(value: float) -> str:
-    as_f32 = np.float32(value)
-    return str(as_f32) if float(as_f32) == value else repr(value)
-
-
 def shape_label(params: dict[str, Any]) -> str:
     """A compact shape name: integer params joined by ``x``, then ``-<name><value>`` for floats.
 
     ``{"m": 64, "n": 33, "k": 35}`` is ``64x33x35``; ``{"tokens": 3, "dim": 33, "eps": 1e-05}``
-    is ``3x33-eps1e-05``. Floats use the shortest spelling that round-trips (as float32 for
-    the f32 values ``make_check`` rounds them to), so two different values never share a label.
+    is ``3x33-eps1e-05``. Floats use Python's shortest round-trip spelling, so two different
+    values never share a label.
     """
     dims = [str(v) for v in params.values() if isinstance(v, int) and not isinstance(v, bool)]
-    extras = [f"{k}{_shortest(v)}" for k, v in params.items() if isinstance(v, float)]
+    extras = [f"{k}{_float_label(v)}" for k, v in params.items() if isinstance(v, float)]
     return _safe("-".join(["x".join(dims), *extras]))
+
+
+def _float_label(value: float) -> str:
+    """The shortest spelling that names ``value`` uniquely.
+
+    Float params are recorded as f32 values (``--eps 1e-5`` is 9.999999747378752e-06 as a
+    double); the shortest f32 spelling (``1e-05``) names such a value uniquely among f32
+    values, and anything that is not an exact f32 keeps its double spelling.
+    """
+    as_f32 = np.float32(value)
+    return str(as_f32) if float(as_f32) == value and np.isfinite(as_f32) else repr(value)
 
 
 def _tolerance(
