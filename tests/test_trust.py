@@ -279,7 +279,7 @@ def test_the_issues_huge_gemm_is_refused_with_its_figure_before_any_report(
     estimate = estimate_memory(make_check(CANDIDATE, "gemm", m=46000, n=46000, k=46000))
     assert estimate.inputs == 2 * 46000 * 46000 * 4
     assert f"needs about {format_bytes(estimate.total)}" in line
-    assert "raise --max-memory" in line
+    assert "raise the budget (--max-memory, max_memory=)" in line
     assert not report.exists()
 
 
