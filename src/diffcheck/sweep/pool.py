@@ -33,6 +33,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from ..errors import BackendError
 from .isolate import (
     INTERRUPTED,
     WorkerEnd,
@@ -184,7 +185,12 @@ class WarmWorkers:
             worker.close()
             worker = None
         if worker is None:
-            worker = _Worker(self._context, key)
+            try:
+                worker = _Worker(self._context, key)
+            except (OSError, RuntimeError, ValueError) as error:
+                raise BackendError(
+                    "sweep worker", f"cannot start a warm worker ({error}); try --isolation cold"
+                ) from None
             with self._lock:
                 self._all.append(worker)
             self._local.worker = worker
@@ -218,8 +224,12 @@ class WarmWorkers:
                 # Sent with a worker's first check only: it is the same for the whole sweep.
                 environment=self._environment if worker.used == 1 else None,
             )
-            worker.connection.send(task)
-            ended, usable = _await(worker, timeout_s, stop)
+            try:
+                worker.connection.send(task)
+            except (OSError, ValueError):  # it died before it could take the check
+                ended, usable = WorkerEnd(None, worker.exit_status()), False
+            else:
+                ended, usable = _await(worker, timeout_s, stop)
         except BaseException:
             worker.kill()
             self._discard()
