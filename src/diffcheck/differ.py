@@ -23,7 +23,7 @@ between them on both sides (the two smallest subnormals of opposite sign are 2 u
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -197,24 +197,22 @@ def _check_tolerance(tolerance: float) -> None:
         raise _Failure("tolerance must be finite and strictly positive")
 
 
-def _compare(
-    reference: npt.NDArray[Any],
-    actual: npt.NDArray[Any],
-    tolerance: float,
-    ulp_dtype: Any = None,
-) -> Metrics:
-    _check_tolerance(tolerance)
+def _check_sizes(
+    reference: npt.NDArray[Any], actual_size: int, first_bad: Callable[[], int | None]
+) -> None:
+    """The checks before measuring; ``first_bad`` finds the reference's first non-finite."""
     if reference.size == 0:
         raise _Failure("reference output is empty")
-    if actual.size == 0 or reference.size != actual.size:
-        if (index := _first_non_finite(reference)) is not None:
+    if actual_size == 0 or reference.size != actual_size:
+        if (index := first_bad()) is not None:
             raise _Failure(f"reference contains a non-finite value at {index}")
-        if actual.size == 0:
+        if actual_size == 0:
             raise _Failure("required backend output is empty")
-        raise _Failure(f"output length mismatch: reference={reference.size} actual={actual.size}")
-    fmt = default_ulp_format(actual) if ulp_dtype is None else ulp_format(ulp_dtype)
-    # One pass measures everything, the first non-finite index of each array included.
-    figures = measure(reference, actual, fmt)
+        raise _Failure(f"output length mismatch: reference={reference.size} actual={actual_size}")
+
+
+def _judge(figures: Figures, tolerance: float) -> Metrics:
+    """The verdict rule on measured figures (host or device): metrics, or a ``_Failure``."""
     if figures.first_bad_reference is not None:
         raise _Failure(f"reference contains a non-finite value at {figures.first_bad_reference}")
     if figures.first_bad_actual is not None:
@@ -236,6 +234,19 @@ def _compare(
             metrics,
         )
     return metrics
+
+
+def _compare(
+    reference: npt.NDArray[Any],
+    actual: npt.NDArray[Any],
+    tolerance: float,
+    ulp_dtype: Any = None,
+) -> Metrics:
+    _check_tolerance(tolerance)
+    _check_sizes(reference, actual.size, lambda: _first_non_finite(reference))
+    fmt = default_ulp_format(actual) if ulp_dtype is None else ulp_format(ulp_dtype)
+    # One pass measures everything, the first non-finite index of each array included.
+    return _judge(measure(reference, actual, fmt), tolerance)
 
 
 def compare_outputs(
