@@ -173,3 +173,24 @@ def test_compare_measures_a_device_output_where_it_lives(monkeypatch: pytest.Mon
     )
     assert shaped.status == "failed"
     assert "shape" in (shaped.reason or "")
+
+
+@pytest.mark.parametrize("precision", ["f16", "bf16"])
+def test_a_half_precision_check_counts_ulps_in_its_storage_and_replays(precision: str) -> None:
+    from diffcheck.report import replay
+
+    document = diffcheck.run(
+        {"require_backend": "torch:cpu", "op": "gemm", "m": 8, "precision": precision}
+    )
+    result = document.result
+    assert result is not None
+    assert result.metrics is not None
+    assert result.reference is not None
+    assert result.actual is not None
+    reference = np.asarray(result.reference.f32_bits, np.uint32).view(np.float32)
+    actual = np.asarray(result.actual.f32_bits, np.uint32).view(np.float32)
+    in_f32 = compare_outputs(reference, actual, 1.0).metrics
+    assert in_f32 is not None
+    assert 0 < result.metrics.max_ulp
+    assert result.metrics.max_ulp * 1000 < in_f32.max_ulp  # 13 or 16 fraction bits fewer
+    assert replay(document).disagreements == []

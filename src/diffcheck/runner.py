@@ -175,7 +175,7 @@ def execute_check(
         outcome.reason = f"required backend execution failed: {_error_text(error)}"
         return outcome
     outcome.actual, outcome.candidate_execution = candidate_run.output, candidate_run
-    verdict = compare_outputs(expected, candidate_run.output, tolerance)
+    verdict = compare_outputs(expected, candidate_run.output, tolerance, ulp_dtype=check.precision)
     outcome.status, outcome.reason, outcome.verdict = verdict.status, verdict.reason, verdict
     return outcome
 
@@ -190,7 +190,9 @@ def bind(outcome: Outcome, check: Check) -> Verdict | None:
     bound = bind_shape(base, reference_count, actual_count, check.expected_elements)
     segments = check.op.segments(check.params)
     if segments and outcome.reference is not None and outcome.actual is not None:
-        bound = bind_segments(bound, outcome.reference, outcome.actual, segments)
+        bound = bind_segments(
+            bound, outcome.reference, outcome.actual, segments, ulp_dtype=check.precision
+        )
     if bound is not base:
         outcome.status, outcome.reason = bound.status, bound.reason
     if outcome.verdict is not None or bound is not base:
