@@ -30,6 +30,10 @@ from ._measure import _ARITH, _BF16, _BITS32, _BITS64, BLOCK, Figures, UlpFormat
 __all__ = ["measure"]
 
 _TILE = 2048
+#: Elements per thread at least: a thread per 2M elements (16 MB of float32 input). Smaller
+#: inputs take fewer threads, because waking and joining threads costs more than it saves
+#: there, and far more on a loaded machine, where a descheduled thread stalls the join.
+_PER_THREAD = 1 << 21
 _MAGNITUDE = np.int32(0x7FFFFFFF)
 _EXPONENT = np.int32(0x7F800000)
 assert _ARITH not in (_BITS32, _BITS64, _BF16)
@@ -208,19 +212,24 @@ def measure(
     sums = np.zeros((n_blocks, 3), np.float64)
     ints = np.zeros((n_blocks, 3), np.int64)
     ulps = np.zeros(n_blocks, np.uint64)
-    _blocks(
-        reference,
-        actual,
-        _bits(reference),
-        _bits(actual),
-        ref_mode,
-        act_mode,
-        fmt.fraction,
-        fmt.min_exponent,
-        sums,
-        ints,
-        ulps,
-    )
+    previous = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(previous, count // _PER_THREAD)))
+    try:
+        _blocks(
+            reference,
+            actual,
+            _bits(reference),
+            _bits(actual),
+            ref_mode,
+            act_mode,
+            fmt.fraction,
+            fmt.min_exponent,
+            sums,
+            ints,
+            ulps,
+        )
+    finally:
+        numba.set_num_threads(previous)
     max_abs, max_abs_index = 0.0, 0
     for b in range(n_blocks):  # block order: the first of equal maxima wins
         if sums[b, 2] > max_abs:

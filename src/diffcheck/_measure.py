@@ -116,16 +116,18 @@ def _mode(dtype: np.dtype[Any], fmt: UlpFormat) -> int:
     return _ARITH
 
 
-def _keys(values: npt.NDArray[Any], mode: int, fmt: UlpFormat) -> npt.NDArray[np.int64]:
+def _keys(values: npt.NDArray[Any], mode: int, fmt: UlpFormat) -> npt.NDArray[Any]:
     """Ordered integer keys (see the module docstring) of finite ``values``, vectorised."""
     if mode in (_BITS32, _BF16):
         bits32 = values.view(np.int32)
         small = bits32 & np.int32(0x7FFFFFFF)
         if mode == _BF16:  # round to nearest even on the upper 16 bits (no int32 overflow)
-            small = (small + np.int32(0x7FFF) + ((small >> 16) & np.int32(1))) >> 16
-        magnitude = small.astype(np.int64)
-        np.negative(magnitude, out=magnitude, where=bits32 < 0)
-        return magnitude
+            small += np.int32(0x7FFF) + ((small >> 16) & np.int32(1))
+            small >>= 16
+        sign = bits32 >> 31  # 0 or -1: (m ^ s) - s negates where s is -1
+        small ^= sign
+        small -= sign
+        return small  # int32: magnitudes stay below 2**31
     if mode == _BITS64:
         bits = values.view(np.int64)
         magnitude = bits & np.int64(0x7FFFFFFFFFFFFFFF)
@@ -143,11 +145,14 @@ def _keys(values: npt.NDArray[Any], mode: int, fmt: UlpFormat) -> npt.NDArray[np
     return magnitude
 
 
-def _ulp_max(ref_keys: npt.NDArray[np.int64], act_keys: npt.NDArray[np.int64]) -> int:
-    # uint64 wrap-around gives |k1 - k2| exactly even where int64 would overflow (float64).
-    high = np.maximum(ref_keys, act_keys).view(np.uint64)
-    low = np.minimum(ref_keys, act_keys).view(np.uint64)
-    return int((high - low).max()) if high.size else 0
+def _ulp_max(ref_keys: npt.NDArray[Any], act_keys: npt.NDArray[Any]) -> int:
+    # Unsigned wrap-around of (high - low) is exactly |k1 - k2|: the distance always fits the
+    # unsigned type of the keys' width, where the signed difference may overflow.
+    high = np.maximum(ref_keys, act_keys)
+    unsigned = np.uint32 if high.dtype == np.int32 else np.uint64
+    low = np.minimum(ref_keys, act_keys).view(unsigned)
+    high = high.view(unsigned)
+    return int((high - low).max())
 
 
 def _first_bad(values: npt.NDArray[Any]) -> int | None:
