@@ -73,7 +73,9 @@ def test_device_figures_equal_the_host_differ(library: str, storage: str | None)
 def test_a_wrong_answer_fails_on_the_device(library: str) -> None:
     reference = np.random.default_rng(2).standard_normal(SIZE).astype(np.float32)
     actual = reference.copy()
-    assert diff_on_device(reference, _to(library, actual), max_nmse=1e-7, chunk=CHUNK).verdict.passed
+    assert diff_on_device(
+        reference, _to(library, actual), max_nmse=1e-7, chunk=CHUNK
+    ).verdict.passed
     actual[2 * CHUNK + 3] = reference[2 * CHUNK + 3] * 2 + 1
     measured = diff_on_device(reference, _to(library, actual), max_nmse=1e-7, chunk=CHUNK)
     _same(compare_outputs(reference, actual, 1e-7), measured.verdict)
@@ -191,6 +193,6 @@ def test_a_half_precision_check_counts_ulps_in_its_storage_and_replays(precision
     actual = np.asarray(result.actual.f32_bits, np.uint32).view(np.float32)
     in_f32 = compare_outputs(reference, actual, 1.0).metrics
     assert in_f32 is not None
-    assert 0 < result.metrics.max_ulp
+    assert result.metrics.max_ulp > 0
     assert result.metrics.max_ulp * 1000 < in_f32.max_ulp  # 13 or 16 fraction bits fewer
     assert replay(document).disagreements == []

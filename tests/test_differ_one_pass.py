@@ -139,8 +139,15 @@ def test_ties_for_max_abs_report_the_first_index(engine: str, where: int) -> Non
 
 @pytest.mark.parametrize(
     ("where", "value"),
-    [(0, np.nan), (2047, np.inf), (2048, -np.inf), (BLOCK - 1, np.nan), (BLOCK, np.inf)]
-    + [(2 * BLOCK + 1, np.nan), (SIZE - 1, -np.inf)],
+    [
+        (0, np.nan),
+        (2047, np.inf),
+        (2048, -np.inf),
+        (BLOCK - 1, np.nan),
+        (BLOCK, np.inf),
+        (2 * BLOCK + 1, np.nan),
+        (SIZE - 1, -np.inf),
+    ],
 )
 def test_non_finite_values_are_found_at_every_boundary(
     engine: str, where: int, value: float

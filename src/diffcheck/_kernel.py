@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (numba types these functions when it compiles them; mypy cannot follow @njit/@intrinsic.)
 """The numba form of :func:`diffcheck._measure.measure` (imported lazily; compiled on first use).
 
 Blocks of :data:`~diffcheck._measure.BLOCK` elements run in parallel (``prange``); each is
@@ -39,7 +41,7 @@ _EXPONENT = np.int32(0x7F800000)
 assert _ARITH not in (_BITS32, _BITS64, _BF16)
 
 
-@intrinsic  # type: ignore[misc]
+@intrinsic
 def _f64_bits(typingctx: Any, x: Any) -> Any:
     """The int64 bit pattern of a float64 (a bitcast; numba has no scalar ``view``)."""
     if x != types.float64:
@@ -51,7 +53,7 @@ def _f64_bits(typingctx: Any, x: Any) -> Any:
     return types.int64(types.float64), codegen
 
 
-@intrinsic  # type: ignore[misc]
+@intrinsic
 def _bits_f64(typingctx: Any, x: Any) -> Any:
     """The float64 whose bit pattern is an int64 (the inverse bitcast)."""
     if x != types.int64:
@@ -63,9 +65,9 @@ def _bits_f64(typingctx: Any, x: Any) -> Any:
     return types.float64(types.int64), codegen
 
 
-@numba.njit(cache=True)  # type: ignore[misc]
+@numba.njit(cache=True)
 def _key(values: Any, bits: Any, i: int, mode: int, fraction: int, min_exp: int) -> Any:
-    if mode == _BITS32 or mode == _BF16:
+    if mode == _BITS32 or mode == _BF16:  # noqa: SIM109 (kept plain for numba)
         b = np.int64(bits[i])
         m = b & 0x7FFFFFFF
         if mode == _BF16:
@@ -87,7 +89,7 @@ def _key(values: Any, bits: Any, i: int, mode: int, fraction: int, min_exp: int)
     return -m if x < 0.0 else m
 
 
-@numba.njit(fastmath=True, cache=True)  # type: ignore[misc]
+@numba.njit(fastmath=True, cache=True)
 def _tile32(ref: Any, act: Any, rbits: Any, abits: Any, shift: int) -> Any:
     # All fast-math flags are safe here: a tile whose exponent field reaches 0x7F800000 holds
     # a NaN or an infinity, and its figures are thrown away and measured again exactly.
@@ -120,8 +122,8 @@ def _tile32(ref: Any, act: Any, rbits: Any, abits: Any, shift: int) -> Any:
     return dd, rr, top, np.uint64(worst), exponent == _EXPONENT
 
 
-@numba.njit(cache=True)  # type: ignore[misc]
-def _exact(ref, act, rbits, abits, t0, rmode, amode, fraction, min_exp, state):  # type: ignore[no-untyped-def]
+@numba.njit(cache=True)
+def _exact(ref, act, rbits, abits, t0, rmode, amode, fraction, min_exp, state):
     # Pair by pair in strict IEEE arithmetic; non-finite pairs are skipped and noted.
     dd = 0.0
     rr = 0.0
@@ -147,7 +149,7 @@ def _exact(ref, act, rbits, abits, t0, rmode, amode, fraction, min_exp, state): 
     return dd, rr, top, worst
 
 
-@numba.njit(cache=True)  # type: ignore[misc]
+@numba.njit(cache=True)
 def _first_at(ref: Any, act: Any, top: float) -> int:
     for j in range(ref.size):
         r = np.float64(ref[j])
@@ -157,10 +159,10 @@ def _first_at(ref: Any, act: Any, top: float) -> int:
     return 0
 
 
-@numba.njit(parallel=True, cache=True)  # type: ignore[misc]
-def _blocks(ref, act, rbits, abits, rmode, amode, fraction, min_exp, sums, ints, ulps):  # type: ignore[no-untyped-def]
+@numba.njit(parallel=True, cache=True)
+def _blocks(ref, act, rbits, abits, rmode, amode, fraction, min_exp, sums, ints, ulps):
     n = ref.size
-    fast = (rmode == _BITS32 or rmode == _BF16) and amode == rmode
+    fast = (rmode == _BITS32 or rmode == _BF16) and amode == rmode  # noqa: SIM109
     shift = 16 if rmode == _BF16 else 0
     for b in prange(sums.shape[0]):
         start = b * BLOCK

@@ -204,10 +204,12 @@ def compare(
     flat_ref = np.concatenate([r.reshape(-1) for r in expected]) if expected else np.empty(0)
     raw = _run(candidate_adapter, fn, hosts, precision)
     if segments is None and len(raw) == 1 and on_device(raw[0]):
-        # Measured where the output lives; only figures and one exact host copy come back.
-        measured = diff_on_device(flat_ref, raw[0], max_nmse=tolerance, ulp_dtype=precision)
+        # Measured where the output lives; only the figures come back (no report to fill).
+        measured = diff_on_device(
+            flat_ref, raw[0], max_nmse=tolerance, ulp_dtype=precision, host_copy=False
+        )
         shape = tuple(int(n) for n in raw[0].shape)
-        return _bind_shapes(measured.verdict, expected, [measured.actual.reshape(shape)])
+        return _bind_shapes(measured.verdict, expected, [np.broadcast_to(np.float32(0), shape)])
     actual = _hosts(candidate_adapter, raw)
     flat_act = np.concatenate([a.reshape(-1) for a in actual]) if actual else np.empty(0)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
