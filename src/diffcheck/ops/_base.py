@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict
 
 from ..differ import Segment
 from ..precision import PrecisionName, default_max_nmse
+
+if TYPE_CHECKING:
+    from .._fuzz_space import OpSpace
 
 __all__ = ["HostInputs", "Op", "OpParams"]
 
@@ -112,6 +115,14 @@ class Op(abc.ABC, Generic[P]):
     @abc.abstractmethod
     def compute(self, xp: Any, arrays: dict[str, Any], params: P, *, accumulate: Any) -> Any:
         """The definition, written against the Array API namespace ``xp``."""
+
+    def fuzz_space(self) -> OpSpace | None:
+        """Where ``diffcheck fuzz --op`` draws this op's params from; None when it has none.
+
+        Import :mod:`diffcheck._fuzz_space` inside the method: the fuzz machinery loads only
+        when a fuzz runs.
+        """
+        return None
 
     def segments(self, params: P) -> list[Segment]:
         """The segments of the flattened output that are judged on their own."""

@@ -7,7 +7,7 @@ row 0 is ``h`` (segment ``residual``), row 1 the normalized output (segment ``no
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -17,6 +17,9 @@ from ..differ import Segment
 from ..inputs import offset_seed, random_vec
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_buffer, check_positive_f32, check_rows, checked_mul
+
+if TYPE_CHECKING:
+    from .._fuzz_space import OpSpace
 
 __all__ = ["AddRmsNorm", "AddRmsNormParams"]
 
@@ -72,3 +75,16 @@ class AddRmsNorm(Op[AddRmsNormParams]):
         normed = h * (1.0 / xp.sqrt(mean_square + float(np.float32(params.eps)))) * weight
         flat = (params.tokens * params.dim,)
         return xp.astype(xp.stack([xp.reshape(h, flat), xp.reshape(normed, flat)], axis=0), storage)
+
+    def fuzz_space(self) -> OpSpace:
+        """Rows and row length (tails of a 256-thread row block) and epsilons."""
+        from .._fuzz_space import Dim, OpSpace
+        from ..gpu_plan import RMS_NORM_THREADS
+
+        return OpSpace(
+            self.name,
+            (Dim("tokens"), Dim("dim", (RMS_NORM_THREADS,))),
+            # x and residual in, both outputs out, plus the weight row.
+            lambda p: 4 * p["tokens"] * p["dim"] + p["dim"],
+            {"eps": tuple(float(np.float32(e)) for e in (1e-6, 1e-5, 1e-12, 0.5))},
+        )

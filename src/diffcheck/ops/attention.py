@@ -10,7 +10,7 @@ aligned to the end of the cache, as in decode and chunked prefill). The output i
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -20,6 +20,9 @@ from ..inputs import offset_seed, random_vec
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_buffer, checked_mul, require
 from ._xp import causal_visible, masked_softmax
+
+if TYPE_CHECKING:
+    from .._fuzz_space import OpSpace
 
 __all__ = ["Attention", "AttentionParams"]
 
@@ -111,3 +114,36 @@ class Attention(Op[AttentionParams]):
         )
         out = xp.matmul(weights, v)  # [kv_heads, group * tokens, d]
         return xp.astype(xp.reshape(out, (heads, tokens * head_dim)), storage)
+
+    def fuzz_space(self) -> OpSpace:
+        """Query and KV lengths, grouped heads and head widths, causal or not."""
+        from .._fuzz_space import Dim, OpSpace
+
+        return OpSpace(
+            self.name,
+            (
+                Dim("kv_len"),
+                Dim("tokens"),
+                Dim("head_dim", (32, 64)),
+                Dim("heads"),
+                Dim("kv_heads"),
+            ),
+            # q and output, k and v, and the [heads, tokens, kv_len] scores in between.
+            lambda p: (
+                2 * p["tokens"] * p["heads"] * p["head_dim"]
+                + 2 * p["kv_len"] * p["kv_heads"] * p["head_dim"]
+                + p["heads"] * p["tokens"] * p["kv_len"]
+            ),
+            {"causal": (True, False)},
+            fix=_grouped_and_causal,
+        )
+
+
+def _grouped_and_causal(values: dict[str, Any]) -> dict[str, Any]:
+    # kv_heads must divide heads: keep kv_heads <= heads and round heads down to a multiple.
+    kv_heads = min(values["kv_heads"], values["heads"])
+    values["kv_heads"] = kv_heads
+    values["heads"] -= values["heads"] % kv_heads
+    if values["causal"]:
+        values["tokens"] = min(values["tokens"], values["kv_len"])
+    return values

@@ -6,7 +6,7 @@ squared deviations, as a numerically careful kernel does).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -15,6 +15,9 @@ from .._numbers import U64_MAX
 from ..inputs import offset_seed, random_vec
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_positive_f32, check_rows
+
+if TYPE_CHECKING:
+    from .._fuzz_space import OpSpace
 
 __all__ = ["LayerNorm", "LayerNormParams"]
 
@@ -59,3 +62,15 @@ class LayerNorm(Op[LayerNormParams]):
         variance = xp.sum(centred * centred, axis=1, keepdims=True) / params.dim
         inverse = 1.0 / xp.sqrt(variance + float(np.float32(params.eps)))
         return xp.astype(centred * inverse * weight + bias, storage)
+
+    def fuzz_space(self) -> OpSpace:
+        """Rows and row length (tails of a 256-thread row block) and epsilons."""
+        from .._fuzz_space import Dim, OpSpace
+        from ..gpu_plan import RMS_NORM_THREADS
+
+        return OpSpace(
+            self.name,
+            (Dim("tokens"), Dim("dim", (RMS_NORM_THREADS,))),
+            lambda p: 2 * p["tokens"] * p["dim"] + 2 * p["dim"],
+            {"eps": tuple(float(np.float32(e)) for e in (1e-5, 1e-6, 1e-12, 0.5))},
+        )

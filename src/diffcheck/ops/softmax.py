@@ -8,7 +8,7 @@ temperature below 1 makes the rows peaked and the maximum subtraction matter.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -19,6 +19,9 @@ from ..precision import PrecisionName
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_positive_f32, check_rows, require
 from ._xp import causal_visible, masked_softmax
+
+if TYPE_CHECKING:
+    from .._fuzz_space import OpSpace
 
 __all__ = ["Softmax", "SoftmaxParams"]
 
@@ -70,3 +73,25 @@ class Softmax(Op[SoftmaxParams]):
         logits = x / float(np.float32(params.temperature))
         visible = causal_visible(xp, params.tokens, params.dim, x) if params.causal else None
         return xp.astype(masked_softmax(xp, logits, visible), storage)
+
+    def fuzz_space(self) -> OpSpace:
+        """Rows and row length (tails of a 256-thread row block), mask and temperature."""
+        from .._fuzz_space import Dim, OpSpace
+        from ..gpu_plan import RMS_NORM_THREADS
+
+        return OpSpace(
+            self.name,
+            (Dim("dim", (RMS_NORM_THREADS,)), Dim("tokens")),
+            lambda p: 2 * p["tokens"] * p["dim"],
+            # Temperatures stay within [0.5, 3]: below that, half-precision storage of the
+            # logits alone exceeds the default f16/bf16 tolerance (see ``tolerances``).
+            {"causal": (False, True), "temperature": (1.0, 0.5, 2.0, 0.7, 3.0)},
+            fix=_causal_fits,
+        )
+
+
+def _causal_fits(values: dict[str, Any]) -> dict[str, Any]:
+    # A causal mask needs tokens <= dim: lower tokens (never raise a dimension).
+    if values.get("causal"):
+        values["tokens"] = min(values["tokens"], values["dim"])
+    return values
