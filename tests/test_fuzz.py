@@ -371,19 +371,23 @@ def test_wgpu_gemm_passes_a_few_examples() -> None:
 
 def test_every_op_is_fuzzable_and_drawn_examples_are_valid() -> None:
     from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     from diffcheck.ops import OPS
 
     assert fuzzable_ops() == list(OPS)
-    for op_name in ("softmax", "rope", "attention"):
-        space, op = space_for(op_name), OPS[op_name]
+    names = ("softmax", "rope", "attention")
+    drawn_examples = st.one_of(
+        *(space_for(name).strategy(SMALL).map(lambda d, n=name: (n, d)) for name in names)
+    )
 
-        @settings(max_examples=25, database=None, deadline=None)
-        @given(space.strategy(SMALL))
-        def valid(drawn: tuple[dict[str, Any], int]) -> None:
-            values, _ = drawn
-            assert op.validate(op.params(**values)) >= 1  # causal, GQA and even-width fixes
-            assert space.size(values) <= SMALL
+    @settings(max_examples=60, database=None, deadline=None)
+    @given(drawn_examples)
+    def valid(example: tuple[str, tuple[dict[str, Any], int]]) -> None:
+        name, (values, _) = example
+        op = OPS[name]
+        assert op.validate(op.params(**values)) >= 1  # causal, GQA and even-width fixes
+        assert space_for(name).size(values) <= SMALL
 
-        valid()
+    valid()
     assert space_for("rope").largest({}, "tokens", 10**9) == 4096  # positions stay short
