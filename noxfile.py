@@ -21,13 +21,17 @@ MLX = "adapters/mlx[cpu]" if sys.platform.startswith("linux") else "adapters/mlx
 # Raw Metal needs PyObjC's Metal bindings, which exist on macOS only.
 METAL = "adapters/metal[pyobjc]" if sys.platform == "darwin" else "adapters/metal"
 ADAPTERS = [MLX, "adapters/wgpu", METAL, "adapters/example"]
+# Op plugins, each installed from its own folder like the adapters (the example is a third
+# party's op; the tests run it through run, sweep, fuzz and replay).
+OP_PLUGINS = ["ops/example"]
 # The CPU build of PyTorch that installs without a multi-gigabyte CUDA download.
 TORCH_CPU = "torch==2.13.0"
 
 
 def _install_project(session: nox.Session, *extras: str) -> None:
     spec = f".[{','.join(extras)}]" if extras else "."
-    session.install("-e", spec, *[arg for path in ADAPTERS for arg in ("-e", path)])
+    plugins = ADAPTERS + OP_PLUGINS
+    session.install("-e", spec, *[arg for path in plugins for arg in ("-e", path)])
 
 
 def _ensure_chromium(session: nox.Session) -> None:
@@ -82,9 +86,11 @@ def lint(session: nox.Session) -> None:
     """Lint and format-check with ruff."""
     session.install("ruff")
     session.run(
-        "ruff", "check", "src", "tests", "adapters", "bench", "noxfile.py", *session.posargs
+        "ruff", "check", "src", "tests", "adapters", "ops", "bench", "noxfile.py", *session.posargs
     )
-    session.run("ruff", "format", "--check", "src", "tests", "adapters", "bench", "noxfile.py")
+    session.run(
+        "ruff", "format", "--check", "src", "tests", "adapters", "ops", "bench", "noxfile.py"
+    )
 
 
 @nox.session
@@ -95,7 +101,7 @@ def typecheck(session: nox.Session) -> None:
     session.run(
         "mypy",
         "src",
-        *[f"{path.split('[')[0]}/src" for path in ADAPTERS],
+        *[f"{path.split('[')[0]}/src" for path in ADAPTERS + OP_PLUGINS],
         *session.posargs,
     )
 

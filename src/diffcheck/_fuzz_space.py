@@ -217,11 +217,11 @@ def fuzzable_ops() -> list[str]:
     """Every registered op with a fuzz space, in registry order."""
     from .ops import OPS
 
-    return [name for name, op in OPS.items() if op.fuzz_space() is not None or name in SPACES]
+    return [name for name, op in OPS.items() if op.fuzz_space() is not None]
 
 
 def space_for(op: str) -> OpSpace:
-    """The space of ``op`` (a canonical name): its own, else the table here.
+    """The space of ``op`` (a canonical name), from :meth:`Op.fuzz_space`.
 
     Raises
     ------
@@ -230,7 +230,7 @@ def space_for(op: str) -> OpSpace:
     """
     from .ops import get_op
 
-    space = get_op(op).fuzz_space() or SPACES.get(op)
+    space = get_op(op).fuzz_space()
     if space is None:
         raise ConfigError(
             f"op {op!r} has no fuzz strategy; fuzzable ops: {', '.join(fuzzable_ops())}"

@@ -86,19 +86,42 @@ def backends(argv: Sequence[str]) -> int:
     return 0
 
 
+def _option_default(value: object) -> str:
+    # As the option is typed on the command line: flags true/false, floats shortest.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def ops(argv: Sequence[str]) -> int:
-    """``diffcheck ops``: operators, their options and defaults."""
+    """``diffcheck ops``: every operator with its source package, options and defaults.
+
+    An op plugin that cannot be used (it fails to load, or its name is claimed twice) is
+    listed as one ``error:`` line, and the exit status is then 1.
+    """
     from ..ops import OPS
+    from ..precision import PRECISIONS, default_max_nmse
 
     OneLineParser(prog="diffcheck ops", description=ops.__doc__).parse_args(argv)
     for op in OPS.values():
         options = " ".join(
-            f"--{name} {field.default}" for name, field in op.params_model.model_fields.items()
+            f"--{name} {_option_default(field.default)}"
+            for name, field in op.params_model.model_fields.items()
         )
         alias = f" (alias {', '.join(op.aliases)})" if op.aliases else ""
-        print(f"{op.name}{alias}: {options}")
+        print(f"{op.name}{alias} ({OPS.source(op.name).package}): {options}")
         print(f"    {op.execution_path}")
-    return 0
+        own = [
+            f"{p} {op.default_max_nmse(p):g}"
+            for p in PRECISIONS
+            if op.default_max_nmse(p) != default_max_nmse(p)
+        ]
+        if own:
+            print(f"    default --max-nmse: {', '.join(own)} (others by precision)")
+    problems = OPS.problems()
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def schema(argv: Sequence[str]) -> int:

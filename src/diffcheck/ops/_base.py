@@ -119,10 +119,13 @@ class Op(abc.ABC, Generic[P]):
     def fuzz_space(self) -> OpSpace | None:
         """Where ``diffcheck fuzz --op`` draws this op's params from; None when it has none.
 
-        Import :mod:`diffcheck._fuzz_space` inside the method: the fuzz machinery loads only
-        when a fuzz runs.
+        An op overrides it, importing :mod:`diffcheck._fuzz_space` inside the method so the
+        fuzz machinery loads only when a fuzz runs. By default it is the entry of
+        :data:`diffcheck._fuzz_space.SPACES`, which holds the spaces of the original four ops.
         """
-        return None
+        from .._fuzz_space import SPACES
+
+        return SPACES.get(self.name)
 
     def segments(self, params: P) -> list[Segment]:
         """The segments of the flattened output that are judged on their own."""
