@@ -73,8 +73,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def numerics(session: nox.Session) -> None:
-    """Sweep the default matrix over every backend available here; write reports/."""
-    _install_project(session)
+    """Sweep the default matrix over every backend available here; write reports/.
+
+    Also installs what the README's other examples need (the fuzz extra for diffcheck fuzz),
+    so every command the README shows runs in this environment too.
+    """
+    _install_project(session, "fuzz")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = ROOT / "reports" / f"numerics-{stamp}"
     args = session.posargs or ["matrices/default.toml", "--out", str(out)]

@@ -83,3 +83,27 @@ def test_ops_lists_every_op_with_its_source_and_own_tolerances(
     assert "attention (diffcheck): " in out
     assert "--causal true" in out
     assert "context-lifecycle (alias metal-context) (diffcheck): " in out
+
+
+def test_the_numerics_session_installs_what_the_readme_examples_need() -> None:
+    # The README shows `diffcheck fuzz`, which needs Hypothesis (the fuzz extra): the
+    # session that the README sends users to must install it, or the example fails there.
+    import ast
+    import tomllib
+
+    root = Path(__file__).parents[1]
+    assert "diffcheck fuzz --require-backend" in (root / "README.md").read_text()
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert any(dep.startswith("hypothesis") for dep in extras["fuzz"])
+    tree = ast.parse((root / "noxfile.py").read_text())
+    numerics = next(
+        node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "numerics"
+    )
+    installs = [
+        [arg.value for arg in call.args if isinstance(arg, ast.Constant)]
+        for call in ast.walk(numerics)
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "_install_project"
+    ]
+    assert installs == [["fuzz"]]
