@@ -45,8 +45,9 @@ def _status_line(document: ReportDocument) -> str:
     """
     result = document.result
     assert result is not None
-    config = document.config
-    what = f"{config.op} on {result.backend} at {config.precision}"
+    # Every op's config model has op and precision (the per-op model is not known statically).
+    config = document.config.model_dump()
+    what = f"{config['op']} on {result.backend} at {config['precision']}"
     line = f"status: {result.status} ({what})"
     metrics, tolerance = result.metrics, result.tolerance
     if metrics is None or tolerance is None:
