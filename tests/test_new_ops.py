@@ -325,3 +325,24 @@ def test_mlx_cpu_passes_at_every_precision(op_name: str, params: dict[str, Any])
         assert document.result is not None
         assert document.result.status == "passed", (precision, document.result.reason)
         assert replay(document).agrees
+
+
+def test_cli_options_parse_by_field_type(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from diffcheck.cli import main
+
+    softmax, rope = get_op("softmax"), get_op("rope")
+    assert softmax.parse_option("causal", "true") is True
+    assert softmax.parse_option("causal", "False") is False
+    assert softmax.parse_option("causal", "1") is None
+    assert softmax.parse_option("temperature", "0.1") == float(np.float32(0.1))
+    assert softmax.parse_option("tokens", "-1") is None
+    assert rope.parse_option("layout", "interleaved") == "interleaved"
+    base = ["run", "--require-backend", "mlx:cpu", "--op", "softmax"]
+    assert main([*base, "--causal", "yes", "--report", str(tmp_path / "a.json")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == 'diffcheck: invalid value for --causal: "yes"; it must be true or false'
+    rope_args = ["run", "--require-backend", "mlx:cpu", "--op", "rope", "--layout", "diagonal"]
+    assert main([*rope_args, "--report", str(tmp_path / "b.json")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("diffcheck: invalid value for --layout: Input should be 'half' or")
+    assert not list(tmp_path.iterdir())

@@ -82,7 +82,7 @@ class Op(abc.ABC, Generic[P]):
 
         annotation = self.params_model.model_fields[name].annotation
         if annotation is bool:
-            return {"true": True, "false": False}.get(text)
+            return {"true": True, "false": False}.get(text.lower())
         if annotation is int:
             return parse_u64(text)
         if annotation is float:
