@@ -50,7 +50,13 @@ class OpConformanceTests:
                 raise pytest.Collector.CollectError(
                     f"{type(self).__name__} sets no ops; set ops = ('my-op',)"
                 )
-            metafunc.parametrize("op", [get_op(name) for name in self.ops], ids=list(self.ops))
+            metafunc.parametrize("op", list(self.ops), ids=list(self.ops), indirect=True)
+
+    @pytest.fixture
+    def op(self, request: pytest.FixtureRequest) -> Op[Any]:
+        # Looked up per test, not at collection: the registry may be rediscovered between.
+        found: Op[Any] = get_op(request.param)
+        return found
 
     # -- registration and params --------------------------------------------------------------
 
