@@ -68,3 +68,26 @@ def test_fuzz_draws_its_space(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     argv = ["fuzz", "--require-backend", CANDIDATE, "--op", "gelu", "--examples", "5"]
     assert main([*argv, "--max-elements", "4000"]) == 0, capsys.readouterr().err
     assert capsys.readouterr().out.startswith("fuzz: 5 examples of gelu on array_api_strict passed")
+
+
+def test_the_python_api_runs_it_and_a_wrong_answer_fails(tmp_path: Path) -> None:
+    import diffcheck
+    from diffcheck.adapters import resolve
+    from diffcheck.config import make_check
+    from diffcheck.report.replay import replay
+    from diffcheck.runner import run_check
+    from diffcheck.testing import perturb
+
+    document = diffcheck.run(
+        {"require_backend": CANDIDATE, "op": "gelu", "tokens": 2, "dim": 10},
+        report=tmp_path / "api.json",
+    )
+    assert document.result is not None
+    assert document.result.status == "passed"
+    # The `up` half scaled: only that segment fails, and the report says so and replays.
+    check = make_check(CANDIDATE, "gelu", tokens=4, dim=256)
+    wrong = run_check(check, candidate=perturb(resolve(CANDIDATE), "scale_segment"))
+    assert wrong.result is not None
+    assert wrong.result.status == "failed"
+    assert {s.name: s.status for s in wrong.segments or []} == {"gate": "passed", "up": "failed"}
+    assert replay(wrong).agrees
