@@ -174,7 +174,9 @@ def execute_check(
         return outcome
     outcome.actual, outcome.candidate_execution = candidate_run.output, candidate_run
     verdict = _bind_precision(
-        compare_outputs(expected, candidate_run.output, tolerance), check, candidate_run
+        compare_outputs(expected, candidate_run.output, tolerance, ulp_dtype=check.precision),
+        check,
+        candidate_run,
     )
     outcome.status, outcome.reason, outcome.verdict = verdict.status, verdict.reason, verdict
     return outcome
@@ -207,7 +209,9 @@ def bind(outcome: Outcome, check: Check) -> Verdict | None:
     bound = bind_shape(base, reference_count, actual_count, check.expected_elements)
     segments = _segments(check, _ran_as_chains(check, outcome.candidate_execution))
     if segments and outcome.reference is not None and outcome.actual is not None:
-        bound = bind_segments(bound, outcome.reference, outcome.actual, segments)
+        bound = bind_segments(
+            bound, outcome.reference, outcome.actual, segments, ulp_dtype=check.precision
+        )
     if bound is not base:
         outcome.status, outcome.reason = bound.status, bound.reason
     if outcome.verdict is not None or bound is not base:
