@@ -1,8 +1,11 @@
 """The Python API for research scripts and tests: :func:`compare` and :func:`run`.
 
 :func:`compare` runs any function written against the Array API on two backends and returns
-the differ's :class:`~diffcheck.differ.Verdict`; :func:`run` runs one registered check exactly
-as ``diffcheck run`` does and returns its report document.
+the differ's :class:`~diffcheck.differ.Verdict` (float32 NMSE, the contract of the
+registered checks), or with ``mode="values"`` the faithful
+:class:`~diffcheck.values.ValueVerdict` (every dtype kept, failure kinds named, blame
+decided); :func:`run` runs one registered check exactly as ``diffcheck run`` does and
+returns its report document.
 
 The two differ on purpose in how they treat a backend that cannot run. A script that asks
 ``compare`` for ``mlx:gpu`` on a machine without one gets a :class:`~diffcheck.BackendError`
@@ -15,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +30,12 @@ from .errors import BackendError, ConfigError
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .report.models import ReportDocument
 from .runner import run_check
+from .values import ValueVerdict
 
-__all__ = ["Segments", "compare", "run"]
+__all__ = ["CompareMode", "Segments", "compare", "run"]
+
+#: ``nmse``: inputs cast to float32, one NMSE verdict; ``values``: dtypes kept, faithful verdict.
+CompareMode: TypeAlias = Literal["nmse", "values"]
 
 #: What ``segments=`` accepts: a count of equal parts, Segment objects, or name -> (start, stop).
 Segments: TypeAlias = int | Sequence[Segment] | Mapping[str, tuple[int, int]]
@@ -107,22 +114,56 @@ def _bind_shapes(
     return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
 
 
+@overload
 def compare(
-    fn: Callable[..., Any],
+    fn: str | Callable[..., Any],
+    *inputs: Any,
+    reference: str | Adapter = ...,
+    candidate: str | Adapter = ...,
+    max_nmse: float | None = ...,
+    precision: PrecisionName = ...,
+    segments: Segments | None = ...,
+    mode: Literal["nmse"] = ...,
+) -> Verdict: ...
+
+
+@overload
+def compare(
+    fn: str | Callable[..., Any],
+    *inputs: Any,
+    reference: str | Adapter = ...,
+    candidate: str | Adapter = ...,
+    mode: Literal["values"],
+    function: str | None = ...,
+    signed_zero: bool | None = ...,
+    kwargs: Mapping[str, Any] | None = ...,
+    voters: Sequence[tuple[str, Callable[..., Any]]] = ...,
+) -> ValueVerdict: ...
+
+
+def compare(
+    fn: str | Callable[..., Any],
     *inputs: Any,
     reference: str | Adapter = "numpy",
     candidate: str | Adapter = "mlx:gpu",
     max_nmse: float | None = None,
     precision: PrecisionName = "f32",
     segments: Segments | None = None,
-) -> Verdict:
+    mode: CompareMode = "nmse",
+    function: str | None = None,
+    signed_zero: bool | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+    voters: Sequence[tuple[str, Callable[..., Any]]] = (),
+) -> Verdict | ValueVerdict:
     """Run ``fn(xp, *arrays)`` on two backends from the same inputs and compare the outputs.
 
     Parameters
     ----------
     fn
         A function written against the Array API: it receives the backend's namespace ``xp``
-        and one array per input, and returns an array (or a tuple or list of arrays).
+        and one array per input, and returns an array (or a tuple or list of arrays). Or the
+        standard's name of one function (``"bitwise_left_shift"``, ``"linalg.vecdot"``),
+        called as ``xp.<name>(*arrays, **kwargs)``.
     *inputs
         Host inputs: NumPy arrays, DLPack or buffer-protocol objects, nested lists. Each is
         converted to a float32 host array, moved to each backend with ``to_device`` and cast
@@ -141,13 +182,35 @@ def compare(
         equal parts, a sequence of :class:`~diffcheck.Segment`, or a mapping
         ``name -> (start, stop)``. When ``fn`` returns several arrays and this is None, each
         output is its own segment (``output0``, ``output1``...).
+    mode
+        ``"nmse"`` (the default): the float32 NMSE comparison above. ``"values"``: the
+        faithful value model: inputs and outputs keep their dtypes (bool, integers,
+        float16/bfloat16, float32/64, complex), the result's dtype is bound against the
+        standard and the reference, then its shape, then its values (exact for bool and
+        integers; NaN placement, infinities, signed zeros and a per-function bound for
+        floats), and each failure is blamed on a side (see :mod:`diffcheck.values`).
+        ``max_nmse``, ``precision`` and ``segments`` belong to ``nmse`` mode only.
+    function
+        ``values`` mode: the standard's name of what ``fn`` computes (chooses the bound, the
+        signed-zero policy, the dtype rule and the blame); a string ``fn`` names itself.
+    signed_zero
+        ``values`` mode: whether ``-0.0`` and ``+0.0`` must match (by default they must,
+        except where the standard leaves the sign open).
+    kwargs
+        ``values`` mode: keyword arguments passed to the function (``axis=``, ``dtype=``).
+    voters
+        ``values`` mode: ``(name, call)`` pairs of further backends, asked to vote on blame
+        only when no rule or oracle decides.
 
     Returns
     -------
-    Verdict
-        Passed or failed with metrics and a reason; a divergence is never an exception. An
-        output shape that differs from the reference's (even with the same element count)
-        fails the verdict.
+    Verdict or ValueVerdict
+        ``nmse`` mode: passed or failed with metrics and a reason; an output shape that
+        differs from the reference's (even with the same element count) fails the verdict.
+        ``values`` mode: a :class:`~diffcheck.values.ValueVerdict` whose ``kind`` is one of
+        ``missing``, ``raises``, ``dtype``, ``shape``, ``nan``, ``signed-zero``, ``inf``,
+        ``value``, with the first and worst element and ``blame``. A divergence is never an
+        exception, nor is a function missing from one namespace.
 
     Raises
     ------
@@ -170,6 +233,29 @@ def compare(
     >>> verdict.passed
     True
     """
+    if mode == "values":
+        return _compare_values(
+            fn,
+            inputs,
+            reference,
+            candidate,
+            max_nmse,
+            precision,
+            segments,
+            function,
+            signed_zero,
+            kwargs,
+            voters,
+        )
+    if mode != "nmse":
+        raise ConfigError(f'mode "{mode}" is not supported; it must be "nmse" or "values"')
+    if function is not None or signed_zero is not None or kwargs or voters:
+        raise ConfigError(
+            'function, signed_zero, kwargs and voters belong to mode="values"; '
+            'pass mode="values" to use them'
+        )
+    if isinstance(fn, str):
+        fn = _named(fn)
     if precision not in PRECISIONS:
         raise ConfigError(
             f'precision "{precision}" is not supported; it must be one of {", ".join(PRECISIONS)}'
@@ -193,6 +279,61 @@ def compare(
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen)
     return _bind_shapes(verdict, expected, actual)
+
+
+def _named(name: str) -> Callable[..., Any]:
+    """``xp.<name>(*arrays)`` as a compare function (``linalg.vecdot`` reaches into linalg)."""
+    from .values.call import resolve_function
+
+    def call(xp: Any, *arrays: Any) -> Any:
+        return resolve_function(xp, name)(*arrays)
+
+    return call
+
+
+def _compare_values(
+    fn: str | Callable[..., Any],
+    inputs: Sequence[Any],
+    reference: str | Adapter,
+    candidate: str | Adapter,
+    max_nmse: float | None,
+    precision: PrecisionName,
+    segments: Segments | None,
+    function: str | None,
+    signed_zero: bool | None,
+    kwargs: Mapping[str, Any] | None,
+    voters: Sequence[tuple[str, Callable[..., Any]]],
+) -> ValueVerdict:
+    """``compare(..., mode="values")``: the faithful value model (see :mod:`diffcheck.values`)."""
+    from .values.call import compare_call
+
+    unused = [
+        name
+        for name, value, default in (
+            ("max_nmse", max_nmse, None),
+            ("precision", precision, "f32"),
+            ("segments", segments, None),
+        )
+        if value != default
+    ]
+    if unused:
+        raise ConfigError(
+            f'{", ".join(unused)} belong to mode="nmse"; mode="values" keeps each input\'s '
+            "own dtype (cast the inputs to float16 or bfloat16 yourself) and chooses the "
+            "error bound per function"
+        )
+    candidate_adapter = _adapter(candidate, "candidate")
+    reference_adapter = _adapter(reference, "reference")
+    return compare_call(
+        fn,
+        inputs,
+        reference_adapter,
+        candidate_adapter,
+        function=function,
+        signed_zero=signed_zero,
+        kwargs=dict(kwargs or {}),
+        voters=voters,
+    )
 
 
 def run(

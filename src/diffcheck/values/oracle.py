@@ -1,0 +1,119 @@
+"""A high-precision oracle: the true value of elementwise math and reductions.
+
+Values are computed with ``mpmath`` at 256 bits from the exact inputs (every float is a
+dyadic rational, so the inputs themselves are exact), then each side's distance from the
+truth is measured in ULPs of the output dtype at the true value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import mpmath
+import numpy as np
+
+__all__ = ["ORACLE_FUNCTIONS", "true_reduction", "true_value", "ulps_from_truth"]
+
+_PRECISION = 256
+_mp = mpmath.mp
+
+
+def _logaddexp(a: Any, b: Any) -> Any:
+    top = max(a, b)
+    return top + _mp.log(_mp.exp(a - top) + _mp.exp(b - top))
+
+
+#: Functions the oracle evaluates, by the standard's name.
+ORACLE_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "exp": _mp.exp,
+    "expm1": _mp.expm1,
+    "log": _mp.log,
+    "log1p": _mp.log1p,
+    "log2": lambda x: _mp.log(x, 2),
+    "log10": _mp.log10,
+    "sin": _mp.sin,
+    "cos": _mp.cos,
+    "tan": _mp.tan,
+    "asin": _mp.asin,
+    "acos": _mp.acos,
+    "atan": _mp.atan,
+    "sinh": _mp.sinh,
+    "cosh": _mp.cosh,
+    "tanh": _mp.tanh,
+    "asinh": _mp.asinh,
+    "acosh": _mp.acosh,
+    "atanh": _mp.atanh,
+    "sqrt": _mp.sqrt,
+    "square": lambda x: x * x,
+    "reciprocal": lambda x: 1 / x,
+    "add": lambda a, b: a + b,
+    "subtract": lambda a, b: a - b,
+    "multiply": lambda a, b: a * b,
+    "divide": lambda a, b: a / b,
+    "pow": _mp.power,
+    "atan2": _mp.atan2,
+    "hypot": _mp.hypot,
+    "logaddexp": _logaddexp,
+}
+
+
+def true_value(function: str, args: Sequence[float]) -> Any:
+    """The true result of ``function`` at finite real ``args`` (an ``mpmath.mpf``).
+
+    None when the oracle has no such function, an argument is not finite, or the true
+    result is not a finite real number (a pole, a complex value, a domain error).
+    """
+    evaluate = ORACLE_FUNCTIONS.get(function.removeprefix("xp."))
+    if evaluate is None or not all(math.isfinite(a) for a in args):
+        return None
+    with mpmath.workprec(_PRECISION):
+        try:
+            result = evaluate(*(mpmath.mpf(a) for a in args))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return None
+        if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
+            return None
+        return result
+
+
+def true_reduction(function: str, terms: Sequence[float]) -> Any:
+    """The true ``sum``/``mean``/``prod`` of real terms (an ``mpmath.mpf``).
+
+    Float terms are exact rationals, so at 2048 bits their sum is exact (``vecdot`` passes
+    the exact products of its pairs); ``prod`` and ``mean`` are rounded far below any ULP.
+    """
+    if not all(math.isfinite(t) for t in terms):
+        return None
+    name = function.removeprefix("xp.")
+    with mpmath.workprec(_PRECISION * 8):  # wide enough that sums of floats are exact
+        if name in ("sum", "cumulative_sum", "vecdot", "linalg.vecdot"):
+            return +mpmath.fsum(mpmath.mpf(t) for t in terms)
+        if name == "mean":
+            return mpmath.fsum(mpmath.mpf(t) for t in terms) / max(len(terms), 1)
+        if name in ("prod", "cumulative_prod"):
+            product = mpmath.mpf(1)
+            for t in terms:
+                product *= mpmath.mpf(t)
+            return product
+    return None
+
+
+def ulps_from_truth(value: float, truth: Any, dtype: str) -> float:
+    """How many ULPs of ``dtype`` (at the true value) separate ``value`` from ``truth``.
+
+    The ULP is the spacing of ``dtype`` at ``truth``'s magnitude (subnormal spacing below
+    the normal range), so a correctly rounded result is at most 0.5 away.
+    """
+    if math.isnan(value):
+        return math.inf
+    if math.isinf(value):
+        return math.inf  # the truth is finite here: an infinity is infinitely far
+    info = np.finfo(np.float32 if dtype == "bfloat16" else np.dtype(dtype))
+    bits = {"bfloat16": 8, "float16": 11, "float32": 24, "float64": 53}[dtype]
+    tiny = {"bfloat16": float(info.tiny), "float16": 2.0**-14}.get(dtype, float(info.tiny))
+    exponent = math.frexp(max(abs(float(truth)), tiny))[1] - 1
+    spacing = 2.0 ** (exponent - (bits - 1))
+    with mpmath.workprec(_PRECISION):
+        return float(abs(mpmath.mpf(value) - truth) / spacing)

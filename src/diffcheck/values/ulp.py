@@ -1,0 +1,80 @@
+"""ULP distances and exact value text in a float's own storage dtype.
+
+A float is mapped to an integer whose order is the float's order and whose steps are one
+representable value apart (+0.0 and -0.0 both map to 0), so the distance between two values
+is the difference of their integers. bfloat16 arrives widened to float32 (exactly: NumPy has
+no bfloat16 and none is installed), and its integers are the upper 16 bits of float32's.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["EPSILON", "ordered", "ulp_distance", "value_text"]
+
+#: Machine epsilon (spacing at 1.0) of each real floating dtype.
+EPSILON = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+_VIEW = {"float16": np.int16, "float32": np.int32, "float64": np.int64}
+
+
+def ordered(values: npt.NDArray[Any], dtype: str) -> npt.NDArray[np.int64]:
+    """Integers whose differences count ULPs of ``dtype`` (NaN maps somewhere meaningless)."""
+    if dtype == "bfloat16":
+        bits = np.ascontiguousarray(values, dtype=np.float32).view(np.int32) >> 16
+        sign_mask = 0x7FFF
+    else:
+        storage = np.dtype(dtype)
+        bits = np.ascontiguousarray(values, dtype=storage).view(_VIEW[dtype])
+        sign_mask = (1 << (8 * storage.itemsize - 1)) - 1
+    wide = bits.astype(np.int64)
+    magnitude = wide & np.int64(sign_mask)
+    return np.where(wide < 0, -magnitude, magnitude)
+
+
+def ulp_distance(
+    reference: npt.NDArray[Any], candidate: npt.NDArray[Any], dtype: str
+) -> npt.NDArray[np.float64]:
+    """Elementwise ULP distance in ``dtype``, exact up to 2**53 (larger ones are huge anyway).
+
+    Where both values have the same sign the integer difference is exact; opposite signs
+    add magnitudes, computed in float64 so int64 cannot overflow for float64 inputs.
+    """
+    a = ordered(reference, dtype)
+    b = ordered(candidate, dtype)
+    same = (a >= 0) == (b >= 0)
+    close = np.abs(np.where(same, a - b, 0)).astype(np.float64)
+    far = np.abs(a.astype(np.float64)) + np.abs(b.astype(np.float64))
+    return np.where(same, close, far)
+
+
+def exact_ulp(reference: float, candidate: float, dtype: str) -> int | None:
+    """The exact ULP distance of two scalars in ``dtype`` (None when either is NaN)."""
+    if math.isnan(reference) or math.isnan(candidate):
+        return None
+    pair = np.array([reference, candidate], dtype=np.float64)
+    a, b = (int(v) for v in ordered(pair.astype(_host(dtype)), dtype))
+    return abs(a - b)
+
+
+def _host(dtype: str) -> Any:
+    return np.float32 if dtype == "bfloat16" else np.dtype(dtype)
+
+
+def value_text(value: Any, dtype: str) -> str:
+    """Exact text of one element: repr for bool/int, hex and decimal for floats."""
+    if isinstance(value, np.bool_ | bool):
+        return repr(bool(value))
+    if isinstance(value, np.integer | int):
+        return repr(int(value))
+    if isinstance(value, np.complexfloating | complex):
+        part = dtype.replace("complex128", "float64").replace("complex64", "float32")
+        return f"({value_text(value.real, part)}, {value_text(value.imag, part)})"
+    number = float(value)
+    if math.isnan(number) or math.isinf(number):
+        return repr(number)
+    host = np.dtype(_host(dtype)).type
+    return f"{number.hex()} ({host(number)})"
