@@ -17,8 +17,10 @@ import numpy as np
 from ..adapters import Adapter
 from ..differ import host_array
 from .blame import blame
+from .bounds import bound_for
 from .compare import compare_values, failed_call, host_value
 from .dtypes import dtype_name, expected_result_dtype
+from .elements import reduction_magnitude
 from .model import ValueVerdict
 
 __all__ = ["Outcome", "call_on", "compare_call"]
@@ -159,14 +161,27 @@ def _verdict(
         expected = expected_result_dtype(
             name, *dtypes, dtype=kwargs.get("dtype"), default_int=_default_int(reference)
         )
+    bound = None
+    reduced = _reduced(name, hosts, kwargs)
+    if name is not None and reduced > 1:
+        magnitude = reduction_magnitude(name, hosts, kwargs)
+        dtype = host_value(_first_output(ref.value))[1]
+        bound = bound_for(name, dtype, reduced=reduced, magnitude=magnitude)
     return compare_values(
         ref.value,
         cand.value,
         function=name,
+        bound=bound,
         expected_dtype=expected,
         signed_zero=signed_zero,
-        reduced=_reduced(name, hosts, kwargs),
+        reduced=reduced,
     )
+
+
+def _first_output(value: Any) -> Any:
+    if isinstance(value, tuple) and not (len(value) == 2 and isinstance(value[1], str)):
+        return value[0] if value else np.asarray([])
+    return value
 
 
 def _reduced(name: str | None, hosts: Sequence[Any], kwargs: dict[str, Any]) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["element_args", "reduced_terms", "scalar"]
+__all__ = ["element_args", "reduced_terms", "reduction_magnitude", "scalar"]
 
 
 def scalar(value: Any) -> Any:
@@ -88,3 +88,37 @@ def reduced_terms(
         with mpmath.workprec(256):
             return [mpmath.mpf(p) * mpmath.mpf(q) for p, q in pairs]
     return None
+
+
+def reduction_magnitude(
+    function: str, args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> float | None:
+    """The largest ``sum |x_i|`` over the output elements of a sum-like reduction.
+
+    It scales the absolute allowance of a reduction's bound (rounding error of a sum is
+    proportional to the sum of magnitudes, not to the result, which cancellation can make
+    arbitrarily small). None for other functions or when it cannot be computed.
+    """
+    name = function.removeprefix("xp.")
+    arrays = _arrays(args)
+    if not arrays or arrays[0].dtype.kind not in "fc":
+        return None
+    x = np.abs(arrays[0].astype(np.complex128 if arrays[0].dtype.kind == "c" else np.float64))
+    try:
+        if name in ("sum", "mean", "cumulative_sum"):
+            axis = kwargs.get("axis")
+            total = np.sum(x, axis=axis)
+            if name == "mean":
+                count = x.size if axis is None else x.size // max(np.asarray(total).size, 1)
+                total = total / max(count, 1)
+        elif name in ("vecdot", "linalg.vecdot") and len(arrays) == 2:
+            y = np.abs(arrays[1].astype(np.float64 if arrays[1].dtype.kind != "c" else complex))
+            total = np.sum(x * y, axis=int(kwargs.get("axis", -1)))
+        elif name in ("matmul", "linalg.matmul") and len(arrays) == 2:
+            total = np.abs(x) @ np.abs(arrays[1].astype(np.float64))
+        else:
+            return None
+    except (ValueError, TypeError):
+        return None
+    finite = np.asarray(total)[np.isfinite(np.asarray(total))]
+    return float(finite.max()) if finite.size else None

@@ -1,0 +1,296 @@
+"""The value model's parts: dtype rules, ULPs, bounds, comparison, special cases, blame."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from diffcheck.values import (
+    Bound,
+    blame,
+    bound_for,
+    compare_values,
+    expected_result_dtype,
+    promote,
+)
+from diffcheck.values.oracle import true_value, ulps_from_truth
+from diffcheck.values.rules import exact_element, expected_shape
+from diffcheck.values.special_cases import special_case
+from diffcheck.values.ulp import ulp_distance
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "result"),
+    [
+        ("int8", "uint8", "int16"),
+        ("uint16", "int32", "int32"),
+        ("uint32", "int32", "int64"),
+        ("int64", "uint64", None),
+        ("uint8", "uint32", "uint32"),
+        ("float32", "complex128", "complex128"),
+        ("float64", "complex64", "complex128"),
+        ("bool", "int8", None),
+        ("int32", "float32", None),
+        ("float16", "float32", "float32"),
+        ("float16", "bfloat16", None),
+    ],
+)
+def test_promotion_follows_the_standards_table(a: str, b: str, result: str | None) -> None:
+    assert promote([a, b]) == result
+    assert promote([b, a]) == result
+
+
+@pytest.mark.parametrize(
+    ("function", "inputs", "kwargs", "result"),
+    [
+        ("sum", ("int8",), {}, "int64"),
+        ("sum", ("uint8",), {}, "uint64"),
+        ("cumulative_sum", ("bool",), {"default_int": "int32"}, "int32"),
+        ("sum", ("float32",), {}, "float32"),
+        ("sum", ("int8",), {"dtype": "int16"}, "int16"),
+        ("argmax", ("float32",), {}, "int64"),
+        ("abs", ("complex64",), {}, "float32"),
+        ("equal", ("float32", "float32"), {}, "bool"),
+        ("divide", ("int32", "int32"), {}, None),
+        ("bitwise_left_shift", ("int8", "uint8"), {}, "int16"),
+        ("fft.rfft", ("float32",), {}, "complex64"),
+        ("fft.irfft", ("complex128",), {}, "float64"),
+        ("linalg.vecdot", ("float32", "float64"), {}, "float64"),
+        ("no_such_function", ("float32",), {}, None),
+    ],
+)
+def test_expected_result_dtype(
+    function: str, inputs: tuple[str, ...], kwargs: dict[str, Any], result: str | None
+) -> None:
+    assert expected_result_dtype(function, *inputs, **kwargs) == result
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.floats(width=32, allow_nan=False, allow_infinity=False),
+    st.integers(min_value=0, max_value=5),
+)
+def test_ulp_distance_counts_representable_steps(x: float, steps: int) -> None:
+    start = np.float32(x)
+    end = start
+    for _ in range(steps):
+        end = np.nextafter(end, np.float32(np.inf))
+    if not np.isfinite(end):
+        return
+    assert ulp_distance(np.array([start]), np.array([end]), "float32")[0] == steps
+
+
+def test_ulp_distance_crosses_zero_and_never_overflows() -> None:
+    tiny = np.nextafter(np.float32(0), np.float32(1))
+    assert ulp_distance(np.array([tiny]), np.array([-tiny]), "float32")[0] == 2
+    assert ulp_distance(np.array([0.0]), np.array([-0.0]), "float64")[0] == 0
+    huge = ulp_distance(
+        np.array([np.finfo(np.float64).max]), np.array([-np.finfo(np.float64).max]), "float64"
+    )
+    assert huge[0] > 2**63
+    half = np.array([1.0, 1.0 + 2**-10], np.float16)
+    assert ulp_distance(half[:1], half[1:], "float16")[0] == 1
+    bf16 = np.array([1.0, 1.0 + 2**-7], np.float32)  # adjacent bfloat16 values
+    assert ulp_distance(bf16[:1], bf16[1:], "bfloat16")[0] == 1
+
+
+def test_bounds_carry_their_provenance() -> None:
+    assert bound_for("add", "int32").kind == "exact"
+    assert bound_for("floor", "float32").kind == "exact"
+    basic = bound_for("divide", "float32")
+    assert (basic.kind, basic.ulps) == ("ulp", 0.0)
+    assert "correctly rounded" in basic.provenance
+    exp = bound_for("exp", "float32")
+    assert exp.ulps == 2
+    assert exp.provenance.endswith("within 2 ULP of float32")
+    total = bound_for("sum", "float32", reduced=100, magnitude=10.0)
+    assert total.kind == "reduction"
+    assert "reduction over 100 elements" in total.provenance
+    assert total.atol == pytest.approx(200 * 2.0**-23 * 10.0)
+    other = bound_for(None, "bfloat16")
+    assert (other.kind, other.nmse) == ("nmse", 1e-4)
+    assert "NMSE bucket" in other.provenance
+
+
+def test_exact_results_are_compared_exactly_and_localized() -> None:
+    ref = np.array([[1, 2], [3, 4]], np.int64)
+    cand = np.array([[1, 2], [5, 40]], np.int64)
+    verdict = compare_values(ref, cand, function="add")
+    assert verdict.kind == "value"
+    assert verdict.first is not None
+    assert verdict.first.index == (1, 0)
+    assert verdict.worst is not None
+    assert verdict.worst.index == (1, 1)
+    assert (verdict.worst.reference, verdict.worst.candidate) == ("4", "40")
+    assert verdict.failing == 2
+    flags = compare_values(np.array([True, False]), np.array([True, True]))
+    assert flags.kind == "value"
+    assert flags.first is not None
+    assert flags.first.candidate == "True"
+
+
+def test_dtype_is_bound_before_values_and_shape_before_values() -> None:
+    same_values = compare_values(np.arange(3, dtype=np.int64), np.arange(3, dtype=np.int32))
+    assert same_values.kind == "dtype"
+    shape = compare_values(np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32))
+    assert shape.kind == "shape"
+    assert "(2, 3)" in (shape.reason or "")
+
+
+def test_nan_and_infinities_are_placed_exactly() -> None:
+    ref = np.array([np.nan, np.inf, 1.0], np.float32)
+    assert compare_values(ref, ref.copy(), function="exp").passed
+    flipped = compare_values(ref, np.array([np.nan, -np.inf, 1.0], np.float32), function="exp")
+    assert flipped.kind == "inf"
+    assert flipped.first is not None
+    assert flipped.first.index == (1,)
+    extra = compare_values(ref, np.array([np.nan, np.inf, np.nan], np.float32), function="exp")
+    assert extra.kind == "nan"
+
+
+def test_signed_zero_policy_follows_the_function_and_can_be_set() -> None:
+    ref, cand = np.array([-0.0]), np.array([0.0])
+    assert compare_values(ref, cand, function="negative").kind == "signed-zero"
+    assert compare_values(ref, cand, function="sum").passed
+    assert compare_values(ref, cand, function="negative", signed_zero=False).passed
+
+
+def test_complex_results_are_compared_componentwise() -> None:
+    ref = np.array([1 + 1j, complex(2.0, -0.0)], np.complex64)
+    cand = ref.copy()
+    cand[1] = complex(2, 0)
+    verdict = compare_values(ref, cand, function="multiply")
+    assert verdict.kind == "signed-zero"
+    off = ref.copy()
+    off.real[0] = np.nextafter(np.float32(1), np.float32(2))
+    value = compare_values(ref, off, function="add")
+    assert value.kind == "value"
+    assert value.first is not None
+    assert value.first.ulp == 1
+
+
+def test_nmse_and_reduction_bounds_can_fail() -> None:
+    ref = np.linspace(1, 2, 64, dtype=np.float32)
+    nmse = Bound("nmse", None, 1e-7, "test")
+    assert compare_values(ref, ref * np.float32(1.0000001), bound=nmse).passed
+    loud = compare_values(ref, ref * np.float32(1.01), bound=nmse)
+    assert loud.kind == "value"
+    assert "NMSE" in (loud.reason or "")
+    cancel = Bound("reduction", 4.0, None, "test", atol=1e-3)
+    assert compare_values(np.float32(1e-6), np.float32(5e-4), bound=cancel).passed
+    assert compare_values(np.float32(1e-6), np.float32(5e-3), bound=cancel).kind == "value"
+
+
+def test_several_outputs_are_compared_in_turn() -> None:
+    ref = (np.array([1, 2]), np.array([0.5, 0.25]))
+    assert compare_values(ref, (ref[0].copy(), ref[1].copy())).passed
+    verdict = compare_values(ref, (ref[0].copy(), np.array([0.5, 0.5])))
+    assert verdict.kind == "value"
+    assert verdict.first is not None
+    assert verdict.first.output == 1
+    assert compare_values(ref, (ref[0],)).kind == "shape"
+
+
+def test_bfloat16_travels_as_tagged_float32() -> None:
+    ref = (np.array([1.0], np.float32), "bfloat16")
+    cand = (np.array([1.0 + 2**-7], np.float32), "bfloat16")
+    verdict = compare_values(ref, cand, function="exp")
+    assert verdict.passed
+    assert verdict.max_ulp == 1
+    far = (np.array([1.0 + 3 * 2**-7], np.float32), "bfloat16")
+    assert compare_values(ref, far, function="exp").kind == "value"
+    assert compare_values(ref, np.array([1.0], np.float32)).kind == "dtype"
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "expected"),
+    [
+        ("exp", [-math.inf], 0.0),
+        ("log", [-0.0], -math.inf),
+        ("sqrt", [-1.0], math.nan),
+        ("expm1", [-0.0], -0.0),
+        ("tanh", [math.inf], 1.0),
+        ("multiply", [-0.0, 2.0], -0.0),
+        ("divide", [-1.0, 0.0], -math.inf),
+        ("add", [-0.0, -0.0], -0.0),
+        ("subtract", [-0.0, 0.0], -0.0),
+        ("subtract", [3.0, 3.0], 0.0),
+        ("pow", [math.nan, 0.0], 1.0),
+        ("pow", [-0.0, -3.0], -math.inf),
+        ("pow", [-8.0, 1 / 3], math.nan),
+        ("hypot", [math.inf, math.nan], math.inf),
+    ],
+)
+def test_special_cases_give_the_standards_result(
+    function: str, args: list[float], expected: float
+) -> None:
+    found = special_case(function, args)
+    assert found is not None
+    value, rule = found
+    assert function in rule
+    if math.isnan(expected):
+        assert math.isnan(value)
+    else:
+        assert value == expected
+        assert math.copysign(1.0, value) == math.copysign(1.0, expected)
+    assert special_case("exp", [1.0]) is None
+
+
+def test_the_oracle_measures_distance_from_the_truth() -> None:
+    truth = true_value("exp", [1.0])
+    assert truth is not None
+    assert ulps_from_truth(float(np.float32(math.e)), truth, "float32") <= 0.5
+    assert (
+        ulps_from_truth(float(np.nextafter(np.float32(math.e), np.float32(3))), truth, "float32")
+        > 0.5
+    )
+    assert true_value("log", [-1.0]) is None  # complex: no real truth
+    assert true_value("no_such", [1.0]) is None
+
+
+def test_integer_rules_of_the_standard() -> None:
+    assert exact_element("bitwise_left_shift", [1, 40], "int32") == 0
+    assert exact_element("bitwise_left_shift", [3, 31], "int32") == -(2**31)
+    assert exact_element("bitwise_right_shift", [-5, 70], "int64") == -1
+    assert exact_element("bitwise_left_shift", [1, -1], "int32") is None
+    assert exact_element("add", [2**31 - 1, 1], "int32") is None  # overflow: unspecified
+    assert exact_element("remainder", [-7, 3], "int8") == 2
+    assert exact_element("floor_divide", [1, 0], "int8") is None
+    assert exact_element("less", [1.0, math.nan], "bool") is False
+    assert expected_shape("add", [(3, 1), (4,)], {}) == (3, 4)
+    assert expected_shape("sum", [(2, 3, 4)], {"axis": 1, "keepdims": True}) == (2, 1, 4)
+
+
+def test_blame_of_a_reduction_uses_the_exact_sum() -> None:
+    x = np.full(1000, 0.1, np.float32)
+    truth = np.float32(math.fsum(x.astype(np.float64)))
+    wrong = np.float32(truth * np.float32(1.01))
+    verdict = compare_values(truth, wrong, function="sum", reduced=1000)
+    assert verdict.kind == "value"
+    judged = blame("sum", [x], {}, truth, wrong, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "oracle")
+    ints = np.array([100, 100, 100], np.uint8)
+    ref, cand = np.uint64(300), np.uint64(44)
+    integer = blame("sum", [ints], {}, ref, cand, compare_values(ref, cand))
+    assert (integer.side, integer.evidence) == ("candidate", "standard-rule")
+
+
+def test_blame_is_undecided_without_evidence_and_for_a_pass() -> None:
+    ref = np.array([1.0, 2.0])
+    assert (
+        blame("exp", [ref], {}, ref, ref, compare_values(ref, ref, function="exp")).side
+        == "undecided"
+    )
+    weird = compare_values(ref, ref + 1, function="linalg.inv")
+    judged = blame("linalg.inv", [ref], {}, ref, ref + 1, weird)
+    assert (judged.side, judged.evidence) == ("undecided", "none")
+    shape = compare_values(np.zeros((3, 4)), np.zeros((4, 3)), function="add")
+    by_rule = blame(
+        "add", [np.zeros((3, 1)), np.zeros(4)], {}, np.zeros((3, 4)), np.zeros((4, 3)), shape
+    )
+    assert (by_rule.side, by_rule.evidence) == ("candidate", "standard-rule")
