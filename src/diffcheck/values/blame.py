@@ -68,6 +68,13 @@ def _blame_call(
         return Blame(
             side, f"the standard defines {function}; the {side} namespace lacks it", "standard-rule"
         )
+    if _outside_domain(function, args):
+        return Blame(
+            "undecided",
+            f"the standard specifies no result of {function} for these inputs (integer "
+            "division by zero or a negative shift count), so raising is allowed",
+            "standard-rule",
+        )
     required = expected_result_dtype(function, *_input_dtypes(args))
     if required is None:
         return None  # the standard does not define a result here: raising may be right
@@ -77,6 +84,21 @@ def _blame_call(
         f"inputs (result {required}); the {side} raised",
         "standard-rule",
     )
+
+
+def _outside_domain(function: str, args: Sequence[Any]) -> bool:
+    """Inputs for which the standard specifies no integer result (so raising is allowed)."""
+    name = function.removeprefix("xp.")
+    if len(args) != 2:
+        return False
+    divisor = host_value(args[1])[0] if not isinstance(args[1], int) else np.asarray(args[1])
+    if divisor.dtype.kind not in "iu" and not isinstance(args[1], int):
+        return False
+    if name in ("floor_divide", "remainder"):
+        return bool(np.any(divisor == 0))
+    if name in ("bitwise_left_shift", "bitwise_right_shift"):
+        return bool(np.any(divisor < 0))
+    return False
 
 
 def _blame_dtype(

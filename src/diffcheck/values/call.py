@@ -8,6 +8,7 @@ one namespace lacks, or a call that raises on one side only, is a verdict, not a
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -75,20 +76,34 @@ def call_on(
     """Call ``fn`` on ``adapter`` and bring the result home; never raises for the call."""
     xp = adapter.namespace()
     try:
-        if isinstance(fn, str):
-            function = resolve_function(xp, fn)
-            arrays = [h if isinstance(h, _SCALARS) else adapter.to_device(h) for h in hosts]
-            result = function(*arrays, **kwargs)
-        else:
-            arrays = [h if isinstance(h, _SCALARS) else adapter.to_device(h) for h in hosts]
-            result = fn(xp, *arrays, **kwargs)
-        if isinstance(result, tuple | list):
-            return Outcome(value=tuple(_home(adapter, r) for r in result))
-        return Outcome(value=_home(adapter, result))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            # NaN, inf and division by zero are values under test here, not warnings.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _call(adapter, xp, fn, hosts, kwargs)
     except AttributeError as error:
         return Outcome(missing=f"{adapter.spec}: {error}")
     except Exception as error:  # a backend's refusal is a finding, not a crash of compare
         return Outcome(raised=f"{adapter.spec} raised {type(error).__name__}: {error}")
+
+
+def _call(
+    adapter: Adapter,
+    xp: Any,
+    fn: str | Callable[..., Any],
+    hosts: Sequence[Any],
+    kwargs: dict[str, Any],
+) -> Outcome:
+    """One call and its results brought home (exceptions go to :func:`call_on`)."""
+    function = resolve_function(xp, fn) if isinstance(fn, str) else None
+    arrays = [h if isinstance(h, _SCALARS) else adapter.to_device(h) for h in hosts]
+    if function is not None:
+        result = function(*arrays, **kwargs)
+    else:
+        assert callable(fn)
+        result = fn(xp, *arrays, **kwargs)
+    if isinstance(result, tuple | list):
+        return Outcome(value=tuple(_home(adapter, r) for r in result))
+    return Outcome(value=_home(adapter, result))
 
 
 def _default_int(adapter: Adapter) -> str:

@@ -1,0 +1,46 @@
+"""compare(mode="values") on a real Array API library: dtypes survive the round trip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import diffcheck
+
+pytest.importorskip("array_api_strict", reason="these tests run on array-api-strict")
+STRICT = "array_api_strict"
+
+
+def test_integer_shifts_keep_int32_and_pass_on_a_faithful_backend() -> None:
+    x = np.array([1, 3, -5, 7], np.int32)
+    counts = np.array([1, 33, 31, 40], np.int32)
+    verdict = diffcheck.compare("bitwise_left_shift", x, counts, candidate=STRICT, mode="values")
+    assert verdict.passed, str(verdict)
+    assert verdict.dtype == "int32"
+
+
+def test_a_uint8_cumulative_sum_is_compared_in_its_standard_dtype() -> None:
+    x = np.array([200, 100, 7], np.uint8)
+    verdict = diffcheck.compare("cumulative_sum", x, candidate=STRICT, mode="values")
+    assert verdict.passed, str(verdict)
+    assert verdict.dtype == "uint64"
+
+
+def test_index_dtypes_and_bool_results_are_compared_faithfully() -> None:
+    x = np.array([[0.5, -1.0, 3.0], [2.0, 2.0, -0.0]], np.float32)
+    index = diffcheck.compare("argmax", x, candidate=STRICT, mode="values", kwargs={"axis": 1})
+    assert index.passed, str(index)
+    assert index.dtype == "int64"
+    flags = diffcheck.compare("signbit", x, candidate=STRICT, mode="values")
+    assert flags.passed, str(flags)
+    assert flags.dtype == "bool"
+
+
+def test_a_candidate_error_from_a_real_library_is_a_raises_verdict() -> None:
+    # array-api-strict refuses mixed integer and floating operands, which NumPy promotes.
+    verdict = diffcheck.compare(
+        "add", np.ones(3, np.int32), np.ones(3, np.float32), candidate=STRICT, mode="values"
+    )
+    assert verdict.kind == "raises"
+    assert verdict.blame is not None
+    assert verdict.blame.side == "undecided"  # the standard leaves int + float open
