@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .compare import compare_values, host_value
+from .compare import host_value
 from .dtypes import COMPLEX, expected_result_dtype
 from .elements import element_args, reduced_terms
 from .model import Blame, Bound, Evidence, Location, Side, ValueVerdict
@@ -31,6 +31,7 @@ from .oracle import true_reduction, true_value, ulps_from_truth
 from .rules import exact_element, expected_shape, integer_range
 from .special_cases import special_case
 from .ulp import EPSILON
+from .vote import vote
 
 __all__ = ["Blame", "Evidence", "Side", "blame"]
 
@@ -338,55 +339,6 @@ def _is_reduction(function: str) -> bool:
     return function.removeprefix("xp.") in REDUCTIONS
 
 
-def _vote(
-    function: str,
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    reference: Any,
-    candidate: Any,
-    verdict: ValueVerdict,
-    voters: Sequence[tuple[str, Callable[..., Any]]],
-) -> Blame | None:
-    with_ref, with_cand, silent = [], [], []
-    for name, call in voters:
-        try:
-            result = call(*args, **kwargs)
-        except Exception as error:  # a voter that cannot answer abstains, with its reason
-            silent.append(f"{name} raised {type(error).__name__}")
-            continue
-        agree_ref = compare_values(reference, result, function=function, bound=verdict.bound)
-        agree_cand = compare_values(candidate, result, function=function, bound=verdict.bound)
-        if agree_ref.passed and not agree_cand.passed:
-            with_ref.append(name)
-        elif agree_cand.passed and not agree_ref.passed:
-            with_cand.append(name)
-        else:
-            silent.append(f"{name} sides with neither")
-    tally = (
-        f"with the reference: {', '.join(with_ref) or 'none'}; with the candidate: "
-        f"{', '.join(with_cand) or 'none'}"
-    )
-    if silent:
-        tally += f"; {', '.join(silent)}"
-    if len(with_ref) > len(with_cand):
-        return Blame(
-            "candidate",
-            f"no independent rule decides; vote of further backends (last resort): {tally}",
-            "vote",
-        )
-    if len(with_cand) > len(with_ref):
-        return Blame(
-            "reference",
-            f"no independent rule decides; vote of further backends (last resort): {tally}",
-            "vote",
-        )
-    if voters:
-        return Blame(
-            "undecided", f"no rule or oracle decides and the vote is tied: {tally}", "none"
-        )
-    return None
-
-
 def blame(
     function: str,
     args: Sequence[Any],
@@ -439,7 +391,7 @@ def blame(
     if found is not None:
         return found
     if reference is not None and candidate is not None:
-        voted = _vote(function, args, kwargs, reference, candidate, verdict, voters)
+        voted = vote(function, args, kwargs, reference, candidate, verdict, voters)
         if voted is not None:
             return voted
     return Blame(
