@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
-__all__ = ["RULES", "special_case"]
+__all__ = ["RULES", "SpecialCase", "special_case"]
 
 Rule = tuple[tuple[str, ...], str]
 
@@ -62,6 +63,7 @@ _UNARY: dict[str, list[tuple[str, str]]] = {
     "round": [("nan", "nan"), ("+inf", "+inf"), ("-inf", "-inf"), ("+0", "+0"), ("-0", "-0")],
     "sin": [("nan", "nan"), ("+0", "+0"), ("-0", "-0"), ("inf", "nan")],
     "sinh": [("nan", "nan"), ("+0", "+0"), ("-0", "-0"), ("+inf", "+inf"), ("-inf", "-inf")],
+    "sign": [("nan", "nan"), ("<0", "-1"), (">0", "1")],  # the sign of a zero result is open
     "sqrt": [("nan", "nan"), ("<0", "nan"), ("+0", "+0"), ("-0", "-0"), ("+inf", "+inf")],
     "square": [("nan", "nan"), ("0", "+0"), ("inf", "+inf")],
     "tan": [("nan", "nan"), ("+0", "+0"), ("-0", "-0"), ("inf", "nan")],
@@ -141,6 +143,57 @@ _HYPOT: list[Rule] = [
     (("any", "0"), "abs(x1)"),
 ]
 _NAN_PROPAGATING: list[Rule] = [(("nan", "any"), "nan"), (("any", "nan"), "nan")]
+# "~" marks "an implementation-dependent approximation to": judged within the bound.
+_ATAN2: list[Rule] = [
+    *_NAN_PROPAGATING,
+    ((">0", "0"), "~pi/2"),
+    (("+0", ">0"), "+0"),
+    (("+0", "+0"), "+0"),
+    (("+0", "-0"), "~pi"),
+    (("+0", "<0"), "~pi"),
+    (("-0", ">0"), "-0"),
+    (("-0", "+0"), "-0"),
+    (("-0", "-0"), "~-pi"),
+    (("-0", "<0"), "~-pi"),
+    (("<0", "0"), "~-pi/2"),
+    (("pfinite", "+inf"), "+0"),
+    (("pfinite", "-inf"), "~pi"),
+    (("nfinite", "+inf"), "-0"),
+    (("nfinite", "-inf"), "~-pi"),
+    (("+inf", "finite"), "~pi/2"),
+    (("-inf", "finite"), "~-pi/2"),
+    (("+inf", "+inf"), "~pi/4"),
+    (("+inf", "-inf"), "~3pi/4"),
+    (("-inf", "+inf"), "~-pi/4"),
+    (("-inf", "-inf"), "~-3pi/4"),
+]
+_DIVISION_EDGES: list[Rule] = [
+    *_NAN_PROPAGATING,
+    (("inf", "inf"), "nan"),
+    (("0", "0"), "nan"),
+]
+# floor_divide's infinite cases let libraries "return NaN to match Python": only the rules
+# without such a note are transcribed.
+_FLOOR_DIVIDE: list[Rule] = [
+    *_DIVISION_EDGES,
+    (("0", "nz"), "sign-0"),
+    (("nz", "0"), "sign-inf"),
+    (("pfinite", "+inf"), "+0"),
+    (("nfinite", "-inf"), "+0"),
+]
+_REMAINDER: list[Rule] = [
+    *_DIVISION_EDGES,
+    (("0", ">0"), "+0"),
+    (("0", "<0"), "-0"),
+    (("nz", "0"), "nan"),
+    (("inf", "finite"), "nan"),
+    (("pfinite", "+inf"), "x1"),
+    (("pfinite", "-inf"), "x2"),
+    (("nfinite", "+inf"), "x2"),
+    (("nfinite", "-inf"), "x1"),
+]
+_LOGADDEXP: list[Rule] = [*_NAN_PROPAGATING, (("+inf", "any"), "+inf"), (("any", "+inf"), "+inf")]
+_COPYSIGN: list[Rule] = [(("notnan", "any"), "copysign")]
 
 #: Every function's rules; a unary rule has one condition, a binary rule two (three for
 #: ``pow``'s parity conditions on the exponent, which the third entry states).
@@ -153,8 +206,11 @@ RULES: dict[str, list[Rule]] = {
     "hypot": _HYPOT,
     "maximum": _NAN_PROPAGATING,
     "minimum": _NAN_PROPAGATING,
-    "atan2": _NAN_PROPAGATING,
-    "logaddexp": _NAN_PROPAGATING,
+    "atan2": _ATAN2,
+    "floor_divide": _FLOOR_DIVIDE,
+    "remainder": _REMAINDER,
+    "logaddexp": _LOGADDEXP,
+    "copysign": _COPYSIGN,
 }
 
 
@@ -173,6 +229,8 @@ def _holds(condition: str, x: float, first: float) -> bool:
         "nz": lambda: x != 0 and not math.isnan(x),
         "finite": lambda: finite,
         "nzfinite": lambda: finite and x != 0,
+        "pfinite": lambda: finite and x > 0,
+        "nfinite": lambda: finite and x < 0,
         ">0": lambda: x > 0,
         "<0": lambda: x < 0,
         ">1": lambda: x > 1,
@@ -203,10 +261,34 @@ def _result(token: str, args: Sequence[float]) -> float:
         negative = (math.copysign(1.0, args[0]) < 0) != (math.copysign(1.0, args[1]) < 0)
         magnitude = math.inf if token == "sign-inf" else 0.0
         return -magnitude if negative else magnitude
+    if token == "copysign":
+        return math.copysign(abs(args[0]), args[1])  # the sign bit, also of a NaN x2
+    if token.startswith("~"):
+        return _APPROXIMATIONS[token[1:]]
     return float(token.replace("inf", "Infinity"))
 
 
-def special_case(function: str, args: Sequence[float]) -> tuple[float, str] | None:
+_APPROXIMATIONS = {
+    "pi": math.pi,
+    "-pi": -math.pi,
+    "pi/2": math.pi / 2,
+    "-pi/2": -math.pi / 2,
+    "pi/4": math.pi / 4,
+    "-pi/4": -math.pi / 4,
+    "3pi/4": 3 * math.pi / 4,
+    "-3pi/4": -3 * math.pi / 4,
+}
+
+
+class SpecialCase(NamedTuple):
+    """The standard's required result, the rule in words, and whether it is exact."""
+
+    value: float
+    rule: str
+    exact: bool = True
+
+
+def special_case(function: str, args: Sequence[float]) -> SpecialCase | None:
     """The result the standard requires for these real arguments, and the rule that says so.
 
     Parameters
@@ -219,9 +301,10 @@ def special_case(function: str, args: Sequence[float]) -> tuple[float, str] | No
 
     Returns
     -------
-    tuple of (float, str) or None
-        The required value (NaN for NaN) and the rule in words, or None when no special
-        case applies.
+    SpecialCase or None
+        The required value (NaN for NaN), the rule in words, and ``exact`` False when the
+        standard asks only for an approximation (``atan2``'s multiples of π); None when no
+        special case applies.
     """
     name = label = function.removeprefix("xp.")
     values = list(args)
@@ -245,5 +328,7 @@ def special_case(function: str, args: Sequence[float]) -> tuple[float, str] | No
             what += f" ({conditions[2]} exponent)"
         if label == "subtract":
             what = f"as add(x1, -x2): {what}"
-        return _result(result, values), f"{label}: {what} -> {result}"
+        return SpecialCase(
+            _result(result, values), f"{label}: {what} -> {result}", not result.startswith("~")
+        )
     return None
