@@ -305,3 +305,33 @@ def test_blame_is_undecided_without_evidence_and_for_a_pass() -> None:
         "add", [np.zeros((3, 1)), np.zeros(4)], {}, np.zeros((3, 4)), np.zeros((4, 3)), shape
     )
     assert (by_rule.side, by_rule.evidence) == ("candidate", "standard-rule")
+
+
+def test_complex_results_are_blamed_by_the_complex_oracle() -> None:
+    z = np.array([0.5 + 0.25j, 1 - 2j], np.complex64)
+    good = np.exp(z.astype(np.complex128)).astype(np.complex64)
+    bad = good.copy()
+    bad.real[1] *= np.float32(1.0001)
+    verdict = compare_values(good, bad, function="exp")
+    assert verdict.kind == "value"
+    judged = blame("exp", [z], {}, good, bad, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "oracle")
+    swapped = blame("exp", [z], {}, bad, good, compare_values(bad, good, function="exp"))
+    assert swapped.side == "reference"
+
+
+def test_complex_products_are_judged_relative_to_their_magnitude() -> None:
+    z = (3 * np.exp(1j * np.linspace(0, 3, 50))).astype(np.complex64)
+    exact = (z.astype(np.complex128) ** 2).astype(np.complex64)
+    assert compare_values(z * z, exact, function="multiply").passed
+    assert not compare_values(z * z, exact * np.complex64(1.001), function="multiply").passed
+
+
+def test_an_approximation_to_pi_is_judged_within_the_bound() -> None:
+    y = np.array([1.0], np.float32)
+    x = np.array([-np.inf], np.float32)
+    right = np.array([np.pi], np.float32)
+    wrong = np.array([3.0], np.float32)
+    verdict = compare_values(right, wrong, function="atan2")
+    judged = blame("atan2", [y, x], {}, right, wrong, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "special-case")

@@ -27,7 +27,13 @@ from .compare import host_value
 from .dtypes import COMPLEX, expected_result_dtype
 from .elements import element_args, reduced_terms
 from .model import Blame, Bound, Evidence, Location, Side, ValueVerdict
-from .oracle import true_reduction, true_value, ulps_from_truth
+from .oracle import (
+    complex_ulps_from_truth,
+    true_complex,
+    true_reduction,
+    true_value,
+    ulps_from_truth,
+)
 from .rules import exact_element, expected_shape, integer_range
 from .special_cases import special_case
 from .ulp import EPSILON
@@ -186,7 +192,7 @@ def _judge_element(
 ) -> Blame | None:
     at = f"at {list(loc.index)}"
     if dtype in COMPLEX:
-        return None
+        return _judge_complex(function, args, ref_value, cand_value, dtype, at, bound)
     if dtype not in EPSILON:  # bool and integers: the standard's exact rules
         required = exact_element(function, args, dtype)
         if required is None:
@@ -238,6 +244,36 @@ def _judge_element(
                 "oracle",
             )
     return None
+
+
+def _judge_complex(
+    function: str,
+    args: Sequence[Any],
+    ref_value: Any,
+    cand_value: Any,
+    dtype: str,
+    at: str,
+    bound: Bound,
+) -> Blame | None:
+    """The complex oracle: each side's distance from the true value, in its own share."""
+    if not all(isinstance(a, int | float | complex) for a in args):
+        return None
+    truth = true_complex(function, [complex(a) for a in args])
+    if truth is None:
+        return None
+    share = _allowance(bound)
+    ref_ulps = complex_ulps_from_truth(complex(ref_value), truth, dtype)
+    cand_ulps = complex_ulps_from_truth(complex(cand_value), truth, dtype)
+    side = _judge(ref_ulps <= share, cand_ulps <= share)
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"true {function}({', '.join(map(repr, args))}) = {complex(truth)!r}; reference is "
+        f"{ref_ulps:.3g} ULP off, candidate {cand_ulps:.3g} ULP (each side may be "
+        f"{share:.3g}) {at}",
+        "oracle",
+    )
 
 
 def _judge_integer_reduction(

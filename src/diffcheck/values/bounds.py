@@ -213,6 +213,14 @@ def bound_for(
         return Bound("exact", None, None, f"{dtype} result: no float model, exact equality")
     if name in EXACT_FUNCTIONS:
         return Bound("exact", None, None, f"{name} moves, selects or compares values: exact")
+    if name in CORRECTLY_ROUNDED and dtype in COMPLEX and name not in ("add", "subtract"):
+        return Bound(
+            "ulp",
+            4.0,
+            None,
+            f"complex {name} combines several rounded operations: within 4 ULP of {real}, "
+            "componentwise or relative to |z|",
+        )
     if name in CORRECTLY_ROUNDED:
         return Bound(
             "ulp", 0.0, None, f"IEEE 754 basic operation, correctly rounded in {real}: 0 ULP"
@@ -224,7 +232,8 @@ def bound_for(
             ulps,
             None,
             f"elementwise, each side within {ulps / 2:g} ULP of the true value: "
-            f"within {ulps:g} ULP of {real}",
+            f"within {ulps:g} ULP of {real}"
+            + (", componentwise or relative to |z|" if dtype in COMPLEX else ""),
         )
     if name in REDUCTIONS:
         n = max(int(reduced), 1)

@@ -14,7 +14,14 @@ from typing import Any
 import mpmath
 import numpy as np
 
-__all__ = ["ORACLE_FUNCTIONS", "true_reduction", "true_value", "ulps_from_truth"]
+__all__ = [
+    "ORACLE_FUNCTIONS",
+    "complex_ulps_from_truth",
+    "true_complex",
+    "true_reduction",
+    "true_value",
+    "ulps_from_truth",
+]
 
 _PRECISION = 256
 _mp = mpmath.mp
@@ -117,3 +124,51 @@ def ulps_from_truth(value: float, truth: Any, dtype: str) -> float:
     spacing = 2.0 ** (exponent - (bits - 1))
     with mpmath.workprec(_PRECISION):
         return float(abs(mpmath.mpf(value) - truth) / spacing)
+
+
+#: Complex functions the oracle evaluates (principal branches, as the standard specifies).
+_COMPLEX = frozenset(
+    ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "square", "reciprocal", "add", "subtract", "multiply", "divide"]
+)
+
+
+def true_complex(function: str, args: Sequence[complex]) -> Any:
+    """The true complex result (an ``mpmath.mpc``) at finite ``args``, or None."""
+    name = function.removeprefix("xp.")
+    evaluate = ORACLE_FUNCTIONS.get(name)
+    if name not in _COMPLEX or evaluate is None:
+        return None
+    if not all(math.isfinite(a.real) and math.isfinite(a.imag) for a in args):
+        return None
+    with mpmath.workprec(_PRECISION):
+        try:
+            result = evaluate(*(mpmath.mpc(a.real, a.imag) for a in args))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return None
+        result = mpmath.mpc(result)
+        if not (mpmath.isfinite(result.real) and mpmath.isfinite(result.imag)):
+            return None
+        return result
+
+
+def complex_ulps_from_truth(value: complex, truth: Any, dtype: str) -> float:
+    """A complex value's distance from the truth, in ULPs of its component dtype.
+
+    Each component is measured in its own ULPs, or relative to ``|truth|`` where that is
+    kinder (a component far smaller than the magnitude carries no relative accuracy).
+    """
+    part = "float32" if dtype == "complex64" else "float64"
+    own = max(
+        ulps_from_truth(value.real, truth.real, part),
+        ulps_from_truth(value.imag, truth.imag, part),
+    )
+    with mpmath.workprec(_PRECISION):
+        magnitude = float(abs(truth))
+        error = max(
+            float(abs(mpmath.mpf(value.real) - truth.real)),
+            float(abs(mpmath.mpf(value.imag) - truth.imag)),
+        )
+    if not math.isfinite(error):
+        return math.inf
+    relative = ulps_from_truth(magnitude + error, mpmath.mpf(magnitude), part)
+    return min(own, relative)
