@@ -44,3 +44,25 @@ def test_a_candidate_error_from_a_real_library_is_a_raises_verdict() -> None:
     assert verdict.kind == "raises"
     assert verdict.blame is not None
     assert verdict.blame.side == "undecided"  # the standard leaves int + float open
+
+
+def test_bfloat16_inputs_are_rounded_once_and_compared_in_bfloat16() -> None:
+    pytest.importorskip("torch", reason="a bfloat16 reference needs torch")
+    pytest.importorskip("mlx.core", reason="the bfloat16 candidate is MLX")
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    verdict = diffcheck.compare(
+        "exp", (x, "bfloat16"), reference="torch:cpu", candidate="mlx:cpu", mode="values"
+    )
+    assert verdict.dtype == "bfloat16"
+    assert "bfloat16" in verdict.bound.provenance
+    assert verdict.passed, str(verdict)
+
+
+def test_a_dtype_outside_the_standard_that_a_side_lacks_is_not_blamed() -> None:
+    verdict = diffcheck.compare(
+        "exp", (np.ones(4, np.float32), "bfloat16"), candidate=STRICT, mode="values"
+    )
+    assert verdict.kind == "missing"
+    assert "bfloat16" in (verdict.reason or "")
+    assert verdict.blame is not None
+    assert verdict.blame.side == "undecided"

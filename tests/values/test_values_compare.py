@@ -162,14 +162,28 @@ def test_the_dtype_argument_sets_the_required_dtype_and_both_sides_can_be_wrong(
     assert given.passed, str(given)
     assert given.dtype == "uint16"
 
+    both = diffcheck.compare(
+        "cumulative_sum",
+        x,
+        reference=FaultyAdapter("narrow-cumsum"),
+        candidate=FaultyAdapter("narrow-cumsum"),
+        mode="values",
+    )
+    assert both.kind == "dtype"
+    assert "both sides return uint8" in (both.reason or "")
+    assert both.blame is not None
+    assert both.blame.side == "both"
+
+
+def test_a_callable_that_casts_inside_sets_no_dtype_rule() -> None:
+    x = np.array([200, 100, 7], np.uint8)
+
     def narrow(xp: Any, v: Any) -> Any:
         return xp.cumulative_sum(v, dtype=xp.uint16)
 
-    both = values(narrow, x, fault="none", function="cumulative_sum")
-    assert both.kind == "dtype"
-    assert "both sides return uint16" in (both.reason or "")
-    assert both.blame is not None
-    assert both.blame.side == "both"
+    verdict = values(narrow, x, fault="none", function="cumulative_sum")
+    assert verdict.passed, str(verdict)
+    assert verdict.dtype == "uint16"
 
 
 def test_one_side_raising_is_a_raises_verdict() -> None:

@@ -335,3 +335,14 @@ def test_an_approximation_to_pi_is_judged_within_the_bound() -> None:
     verdict = compare_values(right, wrong, function="atan2")
     judged = blame("atan2", [y, x], {}, right, wrong, verdict)
     assert (judged.side, judged.evidence) == ("candidate", "special-case")
+
+
+def test_rounding_to_bfloat16_is_to_nearest_even() -> None:
+    from diffcheck.values.ulp import round_to_bfloat16
+
+    values = np.array([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-9, -0.0, np.inf], np.float32)
+    rounded = round_to_bfloat16(values)
+    assert rounded.tolist()[:3] == [1.0, 1 + 2**-6, 1.0]
+    assert np.signbit(rounded[3])
+    assert rounded[4] == np.inf
+    assert np.isnan(round_to_bfloat16(np.array([np.nan], np.float32))[0])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .blame import Blame, Evidence, Side, blame
 from .bounds import bound_for
+from .call import Outcome, call_on, compare_call
 from .compare import compare_values, failed_call, host_value
 from .dtypes import dtype_name, expected_result_dtype, promote
 from .model import FAILURE_KINDS, Bound, FailureKind, Location, ValueVerdict
@@ -23,10 +24,13 @@ __all__ = [
     "Evidence",
     "FailureKind",
     "Location",
+    "Outcome",
     "Side",
     "ValueVerdict",
     "blame",
     "bound_for",
+    "call_on",
+    "compare_call",
     "compare_values",
     "dtype_name",
     "expected_result_dtype",

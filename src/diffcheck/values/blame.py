@@ -17,39 +17,22 @@ A side judged wrong by no evidence is never blamed: the answer is then ``undecid
 
 from __future__ import annotations
 
-import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .compare import host_value
-from .dtypes import COMPLEX, expected_result_dtype
+from .dtypes import expected_result_dtype
 from .elements import element_args, reduced_terms
-from .model import Blame, Bound, Evidence, Location, Side, ValueVerdict
-from .oracle import (
-    complex_ulps_from_truth,
-    true_complex,
-    true_reduction,
-    true_value,
-    ulps_from_truth,
-)
-from .rules import exact_element, expected_shape, integer_range
-from .special_cases import special_case
-from .ulp import EPSILON
+from .judges import judge_element, judge_reduction, judge_sides
+from .model import Blame, Evidence, Side, ValueVerdict
+from .rules import expected_shape
+from .spec import is_standard_name
 from .vote import vote
 
 __all__ = ["Blame", "Evidence", "Side", "blame"]
-
-
-def _judge(ref_ok: bool, cand_ok: bool) -> Side | None:
-    if ref_ok and cand_ok:
-        return None
-    if ref_ok:
-        return "candidate"
-    if cand_ok:
-        return "reference"
-    return "both"
 
 
 def _input_dtypes(args: Sequence[Any]) -> list[str]:
@@ -62,8 +45,18 @@ def _input_dtypes(args: Sequence[Any]) -> list[str]:
     return names
 
 
+def _missing_name(reason: str | None) -> str | None:
+    """The attribute a namespace lacked, from the ``missing`` verdict's reason."""
+    found = re.search(r"has no attribute '([^']+)'", reason or "")
+    return found.group(1) if found else None
+
+
 def _blame_call(
-    function: str, args: Sequence[Any], reference: Any, candidate: Any, kind: str
+    function: str,
+    args: Sequence[Any],
+    reference: Any,
+    candidate: Any,
+    verdict: ValueVerdict,
 ) -> Blame | None:
     missing_ref, missing_cand = reference is None, candidate is None
     if not (missing_ref or missing_cand):
@@ -71,9 +64,16 @@ def _blame_call(
     side: Side = (
         "both" if missing_ref and missing_cand else ("reference" if missing_ref else "candidate")
     )
-    if kind == "missing":
+    if verdict.kind == "missing":
+        lacked = _missing_name(verdict.reason) or function
+        if not is_standard_name(lacked):
+            return Blame(
+                "undecided",
+                f"the {side} namespace lacks {lacked}, which the standard does not define",
+                "standard-rule",
+            )
         return Blame(
-            side, f"the standard defines {function}; the {side} namespace lacks it", "standard-rule"
+            side, f"the standard defines {lacked}; the {side} namespace lacks it", "standard-rule"
         )
     if _outside_domain(function, args):
         return Blame(
@@ -87,8 +87,8 @@ def _blame_call(
         return None  # the standard does not define a result here: raising may be right
     return Blame(
         side,
-        f"the standard defines {function} for {', '.join(_input_dtypes(args))} "
-        f"inputs (result {required}); the {side} raised",
+        f"the standard defines {function} for {', '.join(_input_dtypes(args))} inputs "
+        f"(result {required}); the {side} raised",
         "standard-rule",
     )
 
@@ -123,7 +123,7 @@ def _blame_dtype(
     if required is None:
         return None
     ref, cand = host_value(_first(reference))[1], host_value(_first(candidate))[1]
-    side = _judge(ref == required, cand == required)
+    side = judge_sides(ref == required, cand == required)
     if side is None:
         return None
     return Blame(
@@ -149,7 +149,7 @@ def _blame_shape(
         return None
     ref = tuple(host_value(_first(reference))[0].shape)
     cand = tuple(host_value(_first(candidate))[0].shape)
-    side = _judge(ref == required, cand == required)
+    side = judge_sides(ref == required, cand == required)
     if side is None:
         return None
     return Blame(
@@ -164,186 +164,6 @@ def _output(value: Any, output: int) -> tuple[np.ndarray[Any, Any], str]:
     if isinstance(value, list | tuple) and not (len(value) == 2 and isinstance(value[1], str)):
         value = value[output]
     return host_value(value)
-
-
-def _same_special(value: float, required: float) -> bool:
-    """Bit-level agreement with a special case's result: NaN, infinities, signed zeros."""
-    if math.isnan(required):
-        return math.isnan(value)
-    if required == 0:
-        return value == 0 and math.copysign(1.0, value) == math.copysign(1.0, required)
-    return value == required
-
-
-def _allowance(bound: Bound) -> float:
-    """Each side's share of an elementwise bound, in ULPs from the true value."""
-    return max(0.5, float(bound.ulps or 0.0) / 2.0) + 1e-9
-
-
-def _judge_element(
-    function: str,
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    ref_value: Any,
-    cand_value: Any,
-    dtype: str,
-    loc: Location,
-    bound: Bound,
-) -> Blame | None:
-    at = f"at {list(loc.index)}"
-    if dtype in COMPLEX:
-        return _judge_complex(function, args, ref_value, cand_value, dtype, at, bound)
-    if dtype not in EPSILON:  # bool and integers: the standard's exact rules
-        required = exact_element(function, args, dtype)
-        if required is None:
-            return None
-        side = _judge(ref_value == required, cand_value == required)
-        if side is None:
-            return None
-        return Blame(
-            side,
-            f"{function}({', '.join(map(repr, args))}) must be {required!r} "
-            f"by the standard's rules; reference {ref_value!r}, candidate "
-            f"{cand_value!r} {at}",
-            "standard-rule",
-        )
-    r, c = float(ref_value), float(cand_value)
-    floats = [float(a) for a in args] if all(isinstance(a, int | float) for a in args) else None
-    if floats is not None:
-        case = special_case(function, floats)
-        if case is not None:
-            value, rule, exact = case
-            if exact:
-                side = _judge(_same_special(r, value), _same_special(c, value))
-            else:  # an approximation to a multiple of pi: each side within its share
-                share = _allowance(bound)
-                side = _judge(
-                    ulps_from_truth(r, value, dtype) <= share,
-                    ulps_from_truth(c, value, dtype) <= share,
-                )
-            if side is not None:
-                return Blame(
-                    side,
-                    f"special case {rule} requires {value!r} {at}; "
-                    f"reference {r!r}, candidate {c!r}",
-                    "special-case",
-                )
-            return None
-        truth = true_value(function, floats)
-        if truth is not None:
-            share = _allowance(bound)
-            ref_ulps, cand_ulps = (ulps_from_truth(v, truth, dtype) for v in (r, c))
-            side = _judge(ref_ulps <= share, cand_ulps <= share)
-            if side is None:
-                return None
-            return Blame(
-                side,
-                f"true {function}({', '.join(map(repr, floats))}) = "
-                f"{float(truth)!r}; reference is {ref_ulps:.3g} ULP off, candidate "
-                f"{cand_ulps:.3g} ULP (each side may be {share:.3g}) {at}",
-                "oracle",
-            )
-    return None
-
-
-def _judge_complex(
-    function: str,
-    args: Sequence[Any],
-    ref_value: Any,
-    cand_value: Any,
-    dtype: str,
-    at: str,
-    bound: Bound,
-) -> Blame | None:
-    """The complex oracle: each side's distance from the true value, in its own share."""
-    if not all(isinstance(a, int | float | complex) for a in args):
-        return None
-    truth = true_complex(function, [complex(a) for a in args])
-    if truth is None:
-        return None
-    share = _allowance(bound)
-    ref_ulps = complex_ulps_from_truth(complex(ref_value), truth, dtype)
-    cand_ulps = complex_ulps_from_truth(complex(cand_value), truth, dtype)
-    side = _judge(ref_ulps <= share, cand_ulps <= share)
-    if side is None:
-        return None
-    return Blame(
-        side,
-        f"true {function}({', '.join(map(repr, args))}) = {complex(truth)!r}; reference is "
-        f"{ref_ulps:.3g} ULP off, candidate {cand_ulps:.3g} ULP (each side may be "
-        f"{share:.3g}) {at}",
-        "oracle",
-    )
-
-
-def _judge_integer_reduction(
-    function: str, terms: Sequence[Any], r: Any, c: Any, dtype: str, loc: Location
-) -> Blame | None:
-    """Integer sums and products are exact while the true result fits the result dtype."""
-    name = function.removeprefix("xp.")
-    if dtype == "bool" or not all(float(t) == int(t) for t in terms):
-        return None
-    ints = [int(t) for t in terms]
-    if name in ("sum", "cumulative_sum"):
-        truth = sum(ints)
-    elif name in ("prod", "cumulative_prod"):
-        truth = math.prod(ints)
-    else:
-        return None
-    bounds = integer_range(dtype)
-    if bounds is None or not bounds[0] <= truth <= bounds[1]:
-        return None  # overflow is not specified by the standard
-    side = _judge(r == truth, c == truth)
-    if side is None:
-        return None
-    return Blame(
-        side,
-        f"exact {name} of {len(ints)} integers = {truth}, which fits {dtype}; reference {r!r}, "
-        f"candidate {c!r} at {list(loc.index)}",
-        "standard-rule",
-    )
-
-
-def _judge_reduction(
-    function: str,
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    r: float,
-    c: float,
-    dtype: str,
-    loc: Location,
-) -> Blame | None:
-    terms = reduced_terms(function, args, kwargs, loc.index)
-    if not terms:
-        return None
-    if dtype not in EPSILON:
-        return _judge_integer_reduction(function, terms, r, c, dtype, loc)
-    truth = true_reduction(function, terms)
-    if truth is None:
-        return None
-    n = len(terms)
-    eps = EPSILON[dtype]
-    magnitude = math.fsum(abs(float(t)) for t in terms)
-    if function.removeprefix("xp.") == "mean":
-        magnitude /= n
-    # Recursive summation is within (n - 1) * eps * sum|x| of the truth, plus the final
-    # rounding; any order of summation meets it, so a side beyond it is wrong.
-    limit = (n - 1) * eps * magnitude
-    if function.removeprefix("xp.") in ("prod", "cumulative_prod"):
-        limit = n * eps * abs(float(truth))
-    ref_off, cand_off = (abs(float(v) - float(truth)) for v in (r, c))
-    ref_ok = ulps_from_truth(r, truth, dtype) <= 0.5 + 1e-9 or ref_off <= limit
-    cand_ok = ulps_from_truth(c, truth, dtype) <= 0.5 + 1e-9 or cand_off <= limit
-    side = _judge(ref_ok, cand_ok)
-    if side is None:
-        return None
-    return Blame(
-        side,
-        f"true {function} over {n} terms = {float(truth)!r} (allowed error "
-        f"{limit:.3g}); reference is {ref_off:.3g} off, candidate {cand_off:.3g} "
-        f"at {list(loc.index)}",
-        "oracle",
-    )
 
 
 def _blame_values(
@@ -364,11 +184,11 @@ def _blame_values(
         ref_value, cand_value = ref[loc.index].item(), cand[loc.index].item()
         found: Blame | None = None
         if reduction:
-            found = _judge_reduction(function, args, kwargs, ref_value, cand_value, dtype, loc)
+            found = judge_reduction(function, args, kwargs, ref_value, cand_value, dtype, loc)
         else:
             elements = element_args(args, loc.index, shape)
             if elements is not None:
-                found = _judge_element(
+                found = judge_element(
                     function, elements, kwargs, ref_value, cand_value, dtype, loc, verdict.bound
                 )
         if found is not None:
@@ -424,7 +244,7 @@ def blame(
     kind = verdict.kind
     found: Blame | None = None
     if kind in ("missing", "raises"):
-        found = _blame_call(function, args, reference, candidate, kind)
+        found = _blame_call(function, args, reference, candidate, verdict)
     elif kind == "dtype":
         found = _blame_dtype(function, args, kwargs, reference, candidate, default_int)
     elif kind == "shape":

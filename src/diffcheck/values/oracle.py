@@ -128,7 +128,33 @@ def ulps_from_truth(value: float, truth: Any, dtype: str) -> float:
 
 #: Complex functions the oracle evaluates (principal branches, as the standard specifies).
 _COMPLEX = frozenset(
-    ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "square", "reciprocal", "add", "subtract", "multiply", "divide"]
+    [
+        "exp",
+        "expm1",
+        "log",
+        "log1p",
+        "log2",
+        "log10",
+        "sqrt",
+        "sin",
+        "cos",
+        "tan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asin",
+        "acos",
+        "atan",
+        "asinh",
+        "acosh",
+        "atanh",
+        "square",
+        "reciprocal",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+    ]
 )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["EPSILON", "ordered", "ulp_distance", "value_text"]
+__all__ = ["EPSILON", "ordered", "round_to_bfloat16", "ulp_distance", "value_text"]
 
 #: Machine epsilon (spacing at 1.0) of each real floating dtype.
 EPSILON = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
@@ -78,3 +78,12 @@ def value_text(value: Any, dtype: str) -> str:
         return repr(number)
     host = np.dtype(_host(dtype)).type
     return f"{number.hex()} ({host(number)})"
+
+
+def round_to_bfloat16(values: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """The nearest bfloat16 values (ties to even), held exactly as float32; NaN stays NaN."""
+    wide = np.ascontiguousarray(values, dtype=np.float32)
+    bits = wide.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    out = rounded.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(wide), wide, out).astype(np.float32)
