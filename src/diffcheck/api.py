@@ -207,6 +207,9 @@ def compare(
     Verdict or ValueVerdict
         ``nmse`` mode: passed or failed with metrics and a reason; an output shape that
         differs from the reference's (even with the same element count) fails the verdict.
+        A candidate that lacks a function the reference has, or raises where the reference
+        returned, fails with a reason starting ``missing:`` or ``raises:`` (an error on the
+        reference is the function's own and propagates).
         ``values`` mode: a :class:`~diffcheck.values.ValueVerdict` whose ``kind`` is one of
         ``missing``, ``raises``, ``dtype``, ``shape``, ``nan``, ``signed-zero``, ``inf``,
         ``value``, with the first and worst element and ``blame``. A divergence is never an
@@ -273,12 +276,22 @@ def compare(
         )
     hosts = [_host_input(value, index) for index, value in enumerate(inputs)]
     expected = _execute(reference_adapter, fn, hosts, "f32")
-    actual = _execute(candidate_adapter, fn, hosts, precision)
+    try:
+        actual = _execute(candidate_adapter, fn, hosts, precision)
+    except Exception as error:  # the reference ran: the candidate's failure is a verdict
+        return Verdict("failed", _call_failure(candidate_adapter, error), None, tolerance)
     flat_ref = np.concatenate([r.reshape(-1) for r in expected]) if expected else np.empty(0)
     flat_act = np.concatenate([a.reshape(-1) for a in actual]) if actual else np.empty(0)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen)
     return _bind_shapes(verdict, expected, actual)
+
+
+def _call_failure(adapter: Adapter, error: Exception) -> str:
+    """The reason of a verdict for a candidate that lacks a function or raises."""
+    if isinstance(error, AttributeError):
+        return f"missing: candidate {adapter.spec} lacks what the reference has: {error}"
+    return f"raises: candidate {adapter.spec} raised {type(error).__name__}: {error}"
 
 
 def _named(name: str) -> Callable[..., Any]:

@@ -242,3 +242,16 @@ def test_nmse_mode_takes_a_spec_name_too() -> None:
 def test_nudge_moves_by_ulps() -> None:
     one = np.float32(1.0)
     assert nudge(one, 2) == np.float32(1.0) + 2 * np.finfo(np.float32).eps
+
+
+def test_nmse_mode_turns_a_missing_or_raising_candidate_into_a_verdict() -> None:
+    missing = diffcheck.compare(
+        lambda xp, a: xp.hypot(a, a), X32, candidate=FaultyAdapter("missing")
+    )
+    assert missing.status == "failed"
+    assert (missing.reason or "").startswith("missing: candidate faulty[missing]")
+    raising = diffcheck.compare("atan2", X32, X32, candidate=FaultyAdapter("raises"))
+    assert (raising.reason or "").startswith("raises: ")
+    assert "NotImplementedError" in (raising.reason or "")
+    with pytest.raises(AttributeError):  # the reference's own error is the function's bug
+        diffcheck.compare(lambda xp, a: xp.no_such_function(a), X32, candidate=FaultyAdapter())
