@@ -346,3 +346,25 @@ def test_rounding_to_bfloat16_is_to_nearest_even() -> None:
     assert np.signbit(rounded[3])
     assert rounded[4] == np.inf
     assert np.isnan(round_to_bfloat16(np.array([np.nan], np.float32))[0])
+
+
+def test_several_outputs_have_their_own_required_dtypes() -> None:
+    from diffcheck.values.dtypes import expected_result_dtypes
+
+    assert expected_result_dtypes("unique_counts", "float32") == ("float32", "int64")
+    assert expected_result_dtypes("linalg.eigh", "complex64") == ("float32", "complex64")
+    assert expected_result_dtypes("nonzero", "bool", outputs=2) == ("int64", "int64")
+    assert expected_result_dtypes("broadcast_arrays", "int8", "float32", outputs=2) == (
+        "int8",
+        "float32",
+    )
+    values = np.array([1.0, 2.0], np.float32)
+    ref = (values, np.array([1, 3], np.int64))
+    cand = (values, np.array([1, 3], np.int32))
+    wanted = expected_result_dtypes("unique_counts", "float32")
+    verdict = compare_values(ref, cand, function="unique_counts", expected_dtype=wanted)
+    assert verdict.kind == "dtype"
+    assert "output 1" in (verdict.reason or "")
+    judged = blame("unique_counts", [np.array([1.0, 2, 2, 2], np.float32)], {}, ref, cand, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "standard-rule")
+    assert "output 1" in judged.why

@@ -14,7 +14,7 @@ from .blame import Blame, Evidence, Side, blame
 from .bounds import bound_for
 from .call import Outcome, call_on, compare_call
 from .compare import compare_values, failed_call, host_value
-from .dtypes import dtype_name, expected_result_dtype, promote
+from .dtypes import dtype_name, expected_result_dtype, expected_result_dtypes, promote
 from .model import FAILURE_KINDS, Bound, FailureKind, Location, ValueVerdict
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "compare_values",
     "dtype_name",
     "expected_result_dtype",
+    "expected_result_dtypes",
     "failed_call",
     "host_value",
     "promote",

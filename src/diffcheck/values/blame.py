@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .compare import host_value
-from .dtypes import expected_result_dtype
+from .dtypes import expected_result_dtype, expected_result_dtypes
 from .elements import element_args, reduced_terms
 from .judges import judge_element, judge_reduction, judge_sides
 from .model import Blame, Evidence, Side, ValueVerdict
@@ -117,21 +117,31 @@ def _blame_dtype(
     default_int: str,
 ) -> Blame | None:
     inputs = _input_dtypes(args)
-    required = expected_result_dtype(
-        function, *inputs, default_int=default_int, dtype=kwargs.get("dtype")
+    refs, cands = _outputs(reference), _outputs(candidate)
+    wanted = expected_result_dtypes(
+        function, *inputs, outputs=len(refs), default_int=default_int, dtype=kwargs.get("dtype")
     )
-    if required is None:
-        return None
-    ref, cand = host_value(_first(reference))[1], host_value(_first(candidate))[1]
-    side = judge_sides(ref == required, cand == required)
-    if side is None:
-        return None
-    return Blame(
-        side,
-        f"the standard requires {function}({', '.join(inputs)}) -> {required}; "
-        f"reference returns {ref}, candidate {cand}",
-        "standard-rule",
-    )
+    for output, (r_value, c_value, required) in enumerate(zip(refs, cands, wanted, strict=False)):
+        ref, cand = host_value(r_value)[1], host_value(c_value)[1]
+        if required is None or (ref == cand == required):
+            continue
+        side = judge_sides(ref == required, cand == required)
+        if side is None:
+            continue
+        label = f" output {output}" if len(refs) > 1 else ""
+        return Blame(
+            side,
+            f"the standard requires {function}({', '.join(inputs)}){label} -> {required}; "
+            f"reference returns {ref}, candidate {cand}",
+            "standard-rule",
+        )
+    return None
+
+
+def _outputs(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple) and not (len(value) == 2 and isinstance(value[1], str)):
+        return list(value)
+    return [value]
 
 
 def _first(value: Any) -> Any:

@@ -20,7 +20,7 @@ from ..differ import host_array
 from .blame import blame
 from .bounds import bound_for
 from .compare import compare_values, failed_call, host_value
-from .dtypes import dtype_name, expected_result_dtype
+from .dtypes import dtype_name, expected_result_dtype, expected_result_dtypes
 from .elements import reduction_magnitude
 from .model import ValueVerdict
 from .ulp import round_to_bfloat16
@@ -201,12 +201,14 @@ def _verdict(
     if ref.raised or cand.raised:
         returned = "candidate returned a result" if ref.raised else "reference returned a result"
         return failed_call("raises", f"{ref.raised or cand.raised}; the {returned}")
-    expected = None
+    expected: str | tuple[str | None, ...] | None = None
     if name is not None and named:  # a callable may cast inside: its inputs set no dtype rule
         dtypes = [host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS)]
-        expected = expected_result_dtype(
-            name, *dtypes, dtype=kwargs.get("dtype"), default_int=_default_int(reference)
-        )
+        options = {"dtype": kwargs.get("dtype"), "default_int": _default_int(reference)}
+        if isinstance(ref.value, tuple) and not _tagged(ref.value):
+            expected = expected_result_dtypes(name, *dtypes, outputs=len(ref.value), **options)
+        else:
+            expected = expected_result_dtype(name, *dtypes, **options)
     bound = None
     reduced = _reduced(name, hosts, kwargs)
     if name is not None and reduced > 1:

@@ -204,7 +204,7 @@ def compare_values(
     *,
     function: str | None = None,
     bound: Bound | None = None,
-    expected_dtype: str | None = None,
+    expected_dtype: str | Sequence[str | None] | None = None,
     signed_zero: bool | None = None,
     reduced: int = 1,
 ) -> ValueVerdict:
@@ -224,7 +224,9 @@ def compare_values(
     expected_dtype
         The dtype the standard requires (see
         :func:`~diffcheck.values.expected_result_dtype`); a result of another dtype fails
-        even when both sides agree. None checks only that the two sides agree.
+        even when both sides agree. None checks only that the two sides agree. For several
+        outputs, one dtype per output (see
+        :func:`~diffcheck.values.dtypes.expected_result_dtypes`).
     signed_zero
         Whether ``-0.0`` and ``+0.0`` must match. By default they must, except for
         functions whose zeros' signs the standard leaves open (reductions, decompositions).
@@ -244,8 +246,9 @@ def compare_values(
     ref, ref_dtype = host_value(reference)
     cand, cand_dtype = host_value(candidate)
     chosen = bound or bound_for(function, ref_dtype, reduced=reduced)
+    single = expected_dtype if isinstance(expected_dtype, str | None) else expected_dtype[0]
     return _compare_single(
-        ref, ref_dtype, cand, cand_dtype, function, chosen, expected_dtype, signed_zero, 0
+        ref, ref_dtype, cand, cand_dtype, function, chosen, single, signed_zero, 0
     )
 
 
@@ -315,7 +318,7 @@ def _compare_many(
     candidate: Any,
     function: str | None,
     bound: Bound | None,
-    expected_dtype: str | None,
+    expected_dtype: str | Sequence[str | None] | None,
     signed_zero: bool | None,
     reduced: int,
 ) -> ValueVerdict:
@@ -343,8 +346,12 @@ def _compare_many(
         ref, ref_dtype = host_value(r_value)
         cand, cand_dtype = host_value(c_value)
         chosen = bound or bound_for(function, ref_dtype, reduced=reduced)
+        if expected_dtype is None or isinstance(expected_dtype, str):
+            wanted = expected_dtype
+        else:
+            wanted = expected_dtype[output] if output < len(expected_dtype) else None
         verdict = _compare_single(
-            ref, ref_dtype, cand, cand_dtype, function, chosen, None, signed_zero, output
+            ref, ref_dtype, cand, cand_dtype, function, chosen, wanted, signed_zero, output
         )
         if not verdict.passed:
             return verdict

@@ -24,6 +24,7 @@ __all__ = [
     "UNSIGNED",
     "dtype_name",
     "expected_result_dtype",
+    "expected_result_dtypes",
     "promote",
 ]
 
@@ -303,3 +304,44 @@ def _fft_dtype(name: str, first: str | None) -> str | None:
     if name in ("fft.irfft", "fft.irfftn", "fft.hfft"):
         return _REAL_OF.get(first, first)
     return _COMPLEX_OF.get(first, first)
+
+
+#: Functions with several outputs: each output's dtype, as "same" (the input's), "index"
+#: (the default index dtype) or "real" (the real counterpart of a complex input).
+_MULTI: dict[str, tuple[str, ...]] = {
+    "unique_all": ("same", "index", "index", "index"),
+    "unique_counts": ("same", "index"),
+    "unique_inverse": ("same", "index"),
+    "linalg.eigh": ("real", "same"),
+    "linalg.qr": ("same", "same"),
+    "linalg.svd": ("same", "real", "same"),
+    "linalg.slogdet": ("same", "real"),
+}
+
+
+def expected_result_dtypes(
+    function: str, *input_dtypes: str, outputs: int = 1, **kwargs: Any
+) -> tuple[str | None, ...]:
+    """Each output's required dtype (one per output; None where the standard leaves it open).
+
+    ``outputs`` is how many the function returned; it sizes ``nonzero``, ``meshgrid``,
+    ``broadcast_arrays`` and ``unstack``, whose count depends on the inputs.
+    """
+    name = function.removeprefix("xp.")
+    dtypes = [dtype_name(d) for d in input_dtypes]
+    first = dtypes[0] if dtypes else None
+    index = str(kwargs.get("default_int") or "int64")
+    if name in _MULTI:
+        kinds = _MULTI[name]
+        table = {"same": first, "index": index, "real": _REAL_OF.get(first or "", first)}
+        return tuple(table[k] for k in kinds)
+    if name == "nonzero":
+        return (index,) * outputs
+    if name == "broadcast_arrays":  # each output keeps its own input's dtype
+        return tuple(dtypes[:outputs])
+    if name == "meshgrid":  # inputs must share one dtype, which every output keeps
+        return (first if len(set(dtypes)) == 1 else None,) * outputs
+    if name == "unstack":
+        return (first,) * outputs
+    single = expected_result_dtype(function, *input_dtypes, **kwargs)
+    return (single,) * outputs
