@@ -368,3 +368,15 @@ def test_several_outputs_have_their_own_required_dtypes() -> None:
     judged = blame("unique_counts", [np.array([1.0, 2, 2, 2], np.float32)], {}, ref, cand, verdict)
     assert (judged.side, judged.evidence) == ("candidate", "standard-rule")
     assert "output 1" in judged.why
+
+
+def test_importing_the_value_model_loads_no_oracle_and_no_backend() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, diffcheck.values\n"
+        "print(sorted(m for m in ('mpmath', 'diffcheck.adapters', 'torch', 'mlx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -11,11 +11,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..adapters import Adapter
 from ..differ import host_array
 from .blame import blame
 from .bounds import bound_for
@@ -24,6 +23,9 @@ from .dtypes import dtype_name, expected_result_dtype, expected_result_dtypes
 from .elements import reduction_magnitude
 from .model import ValueVerdict
 from .ulp import round_to_bfloat16
+
+if TYPE_CHECKING:  # the adapter registry loads only when a call runs
+    from ..adapters import Adapter
 
 __all__ = ["Outcome", "call_on", "compare_call"]
 

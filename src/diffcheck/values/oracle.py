@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
-import mpmath
 import numpy as np
 
 __all__ = [
@@ -24,46 +24,58 @@ __all__ = [
 ]
 
 _PRECISION = 256
-_mp = mpmath.mp
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
+    import mpmath
+
     top = max(a, b)
-    return top + _mp.log(_mp.exp(a - top) + _mp.exp(b - top))
+    return top + mpmath.log(mpmath.exp(a - top) + mpmath.exp(b - top))
+
+
+@cache
+def _evaluators() -> dict[str, Callable[..., Any]]:
+    """The oracle's functions by the standard's name (mpmath loads on first use)."""
+    import mpmath
+
+    _mp = mpmath.mp
+    return {
+        "exp": _mp.exp,
+        "expm1": _mp.expm1,
+        "log": _mp.log,
+        "log1p": _mp.log1p,
+        "log2": lambda x: _mp.log(x, 2),
+        "log10": _mp.log10,
+        "sin": _mp.sin,
+        "cos": _mp.cos,
+        "tan": _mp.tan,
+        "asin": _mp.asin,
+        "acos": _mp.acos,
+        "atan": _mp.atan,
+        "sinh": _mp.sinh,
+        "cosh": _mp.cosh,
+        "tanh": _mp.tanh,
+        "asinh": _mp.asinh,
+        "acosh": _mp.acosh,
+        "atanh": _mp.atanh,
+        "sqrt": _mp.sqrt,
+        "square": lambda x: x * x,
+        "reciprocal": lambda x: 1 / x,
+        "add": lambda a, b: a + b,
+        "subtract": lambda a, b: a - b,
+        "multiply": lambda a, b: a * b,
+        "divide": lambda a, b: a / b,
+        "pow": _mp.power,
+        "atan2": _mp.atan2,
+        "hypot": _mp.hypot,
+        "logaddexp": _logaddexp,
+    }
 
 
 #: Functions the oracle evaluates, by the standard's name.
-ORACLE_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "exp": _mp.exp,
-    "expm1": _mp.expm1,
-    "log": _mp.log,
-    "log1p": _mp.log1p,
-    "log2": lambda x: _mp.log(x, 2),
-    "log10": _mp.log10,
-    "sin": _mp.sin,
-    "cos": _mp.cos,
-    "tan": _mp.tan,
-    "asin": _mp.asin,
-    "acos": _mp.acos,
-    "atan": _mp.atan,
-    "sinh": _mp.sinh,
-    "cosh": _mp.cosh,
-    "tanh": _mp.tanh,
-    "asinh": _mp.asinh,
-    "acosh": _mp.acosh,
-    "atanh": _mp.atanh,
-    "sqrt": _mp.sqrt,
-    "square": lambda x: x * x,
-    "reciprocal": lambda x: 1 / x,
-    "add": lambda a, b: a + b,
-    "subtract": lambda a, b: a - b,
-    "multiply": lambda a, b: a * b,
-    "divide": lambda a, b: a / b,
-    "pow": _mp.power,
-    "atan2": _mp.atan2,
-    "hypot": _mp.hypot,
-    "logaddexp": _logaddexp,
-}
+ORACLE_FUNCTIONS = frozenset(
+    ["exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "square", "reciprocal", "add", "subtract", "multiply", "divide", "pow", "atan2", "hypot", "logaddexp"]
+)
 
 
 def true_value(function: str, args: Sequence[float]) -> Any:
@@ -72,7 +84,9 @@ def true_value(function: str, args: Sequence[float]) -> Any:
     None when the oracle has no such function, an argument is not finite, or the true
     result is not a finite real number (a pole, a complex value, a domain error).
     """
-    evaluate = ORACLE_FUNCTIONS.get(function.removeprefix("xp."))
+    import mpmath
+
+    evaluate = _evaluators().get(function.removeprefix("xp."))
     if evaluate is None or not all(math.isfinite(a) for a in args):
         return None
     with mpmath.workprec(_PRECISION):
@@ -91,6 +105,8 @@ def true_reduction(function: str, terms: Sequence[float]) -> Any:
     Float terms are exact rationals, so at 2048 bits their sum is exact (``vecdot`` passes
     the exact products of its pairs); ``prod`` and ``mean`` are rounded far below any ULP.
     """
+    import mpmath
+
     if not all(math.isfinite(t) for t in terms):
         return None
     name = function.removeprefix("xp.")
@@ -113,6 +129,8 @@ def ulps_from_truth(value: float, truth: Any, dtype: str) -> float:
     The ULP is the spacing of ``dtype`` at ``truth``'s magnitude (subnormal spacing below
     the normal range), so a correctly rounded result is at most 0.5 away.
     """
+    import mpmath
+
     if math.isnan(value):
         return math.inf
     if math.isinf(value):
@@ -160,8 +178,10 @@ _COMPLEX = frozenset(
 
 def true_complex(function: str, args: Sequence[complex]) -> Any:
     """The true complex result (an ``mpmath.mpc``) at finite ``args``, or None."""
+    import mpmath
+
     name = function.removeprefix("xp.")
-    evaluate = ORACLE_FUNCTIONS.get(name)
+    evaluate = _evaluators().get(name)
     if name not in _COMPLEX or evaluate is None:
         return None
     if not all(math.isfinite(a.real) and math.isfinite(a.imag) for a in args):
@@ -183,6 +203,8 @@ def complex_ulps_from_truth(value: complex, truth: Any, dtype: str) -> float:
     Each component is measured in its own ULPs, or relative to ``|truth|`` where that is
     kinder (a component far smaller than the magnitude carries no relative accuracy).
     """
+    import mpmath
+
     part = "float32" if dtype == "complex64" else "float64"
     own = max(
         ulps_from_truth(value.real, truth.real, part),
