@@ -74,7 +74,37 @@ def _evaluators() -> dict[str, Callable[..., Any]]:
 
 #: Functions the oracle evaluates, by the standard's name.
 ORACLE_FUNCTIONS = frozenset(
-    ["exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "square", "reciprocal", "add", "subtract", "multiply", "divide", "pow", "atan2", "hypot", "logaddexp"]
+    [
+        "exp",
+        "expm1",
+        "log",
+        "log1p",
+        "log2",
+        "log10",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "sqrt",
+        "square",
+        "reciprocal",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "pow",
+        "atan2",
+        "hypot",
+        "logaddexp",
+    ]
 )
 
 
