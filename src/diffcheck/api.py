@@ -137,7 +137,7 @@ def compare(
     function: str | None = ...,
     signed_zero: bool | None = ...,
     kwargs: Mapping[str, Any] | None = ...,
-    voters: Sequence[tuple[str, Callable[..., Any]]] = ...,
+    voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]] = ...,
 ) -> ValueVerdict: ...
 
 
@@ -153,7 +153,7 @@ def compare(
     function: str | None = None,
     signed_zero: bool | None = None,
     kwargs: Mapping[str, Any] | None = None,
-    voters: Sequence[tuple[str, Callable[..., Any]]] = (),
+    voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]] = (),
 ) -> Verdict | ValueVerdict:
     """Run ``fn(xp, *arrays)`` on two backends from the same inputs and compare the outputs.
 
@@ -199,8 +199,10 @@ def compare(
     kwargs
         ``values`` mode: keyword arguments passed to the function (``axis=``, ``dtype=``).
     voters
-        ``values`` mode: ``(name, call)`` pairs of further backends, asked to vote on blame
-        only when no rule or oracle decides.
+        ``values`` mode: further backends (names such as ``"torch:cpu"``, adapters, or
+        ``(name, call)`` pairs with ``call(*host_inputs, **kwargs)``), asked to vote on
+        blame only when no rule or oracle decides; one that cannot run abstains, with its
+        reason recorded.
 
     Returns
     -------
@@ -315,10 +317,18 @@ def _compare_values(
     function: str | None,
     signed_zero: bool | None,
     kwargs: Mapping[str, Any] | None,
-    voters: Sequence[tuple[str, Callable[..., Any]]],
+    voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]],
 ) -> ValueVerdict:
     """``compare(..., mode="values")``: the faithful value model (see :mod:`diffcheck.values`)."""
-    from .values.call import compare_call
+    from .values.call import backend_voter, compare_call
+
+    callers: list[tuple[str, Callable[..., Any]]] = []
+    for voter in voters:
+        if isinstance(voter, tuple):
+            callers.append(voter)
+        else:
+            adapter = resolve(voter) if isinstance(voter, str) else voter
+            callers.append((adapter.spec, backend_voter(adapter, fn)))
 
     unused = [
         name
@@ -345,7 +355,7 @@ def _compare_values(
         function=function,
         signed_zero=signed_zero,
         kwargs=dict(kwargs or {}),
-        voters=voters,
+        voters=callers,
     )
 
 

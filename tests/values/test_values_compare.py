@@ -255,3 +255,25 @@ def test_nmse_mode_turns_a_missing_or_raising_candidate_into_a_verdict() -> None
     assert "NotImplementedError" in (raising.reason or "")
     with pytest.raises(AttributeError):  # the reference's own error is the function's bug
         diffcheck.compare(lambda xp, a: xp.no_such_function(a), X32, candidate=FaultyAdapter())
+
+
+def test_backends_vote_by_name_and_one_that_cannot_run_abstains_with_its_reason() -> None:
+    x = np.array([2**31 - 1], np.int32)
+
+    def overflow(xp: Any, v: Any) -> Any:
+        if "fake" in xp.__name__:
+            return xp.add(v, v)  # wraps on the candidate only
+        return xp.add(v, xp.asarray(0, dtype=xp.int32))
+
+    verdict = values(
+        overflow,
+        x,
+        fault="none",
+        function="add",
+        voters=["array_api_strict", "array_api_strict:gpu"],
+    )
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "vote")
+    assert "with the reference: array_api_strict;" in verdict.blame.why
+    assert "array_api_strict:gpu abstains" in verdict.blame.why
+    assert "unavailable" in verdict.blame.why

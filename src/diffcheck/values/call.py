@@ -27,7 +27,7 @@ from .ulp import round_to_bfloat16
 if TYPE_CHECKING:  # the adapter registry loads only when a call runs
     from ..adapters import Adapter
 
-__all__ = ["Outcome", "call_on", "compare_call"]
+__all__ = ["Outcome", "backend_voter", "call_on", "compare_call"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -134,6 +134,25 @@ def _call(
     if isinstance(result, tuple | list):
         return Outcome(value=tuple(_home(adapter, r) for r in result))
     return Outcome(value=_home(adapter, result))
+
+
+def backend_voter(adapter: Adapter, fn: str | Callable[..., Any]) -> Callable[..., Any]:
+    """A blame voter that runs ``fn`` on ``adapter``: ``voter(*hosts, **kwargs)`` -> result.
+
+    It probes the backend when first asked; an unavailable backend, a missing function or
+    an exception raises, which the vote records as that voter abstaining, with the reason.
+    """
+
+    def voter(*hosts: Any, **kwargs: Any) -> Any:
+        probe = adapter.probe()
+        if not probe.is_available:
+            raise RuntimeError(f"{adapter.spec} is unavailable: {probe.reason}")
+        outcome = call_on(adapter, fn, hosts, dict(kwargs))
+        if not outcome.ok:
+            raise RuntimeError(outcome.missing or outcome.raised)
+        return outcome.value
+
+    return voter
 
 
 def _default_int(adapter: Adapter) -> str:

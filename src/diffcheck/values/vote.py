@@ -35,7 +35,7 @@ def vote(
         try:
             result = call(*args, **kwargs)
         except Exception as error:  # a voter that cannot answer abstains, with its reason
-            silent.append(f"{name} raised {type(error).__name__}")
+            silent.append(f"{name} abstains ({type(error).__name__}: {error})")
             continue
         agree_ref = compare_values(reference, result, function=function, bound=verdict.bound)
         agree_cand = compare_values(candidate, result, function=function, bound=verdict.bound)
