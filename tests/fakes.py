@@ -6,6 +6,7 @@ fails with the right status and reason, so no comparison path is left that canno
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -167,6 +168,4 @@ class FakeAdapter(NumpyAdapter):
             output = output[:-1]
         elif self.fault == "empty":
             output = output[:0]
-        return Execution(
-            output, run.input_storage, run.output_storage, run.kernel_entrypoint, run.execution_path
-        )
+        return dataclasses.replace(run, output=output)

@@ -13,6 +13,7 @@ import pytest
 from diffcheck import ConfigError
 from diffcheck.cli import main
 from diffcheck.cli.run_args import parse_run_args
+from diffcheck.inputs import random_vec
 from diffcheck.precision import f32_from_bits
 
 CANDIDATE = "array_api_strict"  # passes with no adapter code; a test dependency
@@ -272,15 +273,13 @@ def test_unavailable_required_backend_writes_not_run_and_exits_nonzero(
     assert document["execution_elapsed_ms"] >= 0
     assert document["output_shape"] == shape
     assert "submission_metrics" not in document
+    # cupy has no command contexts: its lifecycle would run as four independent chains, and
+    # the record claims no submission phases for it (the lifecycle with contexts is tested
+    # with the fake device in tests/test_runner.py).
+    assert "submission_phases" not in document
     if op == "context-lifecycle":
-        assert document["submission_phases"] == [
-            "initial",
-            "reused_context",
-            "independent_context",
-            "drop_flush",
-        ]
-    else:
-        assert "submission_phases" not in document
+        assert "four independent" in document["execution_path"]
+        assert document["coverage"].startswith("Four independent gemm -> copy -> silu-mul chains")
     assert main(["replay", str(report)]) == 0  # consistent: nothing to re-derive, nothing claimed
 
 
@@ -304,4 +303,9 @@ def test_stored_bits_are_the_outputs(tmp_path: Path, capsys: pytest.CaptureFixtu
     reference = f32_from_bits(result["reference"]["f32_bits"])
     actual = f32_from_bits(result["actual"]["f32_bits"])
     assert reference.shape == (3,)
-    assert np.allclose(reference, actual, rtol=1e-5)
+    # An independent oracle from the seeded inputs: C = A @ B.T in float64.
+    a = random_vec(1 * 5, -1.0, 1.0, 42).astype(np.float64).reshape(1, 5)
+    b = random_vec(3 * 5, -1.0, 1.0, 43).astype(np.float64).reshape(3, 5)
+    oracle = (a @ b.T).reshape(-1)
+    np.testing.assert_allclose(reference, oracle, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(actual, oracle, rtol=1e-5, atol=0)

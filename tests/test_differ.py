@@ -248,3 +248,30 @@ def test_verdict_renders_for_terminals_and_notebooks() -> None:
     html = verdict._repr_html_()
     assert "<table" in html
     assert "segment1" in html
+
+
+def test_a_100_percent_wrong_output_of_magnitude_1e_12_fails() -> None:
+    # Reference energy 1e-24 is far above the 1e-30 floor, so NMSE is relative: a sign
+    # flip is NMSE 4. A floor raised to 1e-20 would judge it by absolute MSE (4e-24) and pass.
+    reference = np.full(64, 1e-12, np.float32)
+    verdict = diff(reference, -reference, max_nmse=1e-7)
+    assert verdict.status == "failed"
+    assert verdict.metrics is not None
+    assert not verdict.metrics.uses_absolute_mse
+    assert verdict.metrics.nmse == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize(("energy", "absolute"), [(2e-30, False), (0.5e-30, True), (0.0, True)])
+def test_the_absolute_mse_floor_is_exactly_1e_30_and_not_only_for_zeros(
+    energy: float, absolute: bool
+) -> None:
+    # mean(ref^2) just above the floor is judged relatively; just below (not all zero) and
+    # exactly zero are judged by absolute MSE. Raising the floor, or applying it only to an
+    # all-zero reference, flips one of these.
+    value = np.sqrt(energy)
+    reference = np.full(16, value, np.float64).astype(np.float32)
+    actual = np.zeros(16, np.float32) if energy else np.full(16, 1e-20, np.float32)
+    verdict = diff(reference, actual, max_nmse=1e-7)
+    assert verdict.metrics is not None
+    assert verdict.metrics.uses_absolute_mse is absolute
+    assert verdict.status == ("passed" if absolute else "failed")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from diffcheck.adapters import KnownDivergence, matching_divergence
+from diffcheck.adapters import KnownDivergence, failure_of, matching_divergence
 from diffcheck.adapters.numpy_ref import NumpyAdapter
+from diffcheck.precision import PRECISIONS
 
 
 def divergence(**overrides: Any) -> KnownDivergence:
@@ -17,6 +21,8 @@ def divergence(**overrides: Any) -> KnownDivergence:
         "devices": ("gpu",),
         "reason": "gemm runs in reduced precision on the GPU",
         "upstream": "https://example.org/issues/1",
+        "max_nmse": 1.4e-6,
+        "bound_source": "10x the worst NMSE observed upstream",
     }
     return KnownDivergence(**(fields | overrides))
 
@@ -59,9 +65,9 @@ def test_active_is_asked_at_every_match() -> None:
 def test_matching_divergence_is_the_first_active_match() -> None:
     off = divergence(active=lambda: False, reason="switched off")
     on = divergence(reason="the one that applies")
-    assert matching_divergence([off, on], "gpu", "gemm", "f32") is on
-    assert matching_divergence([off, on], "cpu", "gemm", "f32") is None
-    assert matching_divergence([], "gpu", "gemm", "f32") is None
+    assert matching_divergence([off, on], "gpu", "gemm", "f32", failure=None) is on
+    assert matching_divergence([off, on], "cpu", "gemm", "f32", failure=None) is None
+    assert matching_divergence([], "gpu", "gemm", "f32", failure=None) is None
 
 
 def test_sequences_become_tuples_and_the_value_is_frozen() -> None:
@@ -82,6 +88,13 @@ def test_sequences_become_tuples_and_the_value_is_frozen() -> None:
         ({"reason": ""}, "reason='', but it must be one non-empty line"),
         ({"reason": "two\nlines"}, "reason='two\\\\nlines', but it must be one non-empty line"),
         ({"upstream": " "}, "upstream=' ', but it must be one non-empty line"),
+        ({"bound_source": ""}, "bound_source='', but it must be one non-empty line"),
+        ({"max_nmse": 0.0}, "max_nmse=0.0, but it must be a finite number > 0"),
+        ({"max_nmse": -1e-7}, "max_nmse=-1e-07, but it must be a finite number > 0"),
+        ({"max_nmse": float("inf")}, "max_nmse=inf, but it must be a finite number > 0"),
+        ({"max_nmse": float("nan")}, "max_nmse=nan, but it must be a finite number > 0"),
+        ({"max_nmse": "1e-6"}, "max_nmse='1e-6', but it must be a finite number > 0"),
+        ({"max_nmse": True}, "max_nmse=True, but it must be a finite number > 0"),
     ],
 )
 def test_a_malformed_declaration_is_refused(overrides: dict[str, Any], message: str) -> None:
@@ -91,3 +104,143 @@ def test_a_malformed_declaration_is_refused(overrides: dict[str, Any], message: 
 
 def test_adapters_declare_none_by_default() -> None:
     assert NumpyAdapter().known_divergences() == ()
+
+
+def test_the_ceiling_and_the_source_are_required() -> None:
+    fields = {
+        "ops": ("gemm",),
+        "precisions": ("f32",),
+        "reason": "why",
+        "upstream": "where",
+    }
+    with pytest.raises(TypeError, match="max_nmse"):
+        KnownDivergence(**fields)  # type: ignore[call-arg]
+    made = KnownDivergence(**fields, max_nmse=1.4e-6, bound_source="10x upstream")  # type: ignore[arg-type]
+    assert made.bound == "NMSE <= 1.4e-06 (10x upstream)"
+
+
+MEASURED = "NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.0003"
+
+
+@pytest.mark.parametrize(
+    ("reason", "nmse", "segments", "kind", "excused"),
+    [
+        # What the divergence explains: a measured NMSE over the tolerance, under the ceiling.
+        (MEASURED, 1.4e-7, [], "nmse", True),
+        (
+            "DropFlush: NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.01",
+            9e-8,
+            [1.4e-7],
+            "nmse",
+            True,
+        ),
+        # The issue's example: the 13.0 sentinel left in drop_flush measures ~2.8e3.
+        (
+            "NMSE 700.2 is not below tolerance 0.0000001; max_abs=12.9; DropFlush: NMSE 2800.5 "
+            "is not below tolerance 0.0000001; max_abs=12.9",
+            700.2,
+            [2800.5],
+            "nmse",
+            False,
+        ),
+        # Just over the ceiling.
+        ("NMSE 0.0000015 is not below tolerance 0.0000001; max_abs=0.1", 1.5e-6, [], "nmse", False),
+        # Never the kind it explains, whatever the NMSE.
+        ("required backend execution failed: RuntimeError: device lost", None, [], "other", False),
+        ("required backend contains a non-finite value at 3", None, [], "other", False),
+        ("output length mismatch: reference=8 actual=7", None, [], "other", False),
+        (
+            "NMSE 0.00000001 is below; reference output has 7 elements; configured shape "
+            "requires 8",
+            1e-8,
+            [],
+            "other",
+            False,
+        ),
+        (
+            MEASURED + "; executed precision differs from the configured f16: the candidate "
+            "stored inputs as f32 and its output as f32",
+            1.4e-7,
+            [],
+            "other",
+            False,
+        ),
+        ("worker timed out after 60 s", None, [], "other", False),
+        # A passing NMSE with an NMSE-looking reason is not an NMSE failure.
+        (MEASURED, 5e-8, [], "other", False),
+        (MEASURED, 1.4e-7, [None], "other", False),
+        (MEASURED, float("nan"), [], "other", False),
+    ],
+)
+def test_a_divergence_excuses_only_a_measured_nmse_within_its_ceiling(
+    reason: str, nmse: float | None, segments: list[float | None], kind: str, excused: bool
+) -> None:
+    failure = failure_of(reason, nmse, 1e-7, segments)
+    assert failure.kind == kind
+    declared = divergence()
+    assert declared.explains(failure) is excused
+    found = matching_divergence([declared], "gpu", "gemm", "f32", failure=failure)
+    assert (found is declared) is excused
+
+
+def test_a_failure_is_never_matched_off_the_listed_cases() -> None:
+    failure = failure_of(MEASURED, 1.4e-7, 1e-7)
+    assert matching_divergence([divergence()], "cpu", "gemm", "f32", failure=failure) is None
+    assert matching_divergence([divergence()], "gpu", "rms-norm", "f32", failure=failure) is None
+
+
+_TEXT = st.one_of(
+    st.text(max_size=12), st.sampled_from(["gemm", "f32", "gpu", "why", "x\ny", "a\u2028b"])
+)
+_NAMES = st.one_of(
+    _TEXT,
+    st.lists(_TEXT, max_size=3),
+    st.tuples(_TEXT),
+    st.just(()),
+    st.integers(),
+    st.none(),
+    st.lists(st.sampled_from([*list(PRECISIONS), "f64", ""]), max_size=3),
+)
+_BOUNDS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-5, max_value=5),
+    st.booleans(),
+    st.text(max_size=5),
+    st.none(),
+)
+#: How many declarations the property below tries (the report states it).
+DECLARATION_CASES = 300
+
+
+@settings(max_examples=DECLARATION_CASES, deadline=None, database=None, derandomize=True)
+@given(
+    ops=_NAMES,
+    precisions=_NAMES,
+    devices=_NAMES,
+    reason=_TEXT,
+    upstream=_TEXT,
+    max_nmse=_BOUNDS,
+    bound_source=_TEXT,
+)
+def test_any_declaration_is_valid_or_a_one_line_value_error(**fields: Any) -> None:
+    try:
+        made = KnownDivergence(**fields)
+    except ValueError as error:
+        message = str(error)
+    else:
+        message = ""
+    if message:
+        assert len(message.splitlines()) == 1, message
+        return
+    assert made.ops
+    assert made.precisions
+    assert set(made.precisions) <= set(PRECISIONS)
+    assert all(isinstance(n, str) and n for n in made.ops + made.devices)
+    assert math.isfinite(made.max_nmse)
+    assert made.max_nmse > 0
+    for text in (made.reason, made.upstream, made.bound_source):
+        assert text.strip()
+        assert len(text.splitlines()) == 1
+    # A valid declaration never excuses what is not a measured NMSE under its ceiling.
+    assert not made.explains(failure_of("device lost", None, 1e-7))
+    assert not made.explains(failure_of(MEASURED, made.max_nmse * 2 + 1, 1e-7))

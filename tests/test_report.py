@@ -98,21 +98,24 @@ def test_replay_detects_tampered_metrics_status_and_bits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "r.json"
-    run_check(make_check("array_api_strict", "context-lifecycle"), report)
+    # A candidate with command contexts, so the record has submission phases.
+    run_check(make_check("array_api_strict", "context-lifecycle"), report, candidate=FakeAdapter())
     original = json.loads(report.read_text())
     assert replay(ReportDocument.model_validate(original)).agrees
 
     def tampered(change: str) -> list[str]:
         data = json.loads(json.dumps(original))
         if change == "nmse":
-            data["result"]["metrics"]["nmse"] *= 1.0001
+            data["result"]["metrics"]["nmse"] = data["result"]["metrics"]["nmse"] * 1.0001 + 1e-12
         elif change == "status":
             data["result"]["status"] = "failed"
             data["result"]["reason"] = "made up"
         elif change == "bits":
             data["result"]["actual"]["f32_bits"][200] ^= 0x00400000
         elif change == "phase":
-            data["submission_metrics"][2]["max_abs"] *= 2
+            data["submission_metrics"][2]["max_abs"] = (
+                data["submission_metrics"][2]["max_abs"] * 2 + 1e-6
+            )
         elif change == "tolerance":
             data["result"]["tolerance_f64_bits"] += 2**52  # a far larger tolerance
         return replay(ReportDocument.model_validate(data)).disagreements
@@ -132,7 +135,8 @@ def test_replay_detects_tampered_metrics_status_and_bits(
 
 def test_unknown_fields_and_phase_names_are_rejected(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    run_check(make_check("array_api_strict", "context-lifecycle"), report)
+    # A candidate with command contexts, so the record has submission phases.
+    run_check(make_check("array_api_strict", "context-lifecycle"), report, candidate=FakeAdapter())
     data = json.loads(report.read_text())
     data["submission_phases"][0] = "unexecuted"
     bad = tmp_path / "bad.json"

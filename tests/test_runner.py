@@ -6,12 +6,12 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from diffcheck.adapters import Probe
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.config import make_check
+from diffcheck.report.models import MetricsRecord, ReportDocument
 from diffcheck.report.replay import replay
 from diffcheck.runner import execute_check, run_check
 from fakes import FakeAdapter
@@ -165,20 +165,26 @@ def test_truncated_pair_that_compares_equal_still_fails_shape_binding(tmp_path: 
     assert "configured shape requires 2048" in (document.result.reason or "")
 
 
-@pytest.mark.parametrize("actual", [[1.0, 2.0], [2.0, 4.0], [], [math.nan, 2.0]])
-def test_live_and_replayed_verdicts_agree(actual: list[float]) -> None:
-    from diffcheck.differ import compare_outputs
-    from diffcheck.precision import f32_bits, f32_from_bits
-
-    reference = np.array([1.0, 2.0], np.float32)
-    live = compare_outputs(reference, np.array(actual, np.float32), 1e-7)
-    stored_reference, stored_actual = (
-        f32_from_bits(f32_bits(reference)),
-        f32_from_bits(f32_bits(np.array(actual, np.float32))),
-    )
-    replayed = compare_outputs(stored_reference, stored_actual, 1e-7)
-    assert (live.status, live.reason, live.metrics) == (
-        replayed.status,
-        replayed.reason,
-        replayed.metrics,
-    )
+@pytest.mark.parametrize(
+    ("fault", "op"),
+    [
+        ("none", "gemm"),
+        ("scale_segment", "gemm"),
+        ("scale_segment", "context-lifecycle"),
+        ("nan", "silu-mul"),
+        ("truncate", "rms-norm"),
+        ("skip_copy", "context-lifecycle"),
+    ],
+)
+def test_live_and_replayed_verdicts_agree(fault: str, op: str) -> None:
+    live = run_check(make_check("array_api_strict", op), candidate=FakeAdapter(fault))
+    assert live.result is not None
+    stored = ReportDocument.model_validate_json(live.to_json())
+    replayed = replay(stored)
+    assert replayed.agrees, replayed.disagreements
+    assert replayed.verdict is not None
+    assert replayed.verdict.status == live.result.status
+    assert replayed.verdict.reason == live.result.reason
+    assert MetricsRecord.of(replayed.verdict.metrics) == live.result.metrics
+    judged = [(s.segment.name, s.status) for s in replayed.verdict.segments]
+    assert judged == [(s.name, s.status) for s in live.segments or ()]

@@ -114,6 +114,8 @@ class FaultyAdapter(NumpyAdapter):
     """A NumPy adapter whose namespace carries one injected fault."""
 
     name = "faulty"
+    # It computes through its own (faulty) namespace, so it is not NumPy's own backend.
+    namespace_label = "fake_values_namespace"
 
     def __init__(self, fault: str = "none", device: str | None = None) -> None:
         super().__init__(device)

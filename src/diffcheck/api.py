@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeAlias, overload
 import numpy as np
 import numpy.typing as npt
 
-from .adapters import Adapter, resolve
+from .adapters import Adapter, resolve, same_backend, storage_name
 from .config import Check, make_check
 from .differ import Segment, Verdict, diff, host_array
 from .errors import BackendError, ConfigError
@@ -123,6 +123,7 @@ def compare(
     max_nmse: float | None = ...,
     precision: PrecisionName = ...,
     segments: Segments | None = ...,
+    allow_self_test: bool = ...,
     mode: Literal["nmse"] = ...,
 ) -> Verdict: ...
 
@@ -133,6 +134,7 @@ def compare(
     *inputs: Any,
     reference: str | Adapter = ...,
     candidate: str | Adapter = ...,
+    allow_self_test: bool = ...,
     mode: Literal["values"],
     function: str | None = ...,
     signed_zero: bool | None = ...,
@@ -149,6 +151,7 @@ def compare(
     max_nmse: float | None = None,
     precision: PrecisionName = "f32",
     segments: Segments | None = None,
+    allow_self_test: bool = False,
     mode: CompareMode = "nmse",
     function: str | None = None,
     signed_zero: bool | None = None,
@@ -182,6 +185,9 @@ def compare(
         equal parts, a sequence of :class:`~diffcheck.Segment`, or a mapping
         ``name -> (start, stop)``. When ``fn`` returns several arrays and this is None, each
         output is its own segment (``output0``, ``output1``...).
+    allow_self_test
+        Let ``candidate`` be the reference's own backend (by adapter identity, see
+        :func:`~diffcheck.adapters.same_backend`); refused otherwise.
     mode
         ``"nmse"`` (the default): the float32 NMSE comparison above. ``"values"``: the
         faithful value model: inputs and outputs keep their dtypes (bool, integers,
@@ -226,7 +232,8 @@ def compare(
     UnknownBackendError
         When a backend name is not registered.
     ConfigError
-        When ``precision`` or ``max_nmse`` is invalid, or an input is not real-valued.
+        When ``precision`` or ``max_nmse`` is invalid, an input is not real-valued, or the
+        candidate is the reference's own backend without ``allow_self_test``.
     ValueError
         When ``segments`` is malformed.
 
@@ -238,6 +245,7 @@ def compare(
     >>> verdict.passed
     True
     """
+    _refuse_self_test(candidate, reference, allow_self_test)
     if mode == "values":
         return _compare_values(
             fn,
@@ -286,7 +294,35 @@ def compare(
     flat_act = np.concatenate([a.reshape(-1) for a in actual]) if actual else np.empty(0)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen)
-    return _bind_shapes(verdict, expected, actual)
+    return _bind_storage(_bind_shapes(verdict, expected, actual), candidate_adapter, precision)
+
+
+def _bind_storage(verdict: Verdict, adapter: Adapter, precision: PrecisionName) -> Verdict:
+    """Fail a verdict whose candidate stores another precision than ``precision``.
+
+    An f16-rounded result measures NMSE ~8e-8, under f32's 1e-7: values alone cannot show
+    that the candidate ran at the precision asked, so the storage it used is compared.
+    """
+    stored = storage_name(adapter.storage_dtype(adapter.namespace(), precision))
+    if stored == precision:
+        return verdict
+    problem = (
+        f"executed precision differs from the configured {precision}: inputs stored as {stored}"
+    )
+    reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
+    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+
+
+def _refuse_self_test(
+    candidate: str | Adapter, reference: str | Adapter, allow_self_test: bool
+) -> None:
+    if not allow_self_test and same_backend(candidate, reference):
+        name = candidate if isinstance(candidate, str) else candidate.spec
+        other = reference if isinstance(reference, str) else reference.spec
+        raise ConfigError(
+            f"candidate {name!r} is the reference {other!r}'s own backend; a backend cannot "
+            "vouch for itself (pass allow_self_test=True for a self-test)"
+        )
 
 
 def _call_failure(adapter: Adapter, error: Exception) -> str:
@@ -363,6 +399,8 @@ def run(
     config: Check | Mapping[str, Any],
     *,
     report: str | PathLike[str] | None = None,
+    max_memory: int | None = None,
+    allow_self_test: bool = False,
 ) -> ReportDocument:
     """Run one check exactly as ``diffcheck run`` does and return its report document.
 
@@ -375,6 +413,11 @@ def run(
     report
         A path for the JSON report; it must not exist (it is created new, never overwritten).
         None keeps the document in memory only.
+    max_memory
+        The most bytes the check may need; by default half the memory available now. A
+        check estimated over it is refused before anything is allocated.
+    allow_self_test
+        Let the candidate be the reference's own backend (recorded in the report).
 
     Returns
     -------
@@ -385,7 +428,9 @@ def run(
     Raises
     ------
     ConfigError
-        When the configuration is invalid (before anything runs or any file exists).
+        When the configuration is invalid, the candidate is the reference's own backend
+        without ``allow_self_test``, or the check exceeds ``max_memory`` (before anything
+        runs or any file exists).
     ReportError
         When the report file exists already or cannot be written.
     """
@@ -398,5 +443,5 @@ def run(
                 f"config {dict(config)!r} has no {' or '.join(missing)}; "
                 "it needs at least require_backend and op"
             )
-        check = make_check(**dict(config))
-    return run_check(check, None if report is None else Path(report))
+        check = make_check(**({"allow_self_test": allow_self_test} | dict(config)))
+    return run_check(check, None if report is None else Path(report), max_memory=max_memory)

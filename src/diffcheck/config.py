@@ -16,16 +16,18 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ._numbers import U64_MAX
-from .adapters import parse_backend
+from ._numbers import U64_MAX, parse_f32, rust_display
+from .adapters import parse_backend, same_backend
 from .errors import ConfigError
 from .ops import OPS, Op, OpParams, get_op
 from .precision import PrecisionName, default_max_nmse
 
-__all__ = ["AnyCheckConfig", "Check", "config_model", "make_check"]
+__all__ = ["LIFECYCLE_MAX_NMSE", "AnyCheckConfig", "Check", "config_model", "make_check"]
 
 DEFAULT_SEED = 42
 DEFAULT_REFERENCE = "numpy"
+#: The contract's ``MAX_SUBMISSION_NMSE``: the lifecycle at f32 needs 0 < max_nmse <= this.
+LIFECYCLE_MAX_NMSE = 1e-7
 
 
 class _ConfigBase(BaseModel):
@@ -75,6 +77,8 @@ class Check:
     precision: PrecisionName = "f32"
     seed: int = DEFAULT_SEED
     max_nmse: float = 1e-7
+    #: The candidate may be the reference's own backend (a self-test, recorded in the report).
+    allow_self_test: bool = False
 
     @property
     def expected_elements(self) -> int:
@@ -98,9 +102,45 @@ class Check:
         )
 
 
-def _check_tolerance(max_nmse: float) -> None:
+def _check_tolerance(max_nmse: float, op: Op[Any], precision: str) -> None:
     if not math.isfinite(max_nmse) or max_nmse <= 0.0:
         raise ConfigError("--max-nmse must be finite and strictly positive")
+    if op.name == "context-lifecycle" and precision == "f32" and max_nmse > LIFECYCLE_MAX_NMSE:
+        raise ConfigError(
+            f"--max-nmse {rust_display(max_nmse)} is above the lifecycle's limit: "
+            f"{op.name} at f32 requires 0 < max_nmse <= {rust_display(LIFECYCLE_MAX_NMSE)}"
+        )
+
+
+def _f32_params(op: Op[Any], params: OpParams) -> OpParams:
+    """``params`` with every float field rounded to the nearest f32, as ``--eps`` is parsed.
+
+    The kernels take these values as f32, so the report records that value whichever way it
+    was given (the default, ``--eps 1e-6``, or a Python float): one check, one config.
+    """
+    rounded = {}
+    for name, value in params.model_dump().items():
+        if isinstance(value, float):
+            as_f32 = parse_f32(repr(value))
+            if as_f32 is not None and as_f32 != value:
+                rounded[name] = as_f32
+    return op.params(**(params.model_dump() | rounded)) if rounded else params
+
+
+def _check_backends(require_backend: str, reference: str, allow_self_test: bool) -> None:
+    parse_backend(require_backend)
+    try:
+        parse_backend(reference)
+    except ConfigError:
+        raise ConfigError(f'unsupported reference backend "{reference}"') from None
+    if allow_self_test:
+        return
+    if reference == require_backend or same_backend(require_backend, reference):
+        raise ConfigError(
+            f'--require-backend "{require_backend}" and --reference "{reference}" are the same '
+            "backend; a backend cannot vouch for itself (name another backend, or pass "
+            "--allow-self-test for a self-test)"
+        )
 
 
 def make_check(
@@ -111,6 +151,7 @@ def make_check(
     precision: str = "f32",
     seed: int = DEFAULT_SEED,
     max_nmse: float | None = None,
+    allow_self_test: bool = False,
     **params: Any,
 ) -> Check:
     """Validate everything about one check before anything runs.
@@ -122,15 +163,21 @@ def make_check(
     op
         An op's CLI token or alias (``rms-norm``, ``gemm``, ``silu-mul``, ``context-lifecycle``).
     reference
-        The backend whose output is trusted (NumPy by default); it must differ from the candidate.
+        The backend whose output is trusted (NumPy by default). It must not be the candidate's
+        own backend (:func:`~diffcheck.adapters.same_backend`: by adapter identity, not by name).
     precision
         The candidate's storage precision (``f32``, ``f16`` or ``bf16``).
     seed
         The u64 input seed.
     max_nmse
         The tolerance; by default the precision's bucket (f32 1e-7, f16 1e-6, bf16 1e-4).
+        The lifecycle at f32 requires ``0 < max_nmse <= 1e-7`` (the contract's rule).
+    allow_self_test
+        Let the candidate be the reference's own backend: a self-test of the machinery,
+        recorded in the report's coverage; it is never evidence about the backend.
     **params
         The op's own parameters (for ``gemm``: ``m``, ``n``, ``k``); defaults fill the rest.
+        Float parameters (``eps``) are rounded to f32, as the CLI parses them.
 
     Raises
     ------
@@ -138,16 +185,7 @@ def make_check(
         With a one-line message naming the first problem found.
     """
     operation = get_op(op)
-    parse_backend(require_backend)
-    try:
-        parse_backend(reference)
-    except ConfigError:
-        raise ConfigError(f'unsupported reference backend "{reference}"') from None
-    if reference == require_backend:
-        raise ConfigError(
-            f'--require-backend and --reference are both "{reference}"; '
-            "a backend cannot vouch for itself"
-        )
+    _check_backends(require_backend, reference, allow_self_test)
     if precision not in ("f32", "f16", "bf16"):
         raise ConfigError(f'unsupported precision "{precision}"; it must be f32, f16 or bf16')
     unknown = sorted(set(params) - set(operation.options))
@@ -156,9 +194,9 @@ def make_check(
     if not 0 <= seed <= U64_MAX:
         raise ConfigError(f"seed {seed} is outside the u64 range")
     tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)  # type: ignore[arg-type]
-    _check_tolerance(tolerance)
+    _check_tolerance(tolerance, operation, precision)
     try:
-        op_params = operation.params(**params)
+        op_params = _f32_params(operation, operation.params(**params))
     except ValidationError as error:
         first = error.errors()[0]
         raise ConfigError(f"invalid value for --{first['loc'][0]}: {first['msg']}") from None
@@ -171,4 +209,5 @@ def make_check(
         precision=precision,  # type: ignore[arg-type]
         seed=seed,
         max_nmse=tolerance,
+        allow_self_test=allow_self_test,
     )

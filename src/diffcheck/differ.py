@@ -269,13 +269,30 @@ def compare_outputs(reference: Any, actual: Any, tolerance: float) -> Verdict:
     return Verdict("passed", None, metrics, tolerance)
 
 
+def _uncovered(segments: Sequence[Segment], total: int) -> list[Segment]:
+    """The ranges of ``[0, total)`` no segment covers, each as a segment named ``uncovered``."""
+    gaps = []
+    covered_to = 0
+    for segment in sorted(segments, key=lambda s: s.start):
+        if segment.start > covered_to:
+            gaps.append((covered_to, segment.start))
+        covered_to = max(covered_to, segment.stop)
+    if covered_to < total:
+        gaps.append((covered_to, total))
+    return [Segment("uncovered", a, b, f"uncovered [{a}, {b})") for a, b in gaps]
+
+
 def _judge_segments(
     reference: npt.NDArray[Any],
     actual: npt.NDArray[Any],
     segments: Sequence[Segment],
     tolerance: float,
 ) -> tuple[tuple[SegmentVerdict, ...], str | None]:
-    """Judge every segment; return all verdicts and the first failure's prefixed reason."""
+    """Judge every segment, then every uncovered gap; return all verdicts and the first failure.
+
+    Every element is judged: a range between segments (or before the first) that no segment
+    covers is judged as a segment of its own, named ``uncovered`` (its label gives the range).
+    """
     expected = max(s.stop for s in segments)
     if reference.size != expected or actual.size != expected:
         return (), (
@@ -284,7 +301,7 @@ def _judge_segments(
         )
     verdicts = []
     first_failure: str | None = None
-    for segment in segments:
+    for segment in [*segments, *_uncovered(segments, expected)]:
         try:
             metrics = _compare(
                 reference[segment.start : segment.stop],
@@ -343,7 +360,10 @@ def diff(
     segments
         Named ranges judged on their own (or a count of equal segments), so a large correct
         region cannot hide a small wrong one. Every segment is measured; the first failing
-        one names the reason.
+        one names the reason. Ranges may overlap, and need not cover the output: every range
+        that no segment covers is judged as a segment of its own named ``uncovered`` (so
+        ``[(0, 4), (6, 8)]`` also judges ``[4, 6)``). The last segment must end at the
+        output's end; an output of another length fails.
 
     Returns
     -------

@@ -6,10 +6,16 @@ Order (each step can end the check; statuses are only ever downgraded after the 
 2. probe the required candidate only (never a fallback): unavailable is ``not_run`` with the
    probe's reason and the reference is not run; a probe error is ``failed``;
 3. probe the reference the same way, then check the candidate supports the op and precision;
-4. reference: an exception, an empty or a non-finite output is ``failed`` and the candidate
+4. inputs: an exception while generating them is ``failed`` with its message;
+5. reference: an exception, an empty or a non-finite output is ``failed`` and the candidate
    is not dispatched;
-5. candidate: an exception is ``failed`` with its message (the reference is kept);
-6. compare, then bind the output shape, then judge each segment on its own.
+6. candidate: an exception is ``failed`` with its message (the reference is kept);
+7. compare, then fail a candidate whose executed storage is not the configured precision,
+   then bind the output shape, then judge each segment on its own.
+
+Before any of it, :func:`run_check` refuses a check whose estimated memory exceeds the
+budget (:mod:`diffcheck.budget`), before the report exists; once the report exists, anything
+raised while preparing or finishing the check becomes a completed ``failed`` record.
 """
 
 from __future__ import annotations
@@ -28,13 +34,17 @@ import numpy.typing as npt
 from . import __version__
 from ._numbers import f64_bits
 from .adapters import Adapter, Execution, resolve
+from .budget import check_budget
 from .config import Check
 from .differ import (
+    Segment,
     Verdict,
     bind_segments,
     bind_shape,
     compare_outputs,
 )
+from .ops import ContextLifecycle, ContextLifecycleParams
+from .ops.lifecycle import CHAIN_COVERAGE
 from .precision import f32_bits
 from .report.models import (
     CheckResult,
@@ -147,7 +157,10 @@ def execute_check(
         gate.details = details
         return gate
 
-    inputs = check.op.inputs(check.params, check.seed)
+    try:
+        inputs = check.op.inputs(check.params, check.seed)
+    except Exception as error:
+        return Outcome("failed", f"preparing inputs failed: {_error_text(error)}", details=details)
     try:
         reference_run = reference.execute(check.op, check.params, inputs, "f32", role="reference")
     except Exception as error:
@@ -175,9 +188,28 @@ def execute_check(
         outcome.reason = f"required backend execution failed: {_error_text(error)}"
         return outcome
     outcome.actual, outcome.candidate_execution = candidate_run.output, candidate_run
-    verdict = compare_outputs(expected, candidate_run.output, tolerance)
+    verdict = _bind_precision(
+        compare_outputs(expected, candidate_run.output, tolerance), check, candidate_run
+    )
     outcome.status, outcome.reason, outcome.verdict = verdict.status, verdict.reason, verdict
     return outcome
+
+
+def _bind_precision(verdict: Verdict, check: Check, run: Execution) -> Verdict:
+    """Fail a verdict whose candidate stored anything but the configured precision.
+
+    An adapter that ran f32 when f16 was asked would otherwise pass with f32 accuracy, and
+    the check would claim an f16 result it never measured.
+    """
+    executed = (run.input_storage, run.output_storage)
+    if executed == (check.precision, check.precision):
+        return verdict
+    problem = (
+        f"executed precision differs from the configured {check.precision}: the candidate "
+        f"stored inputs as {run.input_storage} and its output as {run.output_storage}"
+    )
+    reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
+    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
 
 
 def bind(outcome: Outcome, check: Check) -> Verdict | None:
@@ -188,7 +220,7 @@ def bind(outcome: Outcome, check: Check) -> Verdict | None:
     reference_count = None if outcome.reference is None else outcome.reference.size
     actual_count = None if outcome.actual is None else outcome.actual.size
     bound = bind_shape(base, reference_count, actual_count, check.expected_elements)
-    segments = check.op.segments(check.params)
+    segments = _segments(check, _ran_as_chains(check, outcome.candidate_execution))
     if segments and outcome.reference is not None and outcome.actual is not None:
         bound = bind_segments(bound, outcome.reference, outcome.actual, segments)
     if bound is not base:
@@ -196,6 +228,33 @@ def bind(outcome: Outcome, check: Check) -> Verdict | None:
     if outcome.verdict is not None or bound is not base:
         outcome.verdict = bound
     return outcome.verdict
+
+
+def _ran_as_chains(check: Check, run: Execution | None, adapter: Adapter | None = None) -> bool:
+    """Whether the candidate ran (or, before it runs, will run) the lifecycle as four chains."""
+    if not isinstance(check.op, ContextLifecycle):
+        return False
+    if run is not None:
+        return run.independent_chains
+    return adapter is not None and not adapter.has_command_contexts
+
+
+def _segments(check: Check, chains: bool) -> list[Segment]:
+    if isinstance(check.op, ContextLifecycle):
+        assert isinstance(check.params, ContextLifecycleParams)
+        return check.op.segments(check.params, independent_chains=chains)
+    return check.op.segments(check.params)
+
+
+def _coverage(check: Check, chains: bool) -> str:
+    text = CHAIN_COVERAGE if chains else check.op.coverage
+    if check.allow_self_test:
+        text += (
+            f" SELF-TEST: the candidate {check.require_backend} is the reference "
+            f"{check.reference}'s own backend (allowed explicitly); a pass is evidence about "
+            "the machinery, never about the backend."
+        )
+    return text
 
 
 def _now() -> str:
@@ -218,9 +277,14 @@ def _labels(check: Check, candidate: Adapter | None) -> tuple[str, str]:
 
 
 def initial_document(check: Check, candidate: Adapter | None = None) -> ReportDocument:
-    """The incomplete record (``completed: false``) a check starts with."""
+    """The incomplete record (``completed: false``) a check starts with.
+
+    A lifecycle whose candidate has no command contexts is announced as four independent
+    chains (its execution path and coverage say so, and it has no ``submission_phases``).
+    """
     entrypoint, path = _labels(check, candidate)
-    segments = check.op.segment_names
+    chains = _ran_as_chains(check, None, candidate)
+    segments = check.op.segment_names if not chains else ()
     return ReportDocument.model_validate(
         {
             "config": check.record().model_dump(),
@@ -235,7 +299,7 @@ def initial_document(check: Check, candidate: Adapter | None = None) -> ReportDo
             ),
             "executed_precision": None,
             "execution_path": path,
-            "coverage": check.op.coverage,
+            "coverage": _coverage(check, chains),
             "submission_phases": list(segments) if segments else None,
             "environment": Environment(
                 diffcheck_version=__version__,
@@ -328,6 +392,12 @@ def _final_document(
             kernel_entrypoint=run.kernel_entrypoint,
         )
         updates["execution_path"] = run.execution_path
+    chains = _ran_as_chains(check, run)
+    if chains:
+        # What ran: four independent chains, no submissions; say so wherever the record
+        # would otherwise claim submission phases or their coverage.
+        updates["submission_phases"] = None
+        updates["coverage"] = _coverage(check, chains)
     if verdict is not None and verdict.segments:
         updates["segments"] = [
             SegmentRecord(
@@ -340,7 +410,7 @@ def _final_document(
             )
             for s in verdict.segments
         ]
-        if all(s.status == "passed" for s in verdict.segments):
+        if not chains and all(s.status == "passed" for s in verdict.segments):
             updates["submission_metrics"] = [MetricsRecord.of(s.metrics) for s in verdict.segments]
     return completed_document(initial, result, elapsed_ms, **updates)
 
@@ -351,29 +421,53 @@ def run_check(
     *,
     reference: Adapter | None = None,
     candidate: Adapter | None = None,
+    max_memory: int | None = None,
 ) -> ReportDocument:
     """Run one check end to end and return its final report document.
 
     With ``report`` set, the file is created new (never overwriting), the incomplete record
-    is written before execution and the final record after it.
+    is written before execution and the final record after it. Anything raised after the
+    report exists (generating inputs, a label, the final record) makes it a completed
+    ``failed`` record with the error's message.
+
+    Parameters
+    ----------
+    check
+        The validated check.
+    report
+        The new report file, or None to keep the document in memory.
+    reference, candidate
+        Adapters to use instead of resolving the check's names (test doubles).
+    max_memory
+        The most bytes the check may need (:func:`diffcheck.budget.estimate_memory`); None
+        means the default budget, half the memory available now.
 
     Raises
     ------
+    ConfigError
+        When the check's estimated memory exceeds the budget (before the report exists).
     ReportError
         When the report file cannot be created or written.
     UnknownBackendError
         When a backend name cannot be resolved to an adapter.
     """
+    check_budget(check, max_memory)
     candidate_adapter = candidate or resolve(check.require_backend)
-    writer = ReportWriter(report) if report is not None else None
     initial = initial_document(check, candidate_adapter)
+    writer = ReportWriter(report) if report is not None else None
     if writer is not None:
         writer.write(initial)
     started = time.perf_counter()
-    outcome = execute_check(check, reference=reference, candidate=candidate_adapter)
-    verdict = bind(outcome, check)
-    elapsed_ms = (time.perf_counter() - started) * 1000.0
-    document = _final_document(initial, check, outcome, verdict, elapsed_ms)
+    try:
+        outcome = execute_check(check, reference=reference, candidate=candidate_adapter)
+        verdict = bind(outcome, check)
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        document = _final_document(initial, check, outcome, verdict, elapsed_ms)
+    except Exception as error:  # a record that exists must end complete, saying why
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        reason = f"preparing the check failed: {_error_text(error)}"
+        result = result_record(check, "failed", reason)
+        document = completed_document(initial, result, elapsed_ms)
     if writer is not None:
         writer.write(document)
     return document

@@ -49,12 +49,9 @@ def test_every_other_check_completed_and_replays(fault_sweep: SweepRun) -> None:
         assert outcome.status == "passed"
         assert not (fault_sweep.directory / f"{check_id}.worker.log").exists()
     lifecycle = rows[HEALTHY[1]]
-    assert [s["name"] for s in lifecycle["segments"]] == [
-        "initial",
-        "reused_context",
-        "independent_context",
-        "drop_flush",
-    ]
+    # array_api_strict has no command contexts: the lifecycle ran as four independent
+    # chains, and its segments say so rather than claiming submission phases.
+    assert [s["name"] for s in lifecycle["segments"]] == ["chain0", "chain1", "chain2", "chain3"]
     assert all(s["nmse"] < lifecycle["tolerance"] for s in lifecycle["segments"])
 
 

@@ -24,7 +24,14 @@ from diffcheck.sweep.console import print_summary
 from diffcheck.sweep.html import render_html
 from diffcheck.sweep.junit import junit_xml
 from diffcheck.sweep.known import classify
-from diffcheck.sweep.summary import SummaryRow, SweepSummary, counts, group_rows, judge
+from diffcheck.sweep.summary import (
+    SegmentNmse,
+    SummaryRow,
+    SweepSummary,
+    counts,
+    group_rows,
+    judge,
+)
 from diffcheck.sweep.worker import FAULT_ENV
 
 TF32 = KnownDivergence(
@@ -33,6 +40,8 @@ TF32 = KnownDivergence(
     devices=("gpu",),
     reason="float32 matmuls run as TF32 on this GPU",
     upstream="https://example.org/docs#tf32",
+    max_nmse=1.4e-6,
+    bound_source="10x the worst NMSE observed upstream",
 )
 MEASURED = "NMSE 1.4e-07 is not below tolerance 1e-07"
 
@@ -82,6 +91,63 @@ def test_a_measured_failure_that_matches_is_known() -> None:
     assert known.known_divergence is not None
     assert known.known_divergence.reason == TF32.reason
     assert known.known_divergence.upstream == TF32.upstream
+    assert known.known_divergence.bound == "NMSE <= 1.4e-06 (10x the worst NMSE observed upstream)"
+
+
+SENTINEL = (
+    "NMSE 700.2 is not below tolerance 0.0000001; max_abs=12.9; DropFlush: NMSE 2800.5 is "
+    "not below tolerance 0.0000001; max_abs=12.9"
+)
+
+
+def lifecycle_row(check_id: str, reason: str, nmse: float, drop_flush: float) -> SummaryRow:
+    phases = [
+        SegmentNmse(name=name, status="passed", nmse=1e-8)
+        for name in ("initial", "reused_context", "independent_context")
+    ]
+    phases.append(
+        SegmentNmse(
+            name="drop_flush", status="failed" if drop_flush >= 1e-7 else "passed", nmse=drop_flush
+        )
+    )
+    return row(check_id, nmse=nmse, candidate="mlx:gpu", op="context-lifecycle").model_copy(
+        update={"reason": reason, "segments": phases}
+    )
+
+
+def test_the_issues_sentinel_in_drop_flush_is_not_known_and_fails_the_sweep() -> None:
+    declared = KnownDivergence(
+        ops=("context-lifecycle",),
+        precisions=("f32",),
+        devices=("gpu",),
+        reason="TF32",
+        upstream="https://example.org/tf32",
+        max_nmse=1.4e-6,
+        bound_source="10x the worst lifecycle NMSE measured with TF32",
+    )
+    sentinel = classify(lifecycle_row("sentinel", SENTINEL, 700.2, 2800.5), [declared])
+    assert sentinel.outcome == "failed"
+    assert sentinel.known_divergence is None
+    assert judge([sentinel]) == (1, ["1 check failed"])
+    # The same declaration still excuses what it explains: TF32's 1.4e-7 in one phase.
+    tf32 = "DropFlush: NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.0004"
+    explained = classify(lifecycle_row("tf32", tf32, 6e-8, 1.4e-7), [declared])
+    assert explained.outcome == "known"
+    assert judge([explained]) == (0, [])
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        MEASURED + "; reference output has 7 elements; configured shape requires 8",
+        MEASURED + "; executed precision differs from the configured f16: the candidate stored "
+        "inputs as f32 and its output as f32",
+        "required backend contains a non-finite value at 3",
+    ],
+)
+def test_a_measured_nmse_with_another_failure_is_never_known(reason: str) -> None:
+    failed = row("a").model_copy(update={"reason": reason})
+    assert classify(failed, [TF32]).outcome == "failed"
 
 
 def test_a_crash_or_timeout_is_never_excused() -> None:
@@ -105,7 +171,13 @@ def test_a_failure_the_list_does_not_name_stays_failed(other: dict[str, Any]) ->
 
 def test_an_inactive_divergence_excuses_nothing() -> None:
     off = KnownDivergence(
-        ops=TF32.ops, precisions=TF32.precisions, reason="x", upstream="y", active=lambda: False
+        ops=TF32.ops,
+        precisions=TF32.precisions,
+        reason="x",
+        upstream="y",
+        max_nmse=1.0,
+        bound_source="z",
+        active=lambda: False,
     )
     assert classify(row("a"), [off]).outcome == "failed"
     assert not classify(row("b", "passed"), [off]).divergence_not_seen
@@ -237,6 +309,8 @@ GEMM = KnownDivergence(
     precisions=("f32",),
     reason="test-only: float32 GEMM differs from a float64-accumulated reference",
     upstream="https://example.org/issues/42",
+    max_nmse=1e-10,
+    bound_source="test-only: float32 rounding of a 35-term dot product stays far below it",
 )
 #: A measured gemm failure (tolerance 1e-30) and a gemm that passes.
 MATRIX = """
@@ -271,7 +345,11 @@ def test_a_sweep_with_a_known_failure_passes_and_reports_it(
     assert summary["unexpected_passes"] == [PASSES]
     known = run.rows()[FAILS]
     assert known["status"] == "failed"
-    assert known["known_divergence"] == {"reason": GEMM.reason, "upstream": GEMM.upstream}
+    assert known["known_divergence"] == {
+        "reason": GEMM.reason,
+        "upstream": GEMM.upstream,
+        "bound": GEMM.bound,
+    }
     # The report is exactly as honest as without the list: failed, measured, with its reason.
     report = json.loads((run.directory / known["report"]).read_text())
     assert report["result"]["status"] == "failed"

@@ -168,6 +168,7 @@ def test_the_dtype_argument_sets_the_required_dtype_and_both_sides_can_be_wrong(
         reference=FaultyAdapter("narrow-cumsum"),
         candidate=FaultyAdapter("narrow-cumsum"),
         mode="values",
+        allow_self_test=True,  # the same faulty backend on both sides, on purpose
     )
     assert both.kind == "dtype"
     assert "both sides return uint8" in (both.reason or "")
@@ -222,6 +223,14 @@ def test_a_vote_is_the_last_resort_and_recorded_as_such() -> None:
     undecided = values(overflow, x, fault="none", function="add")
     assert undecided.blame is not None
     assert undecided.blame.side == "undecided"
+
+
+def test_a_backend_cannot_vouch_for_itself_in_values_mode() -> None:
+    with pytest.raises(ConfigError, match="cannot vouch for itself"):
+        diffcheck.compare("exp", X32, candidate="numpy:cpu", mode="values")
+    assert diffcheck.compare(
+        "exp", X32, candidate="numpy:cpu", mode="values", allow_self_test=True
+    ).passed
 
 
 def test_nmse_options_are_refused_in_values_mode() -> None:

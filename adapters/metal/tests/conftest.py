@@ -25,15 +25,28 @@ def _load_fake() -> ModuleType:
     return module
 
 
-@pytest.fixture
-def fake_metal(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """A macOS-looking process whose ``Metal`` and ``objc`` are the NumPy stand-in (fresh per test)."""
+def install_fake(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """Make this process look like macOS with the NumPy stand-in as ``Metal`` and ``objc``."""
     fake = _load_fake()
     monkeypatch.setattr(diffcheck_metal._adapter, "_platform", lambda: "darwin")
     monkeypatch.setitem(sys.modules, "Metal", fake)
     monkeypatch.setitem(sys.modules, "objc", fake)
     open_runtime.cache_clear()
-    yield fake
+    return fake
+
+
+@pytest.fixture(scope="class")
+def fake_metal_for_class() -> Iterator[ModuleType]:
+    """The stand-in for a whole test class (the conformance suite's fixtures are class-scoped)."""
+    with pytest.MonkeyPatch.context() as patch:
+        yield install_fake(patch)
+    open_runtime.cache_clear()
+
+
+@pytest.fixture
+def fake_metal(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """A macOS-looking process whose ``Metal`` and ``objc`` are the NumPy stand-in (fresh per test)."""
+    yield install_fake(monkeypatch)
     open_runtime.cache_clear()
 
 

@@ -11,7 +11,14 @@ from ._registry import (
     parse_backend,
     resolve,
 )
-from .divergences import KnownDivergence, matching_divergence
+from .divergences import (
+    Failure,
+    KnownDivergence,
+    KnownDivergenceFailure,
+    failure_of,
+    matching_divergence,
+)
+from .identity import same_backend
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -19,14 +26,18 @@ __all__ = [
     "BackendName",
     "Capabilities",
     "Execution",
+    "Failure",
     "KnownDivergence",
+    "KnownDivergenceFailure",
     "Probe",
     "ProbeStatus",
     "Role",
     "adapter_entry_points",
+    "failure_of",
     "known_backends",
     "matching_divergence",
     "parse_backend",
     "resolve",
+    "same_backend",
     "storage_name",
 ]

@@ -91,6 +91,8 @@ class Execution:
     execution_path: str
     detail: str = ""
     extras: dict[str, Any] = field(default_factory=dict)
+    #: True when a lifecycle ran as four independent chains (no command contexts).
+    independent_chains: bool = False
 
 
 def storage_name(dtype: Any) -> str:
@@ -174,6 +176,25 @@ class Adapter(abc.ABC):
     def command_device(self, precision: PrecisionName) -> CommandDevice | None:
         """A device that records command contexts for the lifecycle program, or None."""
         return None
+
+    def identity(self) -> tuple[str, str | None]:
+        """What computes: the library and the device, for :func:`~diffcheck.adapters.same_backend`.
+
+        The library is the namespace the adapter computes through (``namespace_label``, with
+        an ``array_api_compat.`` prefix dropped, so the compat wrapper of NumPy is NumPy),
+        or ``name`` when it has none. The device is the suffix; for the plain name it is the
+        adapter's only device when it has exactly one (``numpy`` is ``numpy:cpu``), else
+        None: the library picks it at run time. An adapter that wraps another delegates.
+
+        Returns
+        -------
+        tuple[str, str | None]
+            ``(library, device)``; it imports nothing.
+        """
+        library = (self.namespace_label or self.name).removeprefix("array_api_compat.")
+        devices = type(self).devices
+        device = self.device or (devices[0] if len(devices) == 1 else None)
+        return library, device
 
     def known_divergences(self) -> tuple[KnownDivergence, ...]:
         """Known upstream divergences of this device variant; none by default.
@@ -275,5 +296,10 @@ class Adapter(abc.ABC):
         output = self.host_float32(result)
         first = next(iter(arrays.values()))
         return Execution(
-            output, storage_name(first.dtype), storage_name(result.dtype), entrypoint, path
+            output,
+            storage_name(first.dtype),
+            storage_name(result.dtype),
+            entrypoint,
+            path,
+            independent_chains=is_lifecycle,
         )

@@ -3,27 +3,120 @@
 A backend known to miss the default tolerance on some cases, for a reason outside diffcheck
 (a library default, an upstream bug), lists those cases from
 :meth:`Adapter.known_divergences <diffcheck.adapters.Adapter.known_divergences>`, each with
-what diverges, why, and where it is tracked upstream. The check itself is unchanged: its
-report still says ``failed``, with the metrics and the reason. What the list changes is how
-the result is classified: a sweep counts a measured failure that matches as ``known`` (it
-does not fail the sweep unless ``--strict-known``) and reports a matching check that passed
-as a known divergence not seen; the conformance kit marks matching cases as non-strict
-xfails.
+what diverges, why, where it is tracked upstream, and a measured ceiling (``max_nmse``, with
+``bound_source`` saying where the figure came from). The check itself is unchanged: its
+report still says ``failed``, with the metrics and the reason.
+
+What the list changes is how a failure is classified, and only a failure it explains: a
+measured NMSE over the tolerance and at most the ceiling (:class:`Failure` of kind
+``nmse``). A crash, a non-finite value, a length, shape or precision mismatch, a timeout, or
+an NMSE above the ceiling (a sentinel left in a buffer measures thousands) is never excused.
+A sweep counts an explained failure as ``known`` and reports a matching check that passed
+as a known divergence not seen; the conformance kit marks matching cases as strict xfails
+that expect exactly :class:`KnownDivergenceFailure`.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from ..precision import PRECISIONS, PrecisionName
 
-__all__ = ["KnownDivergence", "matching_divergence"]
+__all__ = [
+    "Failure",
+    "FailureKind",
+    "KnownDivergence",
+    "KnownDivergenceFailure",
+    "failure_of",
+    "matching_divergence",
+]
+
+#: ``nmse``: the comparator measured an NMSE that is not below the tolerance, and nothing
+#: else went wrong; ``other``: anything else (crash, non-finite, length/shape/precision
+#: mismatch, timeout, a reason that is not an NMSE measurement).
+FailureKind = Literal["nmse", "other"]
+
+# One clause of a measured-NMSE failure as the comparator words it, optionally prefixed by a
+# segment label ("DropFlush: NMSE 2840.5 is not below tolerance 0.0000001"), and the max_abs
+# clause that follows it. Any other clause in the reason makes the failure "other".
+_NUMBER = r"(?:-?(?:[0-9]+(?:\.[0-9]*)?|inf|NaN)(?:e[-+]?[0-9]+)?)"
+_NMSE_CLAUSE = re.compile(
+    rf"(?:[A-Za-z0-9_ \[\),.-]+: )?NMSE {_NUMBER} is not below tolerance {_NUMBER}"
+)
+_MAX_ABS_CLAUSE = re.compile(rf"max_abs={_NUMBER}")
+
+
+class KnownDivergenceFailure(AssertionError):
+    """Raised by the conformance kit for a failure a declared divergence explains.
+
+    Its known-divergence xfails are ``strict`` and expect exactly this exception
+    (``raises=``), so any other failure of the same case (a crash, a NaN, an NMSE above the
+    declared ceiling) fails the run, and a case that passes is an XPASS(strict) failure.
+    """
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What kind of failure a check had, and the worst NMSE it measured (None if none).
+
+    Build it with :func:`failure_of`.
+    """
+
+    kind: FailureKind
+    nmse: float | None
+
+
+def failure_of(
+    reason: str | None,
+    nmse: float | None,
+    tolerance: float,
+    segment_nmses: Iterable[float | None] = (),
+) -> Failure:
+    """Classify a failed check from its report's reason and measured NMSEs.
+
+    Parameters
+    ----------
+    reason
+        The failure's reason, as the report stores it.
+    nmse
+        The aggregate NMSE, or None when the comparator measured none.
+    tolerance
+        The check's tolerance.
+    segment_nmses
+        The NMSE of each failed segment (None where a segment was not measured).
+
+    Returns
+    -------
+    Failure
+        Kind ``nmse`` only when an NMSE was measured, every measured value is finite, the
+        worst one is not below ``tolerance``, and every clause of ``reason`` is an NMSE
+        measurement (or its ``max_abs``); otherwise kind ``other``.
+    """
+    measured = [nmse, *segment_nmses]
+    if nmse is None or any(v is None or not math.isfinite(v) for v in measured):
+        return Failure("other", None if nmse is None or not math.isfinite(nmse) else nmse)
+    worst = max(v for v in measured if v is not None)
+    clauses = (reason or "").split("; ")
+    words_nmse = all(
+        _NMSE_CLAUSE.fullmatch(c) or _MAX_ABS_CLAUSE.fullmatch(c) for c in clauses
+    ) and any(_NMSE_CLAUSE.fullmatch(c) for c in clauses)
+    if not words_nmse or not worst >= tolerance:
+        return Failure("other", worst)
+    return Failure("nmse", worst)
+
+
+def _one_line(name: str, text: object) -> None:
+    if not isinstance(text, str) or not text.strip() or len(text.splitlines()) != 1:
+        raise ValueError(f"{name}={text!r}, but it must be one non-empty line of text")
 
 
 @dataclass(frozen=True, kw_only=True)
 class KnownDivergence:
-    """One known upstream divergence of a backend: which cases, why, and where it is tracked.
+    """One known upstream divergence of a backend: which cases, why, where, and how far.
 
     Parameters
     ----------
@@ -38,6 +131,12 @@ class KnownDivergence:
         One line: what diverges and why.
     upstream
         Where it is tracked: a URL or an issue reference.
+    max_nmse
+        The ceiling: the largest NMSE it excuses (finite, > 0). A measured NMSE above it is
+        a failure of its own, never this divergence. State a measured figure with headroom,
+        e.g. 10x the worst NMSE observed upstream.
+    bound_source
+        One line: where ``max_nmse`` came from (what was measured, where, and the margin).
     active
         Asked at every match whether the divergence applies now (for example only while an
         environment variable has a value); None means always. It must not raise.
@@ -45,8 +144,9 @@ class KnownDivergence:
     Raises
     ------
     ValueError
-        When ``ops`` or ``precisions`` is empty or a bare string, a precision is unknown, or
-        ``reason`` or ``upstream`` is empty or more than one line.
+        With one line, when ``ops`` or ``precisions`` is empty or a bare string, a name is
+        not a string, a precision is unknown, ``max_nmse`` is not a finite number > 0, or
+        ``reason``, ``upstream`` or ``bound_source`` is empty or more than one line.
     """
 
     ops: tuple[str, ...]
@@ -54,14 +154,22 @@ class KnownDivergence:
     devices: tuple[str, ...] = ()
     reason: str
     upstream: str
+    max_nmse: float
+    bound_source: str
     active: Callable[[], bool] | None = None
 
     def __post_init__(self) -> None:
         for name in ("ops", "precisions", "devices"):
             value = getattr(self, name)
-            if isinstance(value, str):
+            if isinstance(value, str | bytes):
                 raise ValueError(f"{name}={value!r}, but it must be a tuple of names, not a string")
-            object.__setattr__(self, name, tuple(value))
+            try:
+                names = tuple(value)
+            except TypeError:
+                raise ValueError(f"{name}={value!r}, but it must be a tuple of names") from None
+            if not all(isinstance(item, str) and item for item in names):
+                raise ValueError(f"{name}={names!r}, but each name must be a non-empty string")
+            object.__setattr__(self, name, names)
         if not self.ops or not self.precisions:
             raise ValueError("a known divergence needs at least one op and one precision")
         unknown = [p for p in self.precisions if p not in PRECISIONS]
@@ -69,17 +177,34 @@ class KnownDivergence:
             raise ValueError(
                 f"precisions {unknown}, but each must be one of {', '.join(PRECISIONS)}"
             )
-        for name in ("reason", "upstream"):
-            text = getattr(self, name)
-            if not text.strip() or "\n" in text:
-                raise ValueError(f"{name}={text!r}, but it must be one non-empty line")
+        for name in ("reason", "upstream", "bound_source"):
+            _one_line(name, getattr(self, name))
+        bound = self.max_nmse
+        if (
+            isinstance(bound, bool)
+            or not isinstance(bound, int | float)
+            or not math.isfinite(bound)
+            or bound <= 0
+        ):
+            raise ValueError(
+                f"max_nmse={bound!r}, but it must be a finite number > 0: the largest NMSE "
+                "this divergence excuses"
+            )
+        object.__setattr__(self, "max_nmse", float(bound))
+        if self.active is not None and not callable(self.active):
+            raise ValueError(f"active={self.active!r}, but it must be a callable or None")
+
+    @property
+    def bound(self) -> str:
+        """The ceiling in words: ``NMSE <= 1.4e-06 (where the figure came from)``."""
+        return f"NMSE <= {self.max_nmse:g} ({self.bound_source})"
 
     def is_active(self) -> bool:
         """Whether the divergence applies now (``active`` says so, or there is none)."""
         return self.active is None or bool(self.active())
 
     def matches(self, spec_device: str | None, op_name: str, precision: str) -> bool:
-        """Whether a check of ``op_name`` at ``precision`` on ``spec_device`` has it, now.
+        """Whether it is declared, and active now, for a check of ``op_name`` at ``precision``.
 
         Parameters
         ----------
@@ -98,6 +223,7 @@ class KnownDivergence:
         -------
         bool
             True when the op, the precision and the device are listed and :meth:`is_active`.
+            This says nothing about a failure; :meth:`explains` does.
         """
         if op_name not in self.ops or precision not in self.precisions:
             return False
@@ -105,14 +231,25 @@ class KnownDivergence:
             return False
         return self.is_active()
 
+    def explains(self, failure: Failure) -> bool:
+        """Whether ``failure`` is the kind this divergence excuses, within its ceiling."""
+        return (
+            failure.kind == "nmse"
+            and failure.nmse is not None
+            and math.isfinite(failure.nmse)
+            and failure.nmse <= self.max_nmse
+        )
+
 
 def matching_divergence(
     divergences: Iterable[KnownDivergence],
     spec_device: str | None,
     op_name: str,
     precision: str,
+    *,
+    failure: Failure | None,
 ) -> KnownDivergence | None:
-    """The first of ``divergences`` that :meth:`~KnownDivergence.matches` the check, or None.
+    """The first of ``divergences`` declared for the check that explains ``failure``.
 
     Parameters
     ----------
@@ -120,10 +257,23 @@ def matching_divergence(
         What the candidate's adapter declares (``adapter.known_divergences()``).
     spec_device, op_name, precision
         The check, as :meth:`KnownDivergence.matches` takes it.
+    failure
+        The check's failure (:func:`failure_of`): only a divergence that
+        :meth:`~KnownDivergence.explains` it is returned. None asks only which divergence is
+        declared for the check (for a passed check: a known divergence not seen); it must
+        be given explicitly, so no caller excuses a failure without looking at it.
 
     Returns
     -------
     KnownDivergence or None
         The matching, active divergence, if any.
     """
-    return next((d for d in divergences if d.matches(spec_device, op_name, precision)), None)
+    return next(
+        (
+            d
+            for d in divergences
+            if d.matches(spec_device, op_name, precision)
+            and (failure is None or d.explains(failure))
+        ),
+        None,
+    )

@@ -20,7 +20,7 @@ def run(argv: Sequence[str]) -> int:
     if args is None:
         print(USAGE)
         return 0
-    document = run_check(args.check, args.report)
+    document = run_check(args.check, args.report, max_memory=args.max_memory)
     result = document.result
     assert result is not None
     if result.status == "passed":

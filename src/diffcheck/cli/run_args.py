@@ -1,7 +1,8 @@
 """``diffcheck run`` argument parsing, with the reference tool's exact rules and messages.
 
-Every option takes exactly one following value (``--key=value`` is not accepted), keys may
-not repeat, and errors are reported in the contract's order, before any file exists.
+Every option takes exactly one following value (``--key=value`` is not accepted), except
+the flag ``--allow-self-test``; keys may not repeat, and errors are reported in the
+contract's order, before any file exists, each in one line.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from pathlib import Path
 
 from .._numbers import parse_f32, parse_f64, parse_u64
 from ..adapters import parse_backend
+from ..budget import parse_size
 from ..config import DEFAULT_REFERENCE, DEFAULT_SEED, Check, make_check
 from ..errors import ConfigError
 from ..ops import OPS, get_op
 from ..precision import DEFAULT_MAX_NMSE, PRECISIONS
 
-__all__ = ["USAGE", "RunArgs", "parse_run_args"]
+__all__ = ["USAGE", "RunArgs", "one_line", "parse_run_args"]
 
 _COMMON = (
     "--require-backend",
@@ -28,9 +30,11 @@ _COMMON = (
     "--seed",
     "--max-nmse",
     "--precision",
+    "--max-memory",
 )
+_FLAGS = frozenset({"--allow-self-test"})
 _OP_OPTIONS = tuple(sorted({f"--{name}" for op in OPS.values() for name in op.options}))
-ALLOWED = frozenset(_COMMON + _OP_OPTIONS)
+ALLOWED = frozenset(_COMMON + _OP_OPTIONS) | _FLAGS
 _FLOAT_OPTIONS = frozenset({"eps"})  # parsed as f32, as the reference tool parses --eps
 
 
@@ -46,7 +50,8 @@ def _op_lines() -> str:
 
 
 USAGE = f"""usage: diffcheck run --require-backend BACKEND --op OP --report PATH [--reference BACKEND]
-                     [--precision f32|f16|bf16] [--seed N] [--max-nmse VALUE] [OP OPTIONS]
+                     [--precision f32|f16|bf16] [--seed N] [--max-nmse VALUE]
+                     [--max-memory SIZE] [--allow-self-test] [OP OPTIONS]
 
 Runs one operation on exactly one required candidate backend and compares it with the
 reference backend (default {DEFAULT_REFERENCE}) from the same seeded inputs. The candidate never
@@ -57,8 +62,13 @@ Operators and their options (defaults):
   gemm computes C[m,n] = A[m,k]·B[n,k]ᵀ; silu-mul reads rows laid out [gate | up];
   context-lifecycle runs gemm -> copy -> silu-mul under four submission phases.
 
---seed defaults to {DEFAULT_SEED}. --max-nmse defaults by precision: {", ".join(f"{k} {v:g}" for k, v in DEFAULT_MAX_NMSE.items())}.
+--seed defaults to {DEFAULT_SEED}. --max-nmse defaults by precision: {", ".join(f"{k} {v:g}" for k, v in DEFAULT_MAX_NMSE.items())};
+context-lifecycle at f32 requires 0 < max-nmse <= 1e-7.
 A check passes only when NMSE is strictly below the tolerance.
+The candidate must not be the reference's own backend (numpy and numpy:cpu are one);
+--allow-self-test permits it for a self-test, and the report's coverage says so.
+--max-memory (bytes, or 8G, 512MiB...) caps the check's estimated memory; by default half
+the memory available now. A check over it is refused before its report exists.
 Operator options cannot be combined with a different operator.
 The report must be a new file in an existing directory; it is never overwritten.
 not_run and failed exit nonzero. A pass covers only the selected op, shape and precision on
@@ -72,6 +82,8 @@ class RunArgs:
 
     check: Check
     report: Path
+    #: The check's memory budget in bytes; None for the default.
+    max_memory: int | None = None
 
 
 def _pairs(argv: Sequence[str]) -> dict[str, str]:
@@ -80,7 +92,15 @@ def _pairs(argv: Sequence[str]) -> dict[str, str]:
     while index < len(argv):
         key = argv[index]
         if key not in ALLOWED:
-            raise ConfigError(f"unknown option {json.dumps(key)}\n{USAGE}")
+            raise ConfigError(
+                f"unknown option {json.dumps(key)}; run 'diffcheck run --help' for the options"
+            )
+        if key in _FLAGS:
+            if key in values:
+                raise ConfigError(f"duplicate option {key}")
+            values[key] = ""
+            index += 1
+            continue
         if index + 1 >= len(argv):
             raise ConfigError(f"missing value for {key}")
         value = argv[index + 1]
@@ -99,10 +119,31 @@ def parse_run_args(argv: Sequence[str]) -> RunArgs | None:
     Raises
     ------
     ConfigError
-        With the first error in the contract's order.
+        With the first error in the contract's order, in one line (line breaks and
+        unprintable characters a user typed are escaped).
     """
     if list(argv) in (["--help"], ["-h"]):
         return None
+    try:
+        return _parse(argv)
+    except ConfigError as error:
+        text = one_line(str(error))
+        if text == str(error):
+            raise
+        raise ConfigError(text) from None
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks, other control characters and lone surrogates escaped."""
+    return "".join(
+        c
+        if c.isprintable() or c == " "
+        else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for c in text
+    )
+
+
+def _parse(argv: Sequence[str]) -> RunArgs:
     values = _pairs(argv)
     backend = values.pop("--require-backend", None)
     if backend is None:
@@ -143,6 +184,10 @@ def parse_run_args(argv: Sequence[str]) -> RunArgs | None:
             f"--precision must be one of {', '.join(PRECISIONS)}, not {json.dumps(precision)}"
         )
     reference = values.pop("--reference", DEFAULT_REFERENCE)
+    allow_self_test = values.pop("--allow-self-test", None) is not None
+    max_memory = None
+    if (text := values.pop("--max-memory", None)) is not None:
+        max_memory = parse_size(text)
     if values:
         raise ConfigError(
             f"option {min(values, key=str.encode)} does not apply to the selected operator"
@@ -154,6 +199,7 @@ def parse_run_args(argv: Sequence[str]) -> RunArgs | None:
         precision=precision,
         seed=seed,
         max_nmse=max_nmse,
+        allow_self_test=allow_self_test,
         **params,
     )
-    return RunArgs(check, Path(report))
+    return RunArgs(check, Path(report), max_memory)

@@ -5,6 +5,11 @@ a buffer-to-buffer copy of ``product`` into ``copied``, then SiLU-mul from ``cop
 ``output``. The four segments run under the submission phases of :mod:`diffcheck.programs`
 on backends with command contexts; the reference (and any plain Array-API backend) computes
 them as four independent chains. Each phase is judged on its own.
+
+A candidate without command contexts runs four independent chains too, and its report says
+so: its segments are named ``chain0``..``chain3`` (the same ranges as the phases), its
+coverage is :data:`CHAIN_COVERAGE`, and it has no ``submission_phases`` (a reader finds the
+segment names with ``segments(params, independent_chains=True)``).
 """
 
 from __future__ import annotations
@@ -14,12 +19,16 @@ from typing import Any, ClassVar, Final
 from pydantic import Field
 
 from .._numbers import I64_MAX, U64_MAX
+from ..differ import Segment
 from ..inputs import offset_seed, random_vec
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_gemm, check_silu_mul, checked_mul, require
 from .silu_mul import silu_mul
 
 __all__ = [
+    "CHAIN_COVERAGE",
+    "CHAIN_LABELS",
+    "CHAIN_NAMES",
     "COPIED_SENTINEL",
     "OUTPUT_SENTINEL",
     "PHASES",
@@ -31,6 +40,15 @@ __all__ = [
 
 PHASES: Final = ("initial", "reused_context", "independent_context", "drop_flush")
 PHASE_LABELS: Final = ("Initial", "ReusedContext", "IndependentContext", "DropFlush")
+#: The segments of a lifecycle run as four independent chains (no command contexts).
+CHAIN_NAMES: Final = ("chain0", "chain1", "chain2", "chain3")
+CHAIN_LABELS: Final = ("Chain0", "Chain1", "Chain2", "Chain3")
+CHAIN_COVERAGE: Final = (
+    "Four independent gemm -> copy -> silu-mul chains computed through the backend's array "
+    "namespace, each from its phase's seeded inputs. No command contexts: no submission, "
+    "context reuse, independent context or release without a wait was exercised. Excludes "
+    "other kernels, production dispatch and performance."
+)
 
 # Distinct finite fills, so a skipped compute or copy step is a numerical failure, not zeros.
 PRODUCT_SENTINEL: Final = 11.0
@@ -62,6 +80,26 @@ class ContextLifecycle(Op[ContextLifecycleParams]):
     wide_reference_accumulation = True
     segment_names = PHASES
     segment_labels = PHASE_LABELS
+
+    def segments(
+        self, params: ContextLifecycleParams, *, independent_chains: bool = False
+    ) -> list[Segment]:
+        """The four phases' ranges, named after the phases, or ``chain0``..``chain3``.
+
+        Parameters
+        ----------
+        params
+            The lifecycle's parameters.
+        independent_chains
+            True when the candidate ran four independent chains instead of submission phases.
+        """
+        phases = super().segments(params)
+        if not independent_chains:
+            return phases
+        return [
+            Segment(name, s.start, s.stop, label)
+            for s, name, label in zip(phases, CHAIN_NAMES, CHAIN_LABELS, strict=True)
+        ]
 
     def segment_len(self, params: ContextLifecycleParams) -> int:
         """Elements of one phase's output (tokens·intermediate), after validation."""

@@ -4,11 +4,14 @@ The candidate's adapter declares its known upstream divergences
 (:class:`~diffcheck.adapters.KnownDivergence`); the plan read them when it resolved the
 candidate, so the sweep parent imports nothing new. A matching row gets the divergence:
 
-* a failed check whose report has metrics (a measured numerical failure) counts as
-  ``known`` and does not fail the sweep (unless ``--strict-known``);
+* a failed check counts as ``known`` (and does not fail the sweep unless
+  ``--strict-known``) only when the divergence explains it: a measured NMSE over the
+  tolerance and at most the divergence's ceiling (``max_nmse``), with nothing else wrong
+  (:func:`~diffcheck.adapters.failure_of`). A crash, a timeout, a non-finite, short or
+  wrongly shaped output, a precision mismatch, or an NMSE over the ceiling (a sentinel left
+  in a buffer) is never excused;
 * a passed check is a known divergence not seen, reported and never a failure;
-* a failure with no metrics (a crash, a timeout, a non-finite or short output) and a
-  not_run check never match: a numerical divergence explains a number, not a missing one.
+* a not_run check never matches.
 
 Reports are never touched: the report of a known failure still says ``failed``.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..adapters import KnownDivergence, matching_divergence
+from ..adapters import KnownDivergence, failure_of, matching_divergence
 from .plan import SweepPlan
 from .summary import KnownDivergenceNote, SummaryRow
 
@@ -48,16 +51,19 @@ def classify(row: SummaryRow, divergences: Sequence[KnownDivergence]) -> Summary
     Returns
     -------
     SummaryRow
-        ``row`` itself, or a copy with ``known_divergence`` set when a passed check or a
-        measured failure matches an active divergence.
+        ``row`` itself, or a copy with ``known_divergence`` (naming the divergence's bound)
+        set when a passed check matches an active divergence, or a failure is one it
+        explains within its ceiling.
     """
-    # ``nmse`` is set exactly when the report has metrics, i.e. the comparator measured one.
-    measured_failure = row.status == "failed" and row.nmse is not None
-    if not (row.status == "passed" or measured_failure):
+    if row.status not in ("passed", "failed"):
         return row
+    failure = None
+    if row.status == "failed":
+        failed_segments = [s.nmse for s in row.segments if s.status == "failed"]
+        failure = failure_of(row.reason, row.nmse, row.tolerance, failed_segments)
     device = row.candidate.partition(":")[2] or None
-    found = matching_divergence(divergences, device, row.op, row.precision)
+    found = matching_divergence(divergences, device, row.op, row.precision, failure=failure)
     if found is None:
         return row
-    note = KnownDivergenceNote(reason=found.reason, upstream=found.upstream)
+    note = KnownDivergenceNote(reason=found.reason, upstream=found.upstream, bound=found.bound)
     return row.model_copy(update={"known_divergence": note})

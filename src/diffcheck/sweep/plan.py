@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..adapters import KnownDivergence, parse_backend, resolve
 from ..config import Check, make_check
 from ..errors import ConfigError, UnknownBackendError
@@ -114,8 +116,19 @@ def shape_label(params: dict[str, Any]) -> str:
     values never share a label.
     """
     dims = [str(v) for v in params.values() if isinstance(v, int) and not isinstance(v, bool)]
-    extras = [f"{k}{v!r}" for k, v in params.items() if isinstance(v, float)]
+    extras = [f"{k}{_float_label(v)}" for k, v in params.items() if isinstance(v, float)]
     return _safe("-".join(["x".join(dims), *extras]))
+
+
+def _float_label(value: float) -> str:
+    """The shortest spelling that names ``value`` uniquely.
+
+    Float params are recorded as f32 values (``--eps 1e-5`` is 9.999999747378752e-06 as a
+    double); the shortest f32 spelling (``1e-05``) names such a value uniquely among f32
+    values, and anything that is not an exact f32 keeps its double spelling.
+    """
+    as_f32 = np.float32(value)
+    return str(as_f32) if float(as_f32) == value and np.isfinite(as_f32) else repr(value)
 
 
 def _tolerance(

@@ -61,6 +61,12 @@ class KnownDivergenceNote(_Strict):
 
     reason: str = Field(description="What diverges and why.")
     upstream: str = Field(description="Where it is tracked upstream: a URL or an issue.")
+    bound: str = Field(
+        description=(
+            "The largest NMSE it excuses and where that figure came from; a failure above "
+            "it, or of another kind, is never known."
+        )
+    )
 
 
 class SummaryRow(_Strict):

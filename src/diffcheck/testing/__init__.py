@@ -3,7 +3,8 @@
 ``from diffcheck.testing import conformance_suite`` and, in a test module,
 ``TestConformance = conformance_suite("mybackend:cpu")`` runs the whole adapter contract
 against a backend (or subclass ``ConformanceTests`` and set ``backends``, to override a
-test); cases that match a known divergence the adapter declares are non-strict xfails. This
+test); cases that match a known divergence the adapter declares are strict xfails that expect
+exactly :class:`~diffcheck.adapters.KnownDivergenceFailure`. This
 package imports pytest; the core never imports it.
 """
 

@@ -67,6 +67,9 @@ class WrappedAdapter(Adapter):
     def has_command_contexts(self) -> bool:
         return self.inner.has_command_contexts
 
+    def identity(self) -> tuple[str, str | None]:
+        return self.inner.identity()
+
     def _probe(self) -> Probe:
         return self.probe_override or self.inner.probe()
 

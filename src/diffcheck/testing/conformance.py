@@ -10,8 +10,13 @@ The returned class is an ordinary pytest test class, a subclass of :class:`Confo
 subclassing that directly (``backends = ("mybackend:cpu",)``) lets a package override a
 test. An op case that matches a known divergence the adapter declares
 (:meth:`Adapter.known_divergences <diffcheck.adapters.Adapter.known_divergences>`) is a
-non-strict xfail with the declared reason: it does not fail the run, and a pass shows as
-XPASS (the divergence was not seen). For each backend it checks that
+strict xfail that expects exactly :class:`~diffcheck.adapters.KnownDivergenceFailure`,
+raised only for a failure the divergence explains (a measured NMSE over the tolerance and
+within its ceiling): any other failure of the case (a crash, a NaN, a wrong length, an NMSE
+above the ceiling) fails the run, and so does a pass (XPASS(strict): the declaration no
+longer describes the backend). A backend that is the reference's own (``numpy:cpu`` against
+``numpy``) fails every test unless the suite is a declared self-test
+(``allow_self_test=True``). For each backend it checks that
 
 * ``probe()`` never raises and returns a well-formed :class:`~diffcheck.adapters.Probe`
   (an unavailable backend skips every other test with the probe's reason, never silently;
@@ -40,7 +45,15 @@ from typing import ClassVar, Final
 
 import pytest
 
-from ..adapters import Adapter, matching_divergence, parse_backend, resolve
+from ..adapters import (
+    Adapter,
+    KnownDivergenceFailure,
+    failure_of,
+    matching_divergence,
+    parse_backend,
+    resolve,
+    same_backend,
+)
 from ..config import Check, make_check
 from ..errors import DiffcheckError
 from ..ops import OPS, ContextLifecycle
@@ -99,16 +112,35 @@ def _target(backend: BackendSpec) -> _Target:
 
 
 def _check(adapter: Adapter, case: OpCase, precision: PrecisionName, reference: str) -> Check:
-    """The check for ``case``, named after the adapter when the registry knows it."""
+    """The check for ``case``, named after the adapter when the registry knows it.
+
+    The suite's fixture has already refused an adapter that is the reference's own backend
+    unless the suite allows self-tests, so the check allows what the fixture let through.
+    """
     params = dict(case.params)
+    self_test = same_backend(adapter, reference)
     try:
         parse_backend(adapter.spec)
     except DiffcheckError:
         # An adapter made by a factory need not be registered; validate the config under a
         # registered name, then record the adapter's own name in the report.
-        check = make_check("numpy:cpu", case.op, reference=reference, precision=precision, **params)
-        return dataclasses.replace(check, require_backend=adapter.spec)
-    return make_check(adapter.spec, case.op, reference=reference, precision=precision, **params)
+        check = make_check(
+            "numpy:cpu",
+            case.op,
+            reference=reference,
+            precision=precision,
+            allow_self_test=True,
+            **params,
+        )
+        return dataclasses.replace(check, require_backend=adapter.spec, allow_self_test=self_test)
+    return make_check(
+        adapter.spec,
+        case.op,
+        reference=reference,
+        precision=precision,
+        allow_self_test=self_test,
+        **params,
+    )
 
 
 def _report_text(document: ReportDocument) -> str:
@@ -131,6 +163,8 @@ class ConformanceTests:
 
     backends: ClassVar[tuple[BackendSpec, ...]] = ()
     reference: ClassVar[str] = "numpy"
+    #: Let a backend be the reference's own (a self-test of the machinery, so recorded).
+    allow_self_test: ClassVar[bool] = False
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         # pytest calls this hook on the class. Parametrizing by argument name here, not with
@@ -172,7 +206,11 @@ class ConformanceTests:
 
     @pytest.fixture(autouse=True)
     def _known_divergence(self, request: pytest.FixtureRequest) -> None:
-        """Mark an op case that matches the adapter's known divergence as a non-strict xfail."""
+        """Mark an op case that matches the adapter's known divergence as a strict xfail.
+
+        The mark expects exactly :class:`KnownDivergenceFailure`, which the test raises only
+        for a failure the divergence explains; every other failure fails the test.
+        """
         # An autouse fixture, not a parameter of the test, so an overriding subclass keeps
         # its signature. The adapter fixture (which may skip) is the one the test uses.
         if request.function.__name__ != "test_op_matches_reference":
@@ -180,15 +218,29 @@ class ConformanceTests:
         adapter: Adapter = request.getfixturevalue("adapter")
         case: OpCase = request.getfixturevalue("case")
         precision: PrecisionName = request.getfixturevalue("precision")
-        known = matching_divergence(adapter.known_divergences(), adapter.device, case.op, precision)
+        known = matching_divergence(
+            adapter.known_divergences(), adapter.device, case.op, precision, failure=None
+        )
         if known is not None:
-            reason = f"known divergence of {adapter.spec}: {known.reason} ({known.upstream})"
-            request.applymarker(pytest.mark.xfail(strict=False, reason=reason))
+            reason = (
+                f"known divergence of {adapter.spec}: {known.reason} ({known.upstream}); "
+                f"excused up to {known.bound}"
+            )
+            request.applymarker(
+                pytest.mark.xfail(strict=True, raises=KnownDivergenceFailure, reason=reason)
+            )
 
     @pytest.fixture
     def adapter(self, conformance_target: _Target) -> Adapter:
         if conformance_target.adapter is None:
             pytest.fail(str(conformance_target.problem), pytrace=False)
+        if not self.allow_self_test and same_backend(conformance_target.adapter, self.reference):
+            pytest.fail(
+                f"{conformance_target.label} is the reference {self.reference}'s own backend: "
+                "a backend cannot vouch for itself; use another reference, or set "
+                "allow_self_test=True for a self-test",
+                pytrace=False,
+            )
         try:
             probe = conformance_target.adapter.probe()
         except Exception as error:  # test_probe_never_raises reports it; don't go on
@@ -244,8 +296,27 @@ class ConformanceTests:
     ) -> None:
         _usable(adapter, case, precision)
         document = self._run_case(adapter, case, precision)
-        if document.result is None or document.result.status != "passed":
-            pytest.fail(f"{case.id} at {precision}: {_report_text(document)}", pytrace=False)
+        result = document.result
+        if result is not None and result.status == "passed":
+            return
+        message = f"{case.id} at {precision}: {_report_text(document)}"
+        if result is not None and result.status == "failed":
+            failure = failure_of(
+                result.reason,
+                result.metrics.nmse if result.metrics else None,
+                result.tolerance if result.tolerance is not None else float("nan"),
+                [
+                    s.metrics.nmse if s.metrics else None
+                    for s in document.segments or ()
+                    if s.status == "failed"
+                ],
+            )
+            known = matching_divergence(
+                adapter.known_divergences(), adapter.device, case.op, precision, failure=failure
+            )
+            if known is not None:
+                raise KnownDivergenceFailure(message)
+        pytest.fail(message, pytrace=False)
 
     def test_executed_storage_matches_precision(
         self, adapter: Adapter, case: OpCase, precision: PrecisionName
@@ -325,7 +396,9 @@ class ConformanceTests:
                 pytest.fail(f"a report with {label} still replays", pytrace=False)
 
 
-def conformance_suite(*backends: BackendSpec, reference: str = "numpy") -> type[ConformanceTests]:
+def conformance_suite(
+    *backends: BackendSpec, reference: str = "numpy", allow_self_test: bool = False
+) -> type[ConformanceTests]:
     """A pytest test class that checks each backend against the adapter contract.
 
     Parameters
@@ -335,6 +408,9 @@ def conformance_suite(*backends: BackendSpec, reference: str = "numpy") -> type[
         that make an adapter (for an adapter that is not registered, such as a test double).
     reference
         The trusted backend every op is compared with.
+    allow_self_test
+        Let a backend be the reference's own (by adapter identity); without it such a
+        backend fails every test, since a backend cannot vouch for itself.
 
     Returns
     -------
@@ -358,7 +434,12 @@ def conformance_suite(*backends: BackendSpec, reference: str = "numpy") -> type[
     if not backends:
         raise ValueError("conformance_suite needs at least one backend")
     name = "TestConformance_" + re.sub(r"\W+", "_", "_".join(_label(b) for b in backends))
-    attributes = {"backends": tuple(backends), "reference": reference, "__module__": __name__}
+    attributes = {
+        "backends": tuple(backends),
+        "reference": reference,
+        "allow_self_test": allow_self_test,
+        "__module__": __name__,
+    }
     return type(name, (ConformanceTests,), attributes)
 
 
