@@ -121,10 +121,12 @@ def _bound_mask(
             worst = np.maximum(np.abs(r64.real - c64.real), np.abs(r64.imag - c64.imag))
             beyond &= ~(worst <= ulps * EPSILON[real] * np.abs(r64))
         return beyond, distance, None
-    r = ref.reshape(-1)[finite].astype(np.complex128)
-    c = cand.reshape(-1)[finite].astype(np.complex128)
-    signal = float(np.sum(np.abs(r) ** 2))
-    noise = float(np.sum(np.abs(r - c) ** 2))
+    wide = np.complex128 if dtype in COMPLEX else np.float64
+    r = ref.reshape(-1)[finite].astype(wide)
+    c = cand.reshape(-1)[finite].astype(wide)
+    signal = float(np.vdot(r, r).real)
+    error = r - c
+    noise = float(np.vdot(error, error).real)
     nmse = noise / signal if signal > 0 else (0.0 if noise == 0 else float("inf"))
     if nmse < float(bound.nmse or 0.0):
         return np.zeros(size, bool), distance, None

@@ -21,18 +21,21 @@ EPSILON = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float
 _VIEW = {"float16": np.int16, "float32": np.int32, "float64": np.int64}
 
 
-def ordered(values: npt.NDArray[Any], dtype: str) -> npt.NDArray[np.int64]:
-    """Integers whose differences count ULPs of ``dtype`` (NaN maps somewhere meaningless)."""
+def ordered(values: npt.NDArray[Any], dtype: str) -> npt.NDArray[np.signedinteger[Any]]:
+    """Integers whose differences count ULPs of ``dtype`` (NaN maps somewhere meaningless).
+
+    They stay in the float's own width (int16/int32/int64): sign and magnitude become a
+    two's complement value, and both zeros become 0.
+    """
     if dtype == "bfloat16":
         bits = np.ascontiguousarray(values, dtype=np.float32).view(np.int32) >> 16
-        sign_mask = 0x7FFF
+        mask = 0x7FFF
     else:
         storage = np.dtype(dtype)
         bits = np.ascontiguousarray(values, dtype=storage).view(_VIEW[dtype])
-        sign_mask = (1 << (8 * storage.itemsize - 1)) - 1
-    wide = bits.astype(np.int64)
-    magnitude = wide & np.int64(sign_mask)
-    return np.where(wide < 0, -magnitude, magnitude)
+        mask = (1 << (8 * storage.itemsize - 1)) - 1
+    magnitude = bits & bits.dtype.type(mask)
+    return np.where(bits < 0, -magnitude, magnitude)
 
 
 def ulp_distance(
@@ -40,15 +43,20 @@ def ulp_distance(
 ) -> npt.NDArray[np.float64]:
     """Elementwise ULP distance in ``dtype``, exact up to 2**53 (larger ones are huge anyway).
 
-    Where both values have the same sign the integer difference is exact; opposite signs
-    add magnitudes, computed in float64 so int64 cannot overflow for float64 inputs.
+    Narrow floats subtract in int64, which cannot overflow. float64 differences wrap only
+    where the signs differ; those add magnitudes in float64 instead.
     """
     a = ordered(reference, dtype)
     b = ordered(candidate, dtype)
-    same = (a >= 0) == (b >= 0)
-    close = np.abs(np.where(same, a - b, 0)).astype(np.float64)
-    far = np.abs(a.astype(np.float64)) + np.abs(b.astype(np.float64))
-    return np.where(same, close, far)
+    if a.dtype.itemsize < 8:
+        return np.abs(a.astype(np.int64) - b).astype(np.float64)
+    distance = np.abs(a - b).astype(np.float64)
+    opposite = (a ^ b) < 0
+    if opposite.any():
+        distance[opposite] = np.abs(a[opposite].astype(np.float64)) + np.abs(
+            b[opposite].astype(np.float64)
+        )
+    return distance
 
 
 def exact_ulp(reference: float, candidate: float, dtype: str) -> int | None:
