@@ -421,3 +421,17 @@ def test_any_one_changed_element_is_found_at_its_index(data: st.DataObject) -> N
     assert verdict.first is not None
     expected = tuple(int(i) for i in np.unravel_index(k, array.shape)) if array.shape else ()
     assert verdict.first.index == expected
+
+
+def test_the_oracle_knows_when_the_correct_result_overflows() -> None:
+    truth = true_value("exp", [100.0])  # e**100 is beyond float32's range
+    assert ulps_from_truth(math.inf, truth, "float32") == 0.0
+    assert ulps_from_truth(-math.inf, truth, "float32") == math.inf
+    assert ulps_from_truth(float(np.finfo(np.float32).max), truth, "float32") > 0.5
+    assert ulps_from_truth(math.inf, true_value("exp", [10.0]), "float64") == math.inf
+    x = np.array([100.0], np.float32)
+    right, wrong = np.array([np.inf], np.float32), np.array([np.finfo(np.float32).max], np.float32)
+    verdict = compare_values(right, wrong, function="exp")
+    assert verdict.kind == "inf"
+    judged = blame("exp", [x], {}, right, wrong, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "oracle")

@@ -163,14 +163,22 @@ def ulps_from_truth(value: float, truth: Any, dtype: str) -> float:
 
     if math.isnan(value):
         return math.inf
-    if math.isinf(value):
-        return math.inf  # the truth is finite here: an infinity is infinitely far
     info = np.finfo(np.float32 if dtype == "bfloat16" else np.dtype(dtype))
     bits = {"bfloat16": 8, "float16": 11, "float32": 24, "float64": 53}[dtype]
     tiny = {"bfloat16": float(info.tiny), "float16": 2.0**-14}.get(dtype, float(info.tiny))
-    exponent = math.frexp(max(abs(float(truth)), tiny))[1] - 1
-    spacing = 2.0 ** (exponent - (bits - 1))
+    largest = {"bfloat16": (2 - 2.0**-7) * 2.0**127}.get(dtype, float(info.max))
+    top_spacing = 2.0 ** (math.frexp(largest)[1] - 1 - (bits - 1))
     with mpmath.workprec(_PRECISION):
+        truth = mpmath.mpf(truth)
+        if abs(truth) >= mpmath.mpf(largest) + top_spacing / 2:
+            # The correctly rounded result overflows: the right answer is that infinity.
+            if math.isinf(value):
+                return 0.0 if (value > 0) == (truth > 0) else math.inf
+            return float((abs(truth) - abs(mpmath.mpf(value))) / top_spacing)
+        if math.isinf(value):
+            return math.inf  # the truth rounds to a finite value: an infinity is far off
+        exponent = math.frexp(max(float(abs(truth)), tiny))[1] - 1
+        spacing = 2.0 ** (exponent - (bits - 1))
         return float(abs(mpmath.mpf(value) - truth) / spacing)
 
 
