@@ -435,3 +435,62 @@ def test_the_oracle_knows_when_the_correct_result_overflows() -> None:
     assert verdict.kind == "inf"
     judged = blame("exp", [x], {}, right, wrong, verdict)
     assert (judged.side, judged.evidence) == ("candidate", "oracle")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [np.ones(3, np.float32), "float32"],
+        [np.ones(3, np.float32), None, (2, 3)],
+        [np.ones(3, np.float32), 2.5],
+        [],
+    ],
+)
+def test_blame_takes_any_arguments_without_crashing(args: list[Any]) -> None:
+    ref = np.ones(3, np.float32)
+    for cand in (np.ones(3, np.float64), ref + 1, np.ones(4, np.float32), np.int8(1)):
+        for function in ("astype", "add", "exp", "sum", "reshape", "cumulative_sum"):
+            verdict = compare_values(ref, cand, function=function)
+            assert not verdict.passed
+            judged = blame(function, args, {"axis": 0}, ref, cand, verdict)
+            assert judged.side in ("candidate", "reference", "both", "undecided")
+    assert promote(["float32", "str96"]) is None
+
+
+_FUNCTIONS = [
+    "add",
+    "exp",
+    "multiply",
+    "sum",
+    "cumulative_sum",
+    "argmax",
+    "bitwise_left_shift",
+    "linalg.vecdot",
+    "atan2",
+    "unique_counts",
+    "sort",
+    None,
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_compare_and_blame_never_raise_on_any_pair_of_arrays(data: st.DataObject) -> None:
+    from hypothesis.extra import numpy as hnp
+
+    def array() -> Any:
+        dtype = np.dtype(data.draw(st.sampled_from(_DTYPES)))
+        shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3))
+        return data.draw(hnp.arrays(dtype, shape))
+
+    function = data.draw(st.sampled_from(_FUNCTIONS))
+    reference, candidate = array(), array()
+    args = [array() for _ in range(data.draw(st.integers(0, 2)))]
+    kwargs = data.draw(st.sampled_from([{}, {"axis": 0}, {"axis": -1, "keepdims": True}]))
+    with np.errstate(all="ignore"):
+        verdict = compare_values(reference, candidate, function=function)
+        assert verdict.status in ("passed", "failed")
+        if not verdict.passed:
+            assert verdict.kind is not None
+            judged = blame(function or "exp", args, kwargs, reference, candidate, verdict)
+            assert judged.side in ("candidate", "reference", "both", "undecided")

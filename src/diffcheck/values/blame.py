@@ -25,7 +25,7 @@ import numpy as np
 
 from .compare import host_value
 from .dtypes import expected_result_dtype, expected_result_dtypes
-from .elements import element_args, reduced_terms
+from .elements import element_args
 from .judges import judge_element, judge_reduction, judge_sides
 from .model import Blame, Evidence, Side, ValueVerdict
 from .rules import expected_shape
@@ -36,12 +36,16 @@ __all__ = ["Blame", "Evidence", "Side", "blame"]
 
 
 def _input_dtypes(args: Sequence[Any]) -> list[str]:
-    """Dtype names of the array arguments (Python scalars take part in no promotion)."""
+    """Dtype names of the array arguments.
+
+    Python scalars take part in no promotion, and other arguments (a dtype given by name,
+    a shape, None) are not arrays at all.
+    """
     names = []
     for arg in args:
-        if isinstance(arg, bool | int | float | complex):
-            continue
-        names.append(host_value(arg)[1])
+        tagged = isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[1], str)
+        if isinstance(arg, np.ndarray | np.generic) or tagged:
+            names.append(host_value(arg)[1])
     return names
 
 
@@ -153,7 +157,12 @@ def _first(value: Any) -> Any:
 def _blame_shape(
     function: str, args: Sequence[Any], kwargs: Mapping[str, Any], reference: Any, candidate: Any
 ) -> Blame | None:
-    shapes = [tuple(host_value(a)[0].shape) for a in args if not isinstance(a, int | float)]
+    shapes = [
+        tuple(host_value(a)[0].shape)
+        for a in args
+        if isinstance(a, np.ndarray | np.generic)
+        or (isinstance(a, tuple) and len(a) == 2 and isinstance(a[1], str))
+    ]
     required = expected_shape(function, shapes, kwargs)
     if required is None:
         return None
@@ -184,7 +193,7 @@ def _blame_values(
     candidate: Any,
     verdict: ValueVerdict,
 ) -> Blame | None:
-    reduction = reduced_terms(function, args, kwargs, ()) is not None or _is_reduction(function)
+    reduction = _is_reduction(function)
     for loc in (verdict.first, verdict.worst):
         if loc is None:
             continue

@@ -57,7 +57,12 @@ def dtype_name(dtype: Any) -> str:
     return text
 
 
+_KNOWN = frozenset((BOOL, *INTEGER, *FLOATING))
+
+
 def _promote_pair(a: str, b: str) -> str | None:
+    if a not in _KNOWN or b not in _KNOWN:
+        return None  # not a dtype the standard (or this model) knows
     if a == b:
         return a
     if BOOL in (a, b):

@@ -45,9 +45,16 @@ def reduced_terms(
     ``keepdims``), ``cumulative_sum``/``cumulative_prod`` (one ``axis``, the terms up to
     the index) and ``vecdot``/``linalg.vecdot`` (``axis``, default -1). None otherwise.
     """
-    name = function.removeprefix("xp.")
-    arrays = _arrays(args)
-    if not arrays:
+    try:
+        return _terms(function.removeprefix("xp."), _arrays(args), kwargs, index)
+    except (IndexError, ValueError, TypeError):  # an index or axis that does not fit the input
+        return None
+
+
+def _terms(
+    name: str, arrays: list[Any], kwargs: Mapping[str, Any], index: tuple[int, ...]
+) -> list[Any] | None:
+    if not arrays or arrays[0].dtype.kind not in "biufc":
         return None
     x = arrays[0]
     if name in ("sum", "prod", "mean"):

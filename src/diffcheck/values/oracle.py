@@ -122,7 +122,7 @@ def true_value(function: str, args: Sequence[float]) -> Any:
     with mpmath.workprec(_PRECISION):
         try:
             result = evaluate(*(mpmath.mpf(a) for a in args))
-        except (ValueError, ZeroDivisionError, OverflowError):
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
             return None
         if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
             return None
@@ -227,7 +227,7 @@ def true_complex(function: str, args: Sequence[complex]) -> Any:
     with mpmath.workprec(_PRECISION):
         try:
             result = evaluate(*(mpmath.mpc(a.real, a.imag) for a in args))
-        except (ValueError, ZeroDivisionError, OverflowError):
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
             return None
         result = mpmath.mpc(result)
         if not (mpmath.isfinite(result.real) and mpmath.isfinite(result.imag)):
