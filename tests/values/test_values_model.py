@@ -494,3 +494,27 @@ def test_compare_and_blame_never_raise_on_any_pair_of_arrays(data: st.DataObject
             assert verdict.kind is not None
             judged = blame(function or "exp", args, kwargs, reference, candidate, verdict)
             assert judged.side in ("candidate", "reference", "both", "undecided")
+
+
+def test_reductions_over_nan_and_infinities_follow_the_standard_and_ieee() -> None:
+    x = np.array([1.0, np.nan, 3.0], np.float32)
+    right, wrong = np.float32(np.nan), np.float32(3.0)
+    verdict = compare_values(right, wrong, function="max")
+    assert verdict.kind == "nan"
+    judged = blame("max", [x], {}, right, wrong, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "special-case")
+    infinities = np.array([np.inf, -np.inf, 1.0], np.float32)
+    summed = blame(
+        "sum",
+        [infinities],
+        {},
+        np.float32(np.inf),
+        np.float32(np.nan),
+        compare_values(np.float32(np.inf), np.float32(np.nan), function="sum"),
+    )
+    assert (summed.side, summed.evidence) == ("reference", "special-case")
+    rows = np.array([[1.0, 5.0], [7.0, 2.0]], np.float32)
+    ref, cand = np.array([5.0, 7.0], np.float32), np.array([5.0, 2.0], np.float32)
+    picked = blame("max", [rows], {"axis": 1}, ref, cand, compare_values(ref, cand, function="max"))
+    assert (picked.side, picked.evidence) == ("candidate", "standard-rule")
+    assert "[1]" in picked.why

@@ -218,7 +218,7 @@ def _blame_values(
 def _is_reduction(function: str) -> bool:
     from .bounds import REDUCTIONS
 
-    return function.removeprefix("xp.") in REDUCTIONS
+    return function.removeprefix("xp.") in REDUCTIONS | {"max", "min"}
 
 
 def blame(

@@ -41,7 +41,7 @@ def reduced_terms(
 ) -> list[Any] | None:
     """The terms reduced into output element ``index`` (products of pairs for ``vecdot``).
 
-    Covers ``sum``, ``prod``, ``mean`` (``axis`` None, an int or a tuple, with or without
+    Covers ``sum``, ``prod``, ``mean``, ``max``, ``min`` (``axis`` None, an int or a tuple, with or without
     ``keepdims``), ``cumulative_sum``/``cumulative_prod`` (one ``axis``, the terms up to
     the index) and ``vecdot``/``linalg.vecdot`` (``axis``, default -1). None otherwise.
     """
@@ -57,7 +57,7 @@ def _terms(
     if not arrays or arrays[0].dtype.kind not in "biufc":
         return None
     x = arrays[0]
-    if name in ("sum", "prod", "mean"):
+    if name in ("sum", "prod", "mean", "max", "min"):
         axis = kwargs.get("axis")
         axes = (
             tuple(range(x.ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))

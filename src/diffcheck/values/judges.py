@@ -177,6 +177,34 @@ def _judge_integer_reduction(
     )
 
 
+def _ieee_reduction(name: str, terms: list[float]) -> tuple[float, str] | None:
+    """The result a reduction over NaN or infinite terms must have, or None (all finite).
+
+    ``max``/``min`` propagate NaN as the standard specifies and are otherwise exact; sums
+    and products follow IEEE 754 (NaN in, NaN out; +inf + -inf and inf * 0 are NaN).
+    """
+    has_nan = any(math.isnan(t) for t in terms)
+    if name in ("max", "min"):
+        if has_nan:
+            return math.nan, "the standard: NaN values propagate"
+        return (max(terms) if name == "max" else min(terms)), "max/min select a term exactly"
+    infinite = [t for t in terms if math.isinf(t)]
+    if not has_nan and not infinite:
+        return None
+    if has_nan:
+        return math.nan, "IEEE 754: a NaN term makes the result NaN"
+    if name in ("sum", "mean", "cumulative_sum"):
+        if len(set(infinite)) > 1:
+            return math.nan, "IEEE 754: +inf + -inf is NaN"
+        return infinite[0], "IEEE 754: an infinite term dominates the sum"
+    if name in ("prod", "cumulative_prod"):
+        if any(t == 0 for t in terms):
+            return math.nan, "IEEE 754: inf * 0 is NaN"
+        negative = sum(math.copysign(1.0, t) < 0 for t in terms) % 2 == 1
+        return (-math.inf if negative else math.inf), "IEEE 754: an infinite factor"
+    return None
+
+
 def judge_reduction(
     function: str,
     args: Sequence[Any],
@@ -187,10 +215,22 @@ def judge_reduction(
     loc: Location,
 ) -> Blame | None:
     terms = reduced_terms(function, args, kwargs, loc.index)
-    if not terms:
+    if not terms or dtype in COMPLEX or dtype == "bool":
         return None
     if dtype not in EPSILON:
         return _judge_integer_reduction(function, terms, r, c, dtype, loc)
+    special = _ieee_reduction(function.removeprefix("xp."), [float(t) for t in terms])
+    if special is not None:
+        value, rule = special
+        side = judge_sides(_same_special(float(r), value), _same_special(float(c), value))
+        if side is None:
+            return None
+        return Blame(
+            side,
+            f"{rule}: {function} must be {value!r} at {list(loc.index)}; reference {r!r}, "
+            f"candidate {c!r}",
+            "standard-rule" if rule.startswith("max/min") else "special-case",
+        )
     truth = true_reduction(function, terms)
     if truth is None:
         return None
