@@ -21,7 +21,7 @@ from .bounds import bound_for
 from .compare import compare_values, failed_call, host_value
 from .dtypes import dtype_name, expected_result_dtype, expected_result_dtypes
 from .elements import reduction_magnitude
-from .model import ValueVerdict
+from .model import Blame, ValueVerdict
 from .ulp import round_to_bfloat16
 
 if TYPE_CHECKING:  # the adapter registry loads only when a call runs
@@ -191,16 +191,21 @@ def compare_call(
     )
     if verdict.passed or name is None:
         return verdict
-    judged = blame(
-        name,
-        hosts,
-        call_kwargs,
-        ref.value if ref.ok else None,
-        cand.value if cand.ok else None,
-        verdict,
-        voters=voters,
-        default_int=_default_int(reference),
-    )
+    try:
+        judged = blame(
+            name,
+            hosts,
+            call_kwargs,
+            ref.value if ref.ok else None,
+            cand.value if cand.ok else None,
+            verdict,
+            voters=voters,
+            default_int=_default_int(reference),
+        )
+    except Exception as error:  # the verdict stands; only the judgement of sides is lost
+        judged = Blame(
+            "undecided", f"blame could not decide: {type(error).__name__}: {error}", "none"
+        )
     return replace(verdict, blame=judged)
 
 

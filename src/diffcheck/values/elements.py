@@ -47,7 +47,12 @@ def reduced_terms(
     """
     try:
         return _terms(function.removeprefix("xp."), _arrays(args), kwargs, index)
-    except (IndexError, ValueError, TypeError):  # an index or axis that does not fit the input
+    except (
+        IndexError,
+        ValueError,
+        TypeError,
+        ArithmeticError,
+    ):  # an index or axis that does not fit
         return None
 
 
