@@ -286,3 +286,19 @@ def test_backends_vote_by_name_and_one_that_cannot_run_abstains_with_its_reason(
     assert "with the reference: array_api_strict;" in verdict.blame.why
     assert "array_api_strict:gpu abstains" in verdict.blame.why
     assert "unavailable" in verdict.blame.why
+
+
+def test_a_blame_that_cannot_decide_leaves_the_verdict_standing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import diffcheck.values.call as call
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no evidence today")
+
+    monkeypatch.setattr(call, "blame", broken)
+    verdict = values("exp", X32, fault="ulp3")
+    assert verdict.kind == "value"
+    assert verdict.blame is not None
+    assert verdict.blame.side == "undecided"
+    assert "no evidence today" in verdict.blame.why
