@@ -31,6 +31,7 @@ from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .report.models import ReportDocument
 from .runner import run_check
 from .values import ValueVerdict
+from .values.front import call_failure, named_function
 
 __all__ = ["CompareMode", "Segments", "compare", "run"]
 
@@ -268,7 +269,7 @@ def compare(
             'pass mode="values" to use them'
         )
     if isinstance(fn, str):
-        fn = _named(fn)
+        fn = named_function(fn)
     if precision not in PRECISIONS:
         raise ConfigError(
             f'precision "{precision}" is not supported; it must be one of {", ".join(PRECISIONS)}'
@@ -289,7 +290,7 @@ def compare(
     try:
         actual = _execute(candidate_adapter, fn, hosts, precision)
     except Exception as error:  # the reference ran: the candidate's failure is a verdict
-        return Verdict("failed", _call_failure(candidate_adapter, error), None, tolerance)
+        return Verdict("failed", call_failure(candidate_adapter, error), None, tolerance)
     flat_ref = np.concatenate([r.reshape(-1) for r in expected]) if expected else np.empty(0)
     flat_act = np.concatenate([a.reshape(-1) for a in actual]) if actual else np.empty(0)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
@@ -325,23 +326,6 @@ def _refuse_self_test(
         )
 
 
-def _call_failure(adapter: Adapter, error: Exception) -> str:
-    """The reason of a verdict for a candidate that lacks a function or raises."""
-    if isinstance(error, AttributeError):
-        return f"missing: candidate {adapter.spec} lacks what the reference has: {error}"
-    return f"raises: candidate {adapter.spec} raised {type(error).__name__}: {error}"
-
-
-def _named(name: str) -> Callable[..., Any]:
-    """``xp.<name>(*arrays)`` as a compare function (``linalg.vecdot`` reaches into linalg)."""
-    from .values.call import resolve_function
-
-    def call(xp: Any, *arrays: Any) -> Any:
-        return resolve_function(xp, name)(*arrays)
-
-    return call
-
-
 def _compare_values(
     fn: str | Callable[..., Any],
     inputs: Sequence[Any],
@@ -356,31 +340,10 @@ def _compare_values(
     voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]],
 ) -> ValueVerdict:
     """``compare(..., mode="values")``: the faithful value model (see :mod:`diffcheck.values`)."""
-    from .values.call import backend_voter, compare_call
+    from .values.call import compare_call
+    from .values.front import refuse_nmse_options, voter_calls
 
-    callers: list[tuple[str, Callable[..., Any]]] = []
-    for voter in voters:
-        if isinstance(voter, tuple):
-            callers.append(voter)
-        else:
-            adapter = resolve(voter) if isinstance(voter, str) else voter
-            callers.append((adapter.spec, backend_voter(adapter, fn)))
-
-    unused = [
-        name
-        for name, value, default in (
-            ("max_nmse", max_nmse, None),
-            ("precision", precision, "f32"),
-            ("segments", segments, None),
-        )
-        if value != default
-    ]
-    if unused:
-        raise ConfigError(
-            f'{", ".join(unused)} belong to mode="nmse"; mode="values" keeps each input\'s '
-            "own dtype (cast the inputs to float16 or bfloat16 yourself) and chooses the "
-            "error bound per function"
-        )
+    refuse_nmse_options(max_nmse, precision, segments)
     candidate_adapter = _adapter(candidate, "candidate")
     reference_adapter = _adapter(reference, "reference")
     return compare_call(
@@ -391,7 +354,7 @@ def _compare_values(
         function=function,
         signed_zero=signed_zero,
         kwargs=dict(kwargs or {}),
-        voters=callers,
+        voters=voter_calls(voters, fn),
     )
 
 
