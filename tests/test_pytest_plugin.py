@@ -103,16 +103,17 @@ def test_the_marker_parametrizes_and_sets_precision(pytester: pytest.Pytester) -
         import numpy as np
         import pytest
 
-        @pytest.mark.diffcheck(backends=["array_api_strict", "numpy:cpu"], precision="f16")
+        @pytest.mark.diffcheck(backends=["array_api_strict", "torch:cpu"], precision="f16")
         def test_square(diffcheck_compare, diffcheck_backend):
             x = np.linspace(-2, 2, 64, dtype=np.float32)
             verdict = diffcheck_compare(lambda xp, x: x * x, x)
             assert verdict.tolerance == 1e-6
-            assert diffcheck_backend.spec == "numpy:cpu"
+            assert diffcheck_backend.spec == "torch:cpu"
         """,
         "-v",
     )
-    # array_api_strict stores no float16: skipped with that reason; numpy:cpu runs at f16.
+    # array_api_strict stores no float16: skipped with that reason; torch:cpu runs at f16
+    # (numpy:cpu would be the reference's own backend, which a check refuses).
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(
         ["SKIPPED*array_api_strict: it does not execute precision f16 (it executes: f32)*"]
