@@ -192,3 +192,17 @@ def test_the_oracle_knows_when_the_correct_result_overflows() -> None:
     assert verdict.kind == "inf"
     judged = blame("exp", [x], {}, right, wrong, verdict)
     assert (judged.side, judged.evidence) == ("candidate", "oracle")
+
+
+def test_python_scalars_of_another_kind_leave_the_dtype_open() -> None:
+    from diffcheck.values.dtypes import scalars_fit
+
+    assert scalars_fit("int8", [np.ones(2, np.int8), 1])
+    assert not scalars_fit("int8", [np.ones(2, np.int8), 1.5])
+    assert not scalars_fit("float32", [np.ones(2, np.float32), 1j])
+    assert not scalars_fit("bool", [np.ones(2, bool), 1])
+    x = np.array([1, 2], np.int8)
+    ref, cand = np.array([2.5, 3.5]), np.array([2.5, 3.5], np.float32)
+    verdict = compare_values(ref, cand, function="add")
+    assert verdict.kind == "dtype"
+    assert blame("add", [x, 1.5], {}, ref, cand, verdict).side == "undecided"

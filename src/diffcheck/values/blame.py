@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .compare import host_value
-from .dtypes import expected_result_dtype, expected_result_dtypes
+from .dtypes import expected_result_dtype, expected_result_dtypes, promote, scalars_fit
 from .elements import element_args
 from .judges import judge_element, judge_reduction, judge_sides
 from .model import Blame, Evidence, Side, ValueVerdict
@@ -121,6 +121,8 @@ def _blame_dtype(
     default_int: str,
 ) -> Blame | None:
     inputs = _input_dtypes(args)
+    if not scalars_fit(promote(inputs), args):
+        return None  # a Python scalar of another kind: the standard requires no dtype
     refs, cands = _outputs(reference), _outputs(candidate)
     wanted = expected_result_dtypes(
         function, *inputs, outputs=len(refs), default_int=default_int, dtype=kwargs.get("dtype")

@@ -26,6 +26,7 @@ __all__ = [
     "expected_result_dtype",
     "expected_result_dtypes",
     "promote",
+    "scalars_fit",
 ]
 
 BOOL = "bool"
@@ -350,3 +351,26 @@ def expected_result_dtypes(
         return (first,) * outputs
     single = expected_result_dtype(function, *input_dtypes, **kwargs)
     return (single,) * outputs
+
+
+def scalars_fit(array_dtype: str | None, args: Any) -> bool:
+    """Whether every Python scalar among ``args`` takes ``array_dtype`` by the standard.
+
+    A scalar adopts the array's dtype only within its kind: bool with bool, int with
+    integers and floats, float with floats, complex with complex. Any other mix is left
+    open by the standard (NumPy and others differ), so no result dtype is required then.
+    """
+    for arg in args:
+        if isinstance(arg, bool):
+            ok = array_dtype == BOOL
+        elif isinstance(arg, int):
+            ok = array_dtype in INTEGER or array_dtype in FLOATING
+        elif isinstance(arg, float):
+            ok = array_dtype in FLOATING
+        elif isinstance(arg, complex):
+            ok = array_dtype in COMPLEX
+        else:
+            continue
+        if not ok:
+            return False
+    return True
