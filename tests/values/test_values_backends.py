@@ -66,3 +66,14 @@ def test_a_dtype_outside_the_standard_that_a_side_lacks_is_not_blamed() -> None:
     assert "bfloat16" in (verdict.reason or "")
     assert verdict.blame is not None
     assert verdict.blame.side == "undecided"
+
+
+def test_a_python_scalar_of_another_kind_may_be_refused() -> None:
+    x = np.array([1, 2, 127], np.int8)
+    same_kind = diffcheck.compare("add", x, 1, candidate=STRICT, mode="values")
+    assert same_kind.passed, str(same_kind)
+    assert same_kind.dtype == "int8"
+    refused = diffcheck.compare("add", x, 1.5, candidate=STRICT, mode="values")
+    assert refused.kind == "raises"
+    assert refused.blame is not None
+    assert refused.blame.side == "undecided"

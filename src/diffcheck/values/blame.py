@@ -86,6 +86,13 @@ def _blame_call(
             "division by zero or a negative shift count), so raising is allowed",
             "standard-rule",
         )
+    if not scalars_fit(promote(_input_dtypes(args)), args):
+        return Blame(
+            "undecided",
+            f"the standard leaves {function} of a Python scalar with arrays of another kind "
+            "open, so raising is allowed",
+            "standard-rule",
+        )
     required = expected_result_dtype(function, *_input_dtypes(args))
     if required is None:
         return None  # the standard does not define a result here: raising may be right
