@@ -206,3 +206,15 @@ def test_python_scalars_of_another_kind_leave_the_dtype_open() -> None:
     verdict = compare_values(ref, cand, function="add")
     assert verdict.kind == "dtype"
     assert blame("add", [x, 1.5], {}, ref, cand, verdict).side == "undecided"
+
+
+def test_the_standards_names_include_the_2024_12_additions() -> None:
+    from diffcheck.values.spec import is_standard_name
+
+    assert is_standard_name("linalg.vecdot")
+    assert is_standard_name("nextafter")
+    assert is_standard_name("int8")
+    assert not is_standard_name("bfloat16")
+    assert not is_standard_name("left_shift")
+    assert expected_result_dtype("diff", "int16") == "int16"
+    assert expected_result_dtype("count_nonzero", "float32") == "int64"

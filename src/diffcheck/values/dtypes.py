@@ -203,6 +203,7 @@ _SAME = frozenset(
         "repeat",
         "take",
         "take_along_axis",
+        "diff",
         "cumulative_max",
         "cumulative_min",
         "matrix_transpose",

@@ -1,13 +1,13 @@
-"""The Array API standard's (2023.12) functions and dtypes, by name, as data.
+"""The Array API standard's functions and dtypes, by name, as data.
 
-Listed from the standard's stubs (``array_api_stubs/_2023_12``): the names a conforming
-namespace must have. Blame uses them to tell a side that lacks a standard function (wrong by
+Listed from the standard's stubs (``array_api_stubs/_2023_12``, plus the functions that
+``_2024_12`` adds): the names a conforming namespace must have. Blame uses them to tell a side that lacks a standard function (wrong by
 the standard) from one that lacks something the standard never asked for (``bfloat16``).
 """
 
 from __future__ import annotations
 
-__all__ = ["STANDARD_DTYPES", "STANDARD_FUNCTIONS", "is_standard_name"]
+__all__ = ["ADDED_2024_12", "STANDARD_DTYPES", "STANDARD_FUNCTIONS", "is_standard_name"]
 
 #: Function names by the standard's section; ``linalg.`` and ``fft.`` names are qualified.
 STANDARD_FUNCTIONS: dict[str, tuple[str, ...]] = {
@@ -168,6 +168,15 @@ STANDARD_FUNCTIONS: dict[str, tuple[str, ...]] = {
         ]
     ),
 }
+#: Functions the 2024.12 revision adds to the 2023.12 ones above.
+ADDED_2024_12 = (
+    "count_nonzero",
+    "cumulative_prod",
+    "diff",
+    "nextafter",
+    "reciprocal",
+    "take_along_axis",
+)
 #: The standard's dtypes (float16 and bfloat16 are not among them).
 STANDARD_DTYPES = (
     "bool",
@@ -184,10 +193,15 @@ STANDARD_DTYPES = (
     "complex64",
     "complex128",
 )
-_ALL = frozenset(name for names in STANDARD_FUNCTIONS.values() for name in names)
+_ALL = frozenset(
+    [name for names in STANDARD_FUNCTIONS.values() for name in names] + list(ADDED_2024_12)
+)
 _LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in _ALL)
 
 
 def is_standard_name(name: str) -> bool:
-    """Whether ``name`` (``exp``, ``linalg.vecdot``, ``vecdot``, ``int8``) is in the standard."""
+    """Whether ``name`` (``exp``, ``linalg.vecdot``, ``vecdot``, ``int8``) is in the standard.
+
+    The 2023.12 revision or the 2024.12 additions.
+    """
     return name in _ALL or name in _LEAVES or name in STANDARD_DTYPES or name in ("linalg", "fft")
