@@ -218,3 +218,29 @@ def test_the_standards_names_include_the_2024_12_additions() -> None:
     assert not is_standard_name("left_shift")
     assert expected_result_dtype("diff", "int16") == "int16"
     assert expected_result_dtype("count_nonzero", "float32") == "int64"
+
+
+def test_complex_special_cases_agree_with_c99_numpy_and_blame_a_side() -> None:
+    import itertools
+
+    from diffcheck.values.complex_cases import complex_special_case
+    from diffcheck.values.judges import _complex_matches
+
+    edges = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 2.5]
+    checked = 0
+    for name in ("exp", "log", "sqrt", "abs"):
+        for a, b in itertools.product(edges, edges):
+            case = complex_special_case(name, complex(a, b))
+            if case is None:
+                continue
+            with np.errstate(all="ignore"):
+                numpy_result = complex(getattr(np, name)(np.complex128(complex(a, b))))
+            assert _complex_matches(numpy_result, case, "float64", 1.0), (name, a, b, case)
+            checked += 1
+    assert checked > 150
+    z = np.array([complex(-math.inf, 1.0)], np.complex64)
+    right = np.exp(z)
+    wrong = np.array([complex(math.nan, math.nan)], np.complex64)
+    verdict = compare_values(right, wrong, function="exp")
+    judged = blame("exp", [z], {}, right, wrong, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "special-case")

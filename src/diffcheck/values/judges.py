@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .complex_cases import complex_special_case
 from .dtypes import COMPLEX
 from .elements import reduced_terms
 from .model import Blame, Bound, Location, Side
@@ -119,6 +120,20 @@ def judge_element(
     return None
 
 
+def _complex_matches(value: complex, case: Any, part: str, share: float) -> bool:
+    """Whether a complex value meets a complex special case, component by component."""
+    for name, got, want in (("real", value.real, case.real), ("imag", value.imag, case.imag)):
+        if f"{name}-unsigned" in case.loose:
+            ok = abs(got) == abs(want)
+        elif f"{name}-approx" in case.loose:
+            ok = ulps_from_truth(got, want, part) <= share
+        else:
+            ok = _same_special(got, want)
+        if not ok:
+            return False
+    return True
+
+
 def _judge_complex(
     function: str,
     args: Sequence[Any],
@@ -128,9 +143,26 @@ def _judge_complex(
     at: str,
     bound: Bound,
 ) -> Blame | None:
-    """The complex oracle: each side's distance from the true value, in its own share."""
+    """Complex special cases, then the complex oracle: each side within its own share."""
     if not all(isinstance(a, int | float | complex) for a in args):
         return None
+    if len(args) == 1:
+        case = complex_special_case(function, complex(args[0]))
+        if case is not None:
+            part = "float32" if dtype == "complex64" else "float64"
+            share = _allowance(bound)
+            side = judge_sides(
+                _complex_matches(complex(ref_value), case, part, share),
+                _complex_matches(complex(cand_value), case, part, share),
+            )
+            if side is None:
+                return None
+            return Blame(
+                side,
+                f"special case {case.rule} {at}; reference {complex(ref_value)!r}, "
+                f"candidate {complex(cand_value)!r}",
+                "special-case",
+            )
     truth = true_complex(function, [complex(a) for a in args])
     if truth is None:
         return None
