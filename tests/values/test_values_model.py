@@ -333,3 +333,10 @@ def test_reductions_over_nan_and_infinities_follow_the_standard_and_ieee() -> No
     picked = blame("max", [rows], {"axis": 1}, ref, cand, compare_values(ref, cand, function="max"))
     assert (picked.side, picked.evidence) == ("candidate", "standard-rule")
     assert "[1]" in picked.why
+
+
+def test_several_outputs_report_their_dtypes_in_order() -> None:
+    ref = (np.array([1.0], np.float32), np.array([2], np.int64))
+    verdict = compare_values(ref, (ref[0].copy(), ref[1].copy()))
+    assert verdict.dtype == "float32, int64"
+    assert "float32, int64" in str(verdict)

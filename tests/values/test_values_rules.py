@@ -244,3 +244,10 @@ def test_complex_special_cases_agree_with_c99_numpy_and_blame_a_side() -> None:
     verdict = compare_values(right, wrong, function="exp")
     judged = blame("exp", [z], {}, right, wrong, verdict)
     assert (judged.side, judged.evidence) == ("candidate", "special-case")
+
+
+def test_abs_of_a_complex_input_is_rounded_math() -> None:
+    assert bound_for("abs", "float32").kind == "exact"
+    complex_abs = bound_for("abs", "float32", inputs=("complex64",))
+    assert (complex_abs.kind, complex_abs.ulps) == ("ulp", 2.0)
+    assert "hypot" in complex_abs.provenance

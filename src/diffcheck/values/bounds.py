@@ -184,7 +184,12 @@ def _real(dtype: str) -> str:
 
 
 def bound_for(
-    function: str | None, dtype: str, *, reduced: int = 1, magnitude: float | None = None
+    function: str | None,
+    dtype: str,
+    *,
+    reduced: int = 1,
+    magnitude: float | None = None,
+    inputs: tuple[str, ...] = (),
 ) -> Bound:
     """The error bound for ``function``'s result stored in ``dtype``.
 
@@ -199,6 +204,9 @@ def bound_for(
     magnitude
         ``sum |x_i|`` of the reduced terms, when known: it adds an absolute allowance of
         ``n * eps * magnitude`` so cancellation does not turn rounding into a failure.
+    inputs
+        The input dtypes, where they change the bound: ``abs`` of a complex input is
+        ``hypot(real, imag)``, rounded math rather than an exact copy.
 
     Returns
     -------
@@ -211,6 +219,10 @@ def bound_for(
     real = _real(dtype)
     if real not in EPSILON:
         return Bound("exact", None, None, f"{dtype} result: no float model, exact equality")
+    if name == "abs" and any(d in COMPLEX for d in inputs):
+        return Bound(
+            "ulp", 2.0, None, f"abs of a complex input is hypot(real, imag): within 2 ULP of {real}"
+        )
     if name in EXACT_FUNCTIONS:
         return Bound("exact", None, None, f"{name} moves, selects or compares values: exact")
     if name in CORRECTLY_ROUNDED and dtype in COMPLEX and name not in ("add", "subtract"):

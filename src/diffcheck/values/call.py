@@ -245,10 +245,11 @@ def _verdict(
             expected = None  # a Python scalar of another kind: the standard leaves it open
     bound = None
     reduced = _reduced(name, hosts, kwargs)
-    if name is not None and reduced > 1:
-        magnitude = reduction_magnitude(name, hosts, kwargs)
+    inputs = tuple(host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS))
+    if name is not None and (reduced > 1 or name == "abs"):
+        magnitude = reduction_magnitude(name, hosts, kwargs) if reduced > 1 else None
         dtype = host_value(_first_output(ref.value))[1]
-        bound = bound_for(name, dtype, reduced=reduced, magnitude=magnitude)
+        bound = bound_for(name, dtype, reduced=reduced, magnitude=magnitude, inputs=inputs)
     return compare_values(
         ref.value,
         cand.value,

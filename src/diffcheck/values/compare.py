@@ -347,6 +347,7 @@ def _compare_many(
             None,
         )
     last: ValueVerdict | None = None
+    dtypes: list[str] = []
     for output, (r_value, c_value) in enumerate(zip(reference, candidate, strict=True)):
         ref, ref_dtype = host_value(r_value)
         cand, cand_dtype = host_value(c_value)
@@ -361,6 +362,8 @@ def _compare_many(
         if not verdict.passed:
             return verdict
         last = verdict
+        dtypes.append(ref_dtype)
     if last is None:
         return ValueVerdict("passed", None, None, fallback, None, None)
-    return replace(last, dtype=None) if len(reference) > 1 else last
+    # Several outputs: their dtypes in order; the bound and ULPs are those of the last one.
+    return replace(last, dtype=", ".join(dtypes)) if len(reference) > 1 else last

@@ -148,7 +148,8 @@ class ValueVerdict:
         The first failing element (row-major) and the one furthest off; None when the
         failure is not about elements (dtype, shape, missing, raises) or when passed.
     dtype
-        The output dtype both sides were compared in (the reference's), when known.
+        The output dtype both sides were compared in (the reference's), when known; for
+        several outputs, their dtypes in order, comma-separated.
     failing
         How many elements failed (0 when passed or not about elements).
     max_ulp
