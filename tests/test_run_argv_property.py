@@ -25,7 +25,7 @@ from diffcheck.errors import ConfigError
 #: How many argument lists the property tries (the report states it).
 ARGV_CASES = 250
 
-_KEYS = sorted(ALLOWED) + ["--bogus", "-h", "--help", "--max-nmse=1e-7", "--", "-"]
+_KEYS = [*sorted(ALLOWED), "--bogus", "-h", "--help", "--max-nmse=1e-7", "--", "-"]
 _VALUES = [
     "array_api_strict",
     "numpy",

@@ -279,7 +279,7 @@ def test_the_issues_huge_gemm_is_refused_with_its_figure_before_any_report(
     estimate = estimate_memory(make_check(CANDIDATE, "gemm", m=46000, n=46000, k=46000))
     assert estimate.inputs == 2 * 46000 * 46000 * 4
     assert f"needs about {format_bytes(estimate.total)}" in line
-    assert "raise --max-memory" in line
+    assert "raise the budget (--max-memory, max_memory=)" in line
     assert not report.exists()
 
 
@@ -347,3 +347,21 @@ def test_an_unknown_run_option_is_one_line(
     assert one_line_error(err) == (
         "diffcheck: unknown option \"--bogus\"; run 'diffcheck run --help' for the options"
     )
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"require_backend": 3, "op": "gemm"},
+        {"require_backend": CANDIDATE, "op": ["gemm"]},
+        {"require_backend": CANDIDATE, "op": "gemm", "reference": None},
+        {"require_backend": CANDIDATE, "op": "gemm", "seed": "7"},
+        {"require_backend": CANDIDATE, "op": "gemm", "seed": True},
+        {"require_backend": CANDIDATE, "op": "gemm", "max_nmse": "1e-7"},
+        {"require_backend": CANDIDATE, "op": "gemm", "allow_self_test": "yes"},
+    ],
+)
+def test_a_mistyped_config_is_a_one_line_config_error(config: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError) as raised:
+        diffcheck.run(config)
+    assert len(str(raised.value).splitlines()) == 1

@@ -204,6 +204,6 @@ def check_budget(check: Any, max_memory: int | None = None) -> MemoryEstimate:
         raise ConfigError(
             f"check {check.op.name} {'x'.join(str(n) for n in check.output_shape)} needs about "
             f"{estimate.describe()}, over the budget of {format_bytes(budget)} ({source}); "
-            "choose a smaller shape or raise --max-memory"
+            "choose a smaller shape, or raise the budget (--max-memory, max_memory=)"
         )
     return estimate

@@ -184,6 +184,11 @@ def make_check(
     ConfigError
         With a one-line message naming the first problem found.
     """
+    for name, value in (("require_backend", require_backend), ("op", op), ("reference", reference)):
+        if not isinstance(value, str):
+            raise ConfigError(f"{name} {value!r} is not a name; give it as a string")
+    if not isinstance(allow_self_test, bool):
+        raise ConfigError(f"allow_self_test {allow_self_test!r} must be True or False")
     operation = get_op(op)
     _check_backends(require_backend, reference, allow_self_test)
     if precision not in ("f32", "f16", "bf16"):
@@ -191,6 +196,12 @@ def make_check(
     unknown = sorted(set(params) - set(operation.options))
     if unknown:
         raise ConfigError(f"option --{unknown[0]} does not apply to the selected operator")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"seed {seed!r} is not an integer; it must be a u64")
+    if max_nmse is not None and (
+        isinstance(max_nmse, bool) or not isinstance(max_nmse, int | float)
+    ):
+        raise ConfigError(f"max_nmse {max_nmse!r} is not a number")
     if not 0 <= seed <= U64_MAX:
         raise ConfigError(f"seed {seed} is outside the u64 range")
     tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)  # type: ignore[arg-type]

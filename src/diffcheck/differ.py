@@ -11,19 +11,27 @@ The semantics are the reference tool's comparator, exactly:
 5. it passes only when ``nmse < tolerance`` (equality fails); a numerical failure keeps its
    metrics, a validation failure has none.
 
-Arrays are processed in fixed-size chunks, so extra memory stays bounded whatever the size.
+All figures of one range (both sums, max |diff| and its first index, max ULP, the first
+non-finite index of each array) come from one pass over both arrays, in parallel over the
+cores, with extra memory bounded by a small constant (:mod:`diffcheck._measure` says how and
+why). ULP distances are counted in the output's storage format (``ulp_dtype``): both values
+are rounded to nearest-even into that format and mapped to ordered integers in which ``+0``
+and ``-0`` coincide, so a pair on either side of zero counts the representable values
+between them on both sides (the two smallest subnormals of opposite sign are 2 ulp apart).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from ._measure import Figures, default_ulp_format, measure, ulp_format
+from ._measure import _first_bad as _first_bad
 from ._numbers import rust_display
 
 __all__ = [
@@ -43,7 +51,6 @@ __all__ = [
 
 #: Below this reference energy the NMSE denominator is meaningless; absolute MSE is used.
 ABSOLUTE_MSE_FLOOR = 1e-30
-_CHUNK = 1 << 16  # elements; float64 scratch stays in L2 cache
 
 Status = Literal["passed", "failed"]
 
@@ -59,7 +66,9 @@ class Metrics:
     uses_absolute_mse: bool
     #: Flat index (within the compared range) of the first largest absolute difference.
     max_abs_index: int
-    #: Largest distance in float32 units in the last place between paired elements.
+    #: Largest distance between paired elements in units in the last place of the output's
+    #: storage format (``ulp_dtype``); ``+0`` and ``-0`` coincide and a pair straddling zero
+    #: counts the representable values on both sides of it.
     max_ulp: int
 
 
@@ -155,74 +164,32 @@ def to_host(array: Any) -> npt.NDArray[Any]:
     return host_array(array).reshape(-1)
 
 
-def _chunks(length: int) -> Iterator[slice]:
-    for start in range(0, length, _CHUNK):
-        yield slice(start, min(start + _CHUNK, length))
-
-
 def _first_non_finite(values: npt.NDArray[Any]) -> int | None:
-    for part in _chunks(values.size):
-        finite = np.isfinite(values[part])
-        if not finite.all():
-            return int(part.start) + int(np.argmin(finite))
-    return None
+    """The first index of a NaN or infinity, read in blocks (no full-size temporary)."""
+    return _first_bad(values)
 
 
-def _ordered_f32(values: npt.NDArray[Any], out: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
-    """Map float32 bit patterns onto integers whose differences count ULPs (±0 map to 0)."""
-    bits = (
-        values.view(np.int32)
-        if values.dtype == np.float32
-        else values.astype(np.float32).view(np.int32)
-    )
-    np.bitwise_and(bits, np.int32(0x7FFFFFFF), out=out)  # magnitude bits
-    sign = np.right_shift(bits, 31)  # 0 or -1
-    np.bitwise_or(sign, np.int32(1), out=sign)  # 1 or -1
-    np.multiply(out, sign, out=out)
-    return out
-
-
-def _measure(reference: npt.NDArray[Any], actual: npt.NDArray[Any]) -> Metrics:
-    count = reference.size
-    size = min(_CHUNK, count)
-    # Scratch buffers reused for every chunk: extra memory is bounded by the chunk size.
-    wide_ref = np.empty(size, np.float64)
-    wide_act = np.empty(size, np.float64)
-    delta = np.empty(size, np.float64)
-    key_ref = np.empty(size, np.int32)
-    key_act = np.empty(size, np.int32)
-    ulps = np.empty(size, np.int64)
-    sum_sq_diff = sum_sq_ref = max_abs = 0.0
-    max_abs_index = max_ulp = 0
-    for part in _chunks(count):
-        n = part.stop - part.start
-        ref, act, diff_, ulp = wide_ref[:n], wide_act[:n], delta[:n], ulps[:n]
-        # Widening copies first: a same-dtype subtract is far faster than a mixed one.
-        np.copyto(ref, reference[part])
-        np.copyto(act, actual[part])
-        np.subtract(ref, act, out=diff_)
-        sum_sq_diff += float(np.dot(diff_, diff_))
-        sum_sq_ref += float(np.dot(ref, ref))
-        np.abs(diff_, out=diff_)
-        worst = int(np.argmax(diff_))
-        if diff_[worst] > max_abs:
-            max_abs, max_abs_index = float(diff_[worst]), part.start + worst
-        np.copyto(ulp, _ordered_f32(reference[part], key_ref[:n]))
-        np.subtract(ulp, _ordered_f32(actual[part], key_act[:n]), out=ulp)
-        np.abs(ulp, out=ulp)
-        max_ulp = max(max_ulp, int(ulp.max()))
-    reference_mse = sum_sq_ref / count
-    mse = sum_sq_diff / count
+def _metrics(figures: Figures) -> Metrics:
+    reference_mse = figures.sum_sq_ref / figures.count
+    mse = figures.sum_sq_diff / figures.count
     uses_absolute = reference_mse < ABSOLUTE_MSE_FLOOR
     return Metrics(
-        element_count=count,
+        element_count=figures.count,
         nmse=mse if uses_absolute else mse / reference_mse,
-        max_abs=max_abs,
+        max_abs=figures.max_abs,
         reference_mse=reference_mse,
         uses_absolute_mse=uses_absolute,
-        max_abs_index=max_abs_index,
-        max_ulp=max_ulp,
+        max_abs_index=figures.max_abs_index,
+        max_ulp=figures.max_ulp,
     )
+
+
+def _measure(
+    reference: npt.NDArray[Any], actual: npt.NDArray[Any], ulp_dtype: Any = None
+) -> Metrics:
+    """Metrics of two finite flat arrays of equal non-zero size, in one pass."""
+    fmt = default_ulp_format(actual) if ulp_dtype is None else ulp_format(ulp_dtype)
+    return _metrics(measure(reference, actual, fmt))
 
 
 def _check_tolerance(tolerance: float) -> None:
@@ -230,19 +197,29 @@ def _check_tolerance(tolerance: float) -> None:
         raise _Failure("tolerance must be finite and strictly positive")
 
 
-def _compare(reference: npt.NDArray[Any], actual: npt.NDArray[Any], tolerance: float) -> Metrics:
-    _check_tolerance(tolerance)
+def _check_sizes(
+    reference: npt.NDArray[Any], actual_size: int, first_bad: Callable[[], int | None]
+) -> None:
+    """The checks before measuring; ``first_bad`` finds the reference's first non-finite."""
     if reference.size == 0:
         raise _Failure("reference output is empty")
-    if (index := _first_non_finite(reference)) is not None:
-        raise _Failure(f"reference contains a non-finite value at {index}")
-    if actual.size == 0:
-        raise _Failure("required backend output is empty")
-    if reference.size != actual.size:
-        raise _Failure(f"output length mismatch: reference={reference.size} actual={actual.size}")
-    if (index := _first_non_finite(actual)) is not None:
-        raise _Failure(f"required backend contains a non-finite value at {index}")
-    metrics = _measure(reference, actual)
+    if actual_size == 0 or reference.size != actual_size:
+        if (index := first_bad()) is not None:
+            raise _Failure(f"reference contains a non-finite value at {index}")
+        if actual_size == 0:
+            raise _Failure("required backend output is empty")
+        raise _Failure(f"output length mismatch: reference={reference.size} actual={actual_size}")
+
+
+def _judge(figures: Figures, tolerance: float) -> Metrics:
+    """The verdict rule on measured figures (host or device): metrics, or a ``_Failure``."""
+    if figures.first_bad_reference is not None:
+        raise _Failure(f"reference contains a non-finite value at {figures.first_bad_reference}")
+    if figures.first_bad_actual is not None:
+        raise _Failure(
+            f"required backend contains a non-finite value at {figures.first_bad_actual}"
+        )
+    metrics = _metrics(figures)
     if (
         not math.isfinite(metrics.nmse)
         or metrics.nmse < 0.0
@@ -259,11 +236,33 @@ def _compare(reference: npt.NDArray[Any], actual: npt.NDArray[Any], tolerance: f
     return metrics
 
 
-def compare_outputs(reference: Any, actual: Any, tolerance: float) -> Verdict:
-    """The reference tool's ``compare_outputs``: one array against another, no segments."""
+def _compare(
+    reference: npt.NDArray[Any],
+    actual: npt.NDArray[Any],
+    tolerance: float,
+    ulp_dtype: Any = None,
+) -> Metrics:
+    _check_tolerance(tolerance)
+    _check_sizes(reference, actual.size, lambda: _first_non_finite(reference))
+    fmt = default_ulp_format(actual) if ulp_dtype is None else ulp_format(ulp_dtype)
+    # One pass measures everything, the first non-finite index of each array included.
+    return _judge(measure(reference, actual, fmt), tolerance)
+
+
+def compare_outputs(
+    reference: Any, actual: Any, tolerance: float, *, ulp_dtype: Any = None
+) -> Verdict:
+    """The reference tool's ``compare_outputs``: one array against another, no segments.
+
+    ``ulp_dtype`` is the storage format ULPs are counted in (``"f16"``, ``"bf16"``, ``"f32"``,
+    ``"f64"`` or a dtype); None means the actual array's own floating dtype (float32 for
+    anything else). It changes ``max_ulp`` only, never the verdict.
+    """
     ref, act = to_host(reference), to_host(actual)
+    if ulp_dtype is not None:
+        ulp_format(ulp_dtype)  # misuse raises ValueError before anything is measured
     try:
-        metrics = _compare(ref, act, tolerance)
+        metrics = _compare(ref, act, tolerance, ulp_dtype)
     except _Failure as failure:
         return Verdict("failed", failure.reason, failure.metrics, tolerance)
     return Verdict("passed", None, metrics, tolerance)
@@ -287,6 +286,7 @@ def _judge_segments(
     actual: npt.NDArray[Any],
     segments: Sequence[Segment],
     tolerance: float,
+    ulp_dtype: Any = None,
 ) -> tuple[tuple[SegmentVerdict, ...], str | None]:
     """Judge every segment, then every uncovered gap; return all verdicts and the first failure.
 
@@ -307,6 +307,7 @@ def _judge_segments(
                 reference[segment.start : segment.stop],
                 actual[segment.start : segment.stop],
                 tolerance,
+                ulp_dtype,
             )
             verdicts.append(SegmentVerdict(segment, "passed", None, metrics))
         except _Failure as failure:
@@ -345,6 +346,7 @@ def diff(
     max_nmse: float,
     expected_elements: int | None = None,
     segments: Sequence[Segment] | int | None = None,
+    ulp_dtype: Any = None,
 ) -> Verdict:
     """Compare ``actual`` against ``reference`` with the strict NMSE rule.
 
@@ -364,6 +366,9 @@ def diff(
         that no segment covers is judged as a segment of its own named ``uncovered`` (so
         ``[(0, 4), (6, 8)]`` also judges ``[4, 6)``). The last segment must end at the
         output's end; an output of another length fails.
+    ulp_dtype
+        The storage format ``max_ulp`` counts in (``"f16"``, ``"bf16"``, ``"f32"``, ``"f64"``
+        or a dtype); None means the actual array's own floating dtype.
 
     Returns
     -------
@@ -374,10 +379,10 @@ def diff(
     Raises
     ------
     ValueError
-        When ``segments`` is malformed (misuse, not a divergence).
+        When ``segments`` or ``ulp_dtype`` is malformed (misuse, not a divergence).
     """
     ref, act = to_host(reference), to_host(actual)
-    verdict = compare_outputs(ref, act, max_nmse)
+    verdict = compare_outputs(ref, act, max_nmse, ulp_dtype=ulp_dtype)
     if expected_elements is not None:
         verdict = bind_shape(verdict, ref.size, act.size, expected_elements)
     if segments is None:
@@ -385,7 +390,7 @@ def diff(
     if isinstance(segments, int):
         segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
     _validate_segments(segments)
-    return bind_segments(verdict, ref, act, segments)
+    return bind_segments(verdict, ref, act, segments, ulp_dtype=ulp_dtype)
 
 
 def bind_shape(
@@ -415,6 +420,8 @@ def bind_segments(
     reference: npt.NDArray[Any],
     actual: npt.NDArray[Any],
     segments: Sequence[Segment],
+    *,
+    ulp_dtype: Any = None,
 ) -> Verdict:
     """Judge each segment on its own; any failing segment downgrades the verdict.
 
@@ -425,7 +432,9 @@ def bind_segments(
         _check_tolerance(verdict.tolerance)
     except _Failure as failure:
         return _downgrade(verdict, failure.reason, ())
-    judged, failure_reason = _judge_segments(reference, actual, segments, verdict.tolerance)
+    judged, failure_reason = _judge_segments(
+        reference, actual, segments, verdict.tolerance, ulp_dtype
+    )
     if failure_reason is None:
         return Verdict(verdict.status, verdict.reason, verdict.metrics, verdict.tolerance, judged)
     return _downgrade(verdict, failure_reason, judged)

@@ -425,3 +425,35 @@ def test_an_adapter_whose_divergence_list_raises_excuses_nothing(
     (planned,) = plan_matrix(matrix).checks
     assert planned.pair.known_divergences == ()
     assert planned.pair.unresolved is None
+
+
+TIGHT = KnownDivergence(
+    ops=("gemm",),
+    precisions=("f32",),
+    reason="test-only: declared, with a ceiling below what the check measures",
+    upstream="https://example.org/issues/43",
+    max_nmse=1e-40,
+    bound_source="test-only: far below float32 rounding, so nothing measured fits under it",
+)
+ONLY_FAILING = """
+schema_version = 1
+[[pairs]]
+candidate = "array_api_strict"
+required = true
+[ops.gemm]
+shapes = [{ m = 64, n = 33, k = 35, seeds = [7], max_nmse = 1e-30 }]
+"""
+
+
+def test_a_sweep_of_only_failures_over_the_ceiling_exits_nonzero(
+    tmp_path: Path, sweep_cli: Callable[..., SweepRun], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ArrayApiAdapter, "known_divergences", lambda self: (TIGHT,))
+    run = sweep_cli(write_matrix(tmp_path, ONLY_FAILING), tmp_path / "out")
+    assert run.code == 1
+    row = run.rows()[FAILS]
+    assert row["status"] == "failed"
+    assert row["nmse"] > TIGHT.max_nmse
+    assert row["known_divergence"] is None
+    assert run.summary["counts"]["known"] == 0
+    assert run.summary["exit_reasons"] == ["1 check failed"]

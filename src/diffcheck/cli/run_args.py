@@ -60,7 +60,8 @@ falls back to another backend.
 Operators and their options (defaults):
 {_op_lines()}
   gemm computes C[m,n] = A[m,k]·B[n,k]ᵀ; silu-mul reads rows laid out [gate | up];
-  context-lifecycle runs gemm -> copy -> silu-mul under four submission phases.
+  context-lifecycle runs gemm -> copy -> silu-mul under four submission phases (as four
+  independent chains on a backend without command contexts, and the report says so).
 
 --seed defaults to {DEFAULT_SEED}. --max-nmse defaults by precision: {", ".join(f"{k} {v:g}" for k, v in DEFAULT_MAX_NMSE.items())};
 context-lifecycle at f32 requires 0 < max-nmse <= 1e-7.

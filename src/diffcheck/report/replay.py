@@ -107,8 +107,9 @@ def replay(document: ReportDocument) -> Replay:
     actual = None if result.actual is None else f32_from_bits(result.actual.f32_bits)
 
     verdict: Verdict | None = None
+    storage = document.configured_precision.backend_output_storage  # ULPs count in it
     if reference is not None and actual is not None:
-        verdict = compare_outputs(reference, actual, tolerance)
+        verdict = compare_outputs(reference, actual, tolerance, ulp_dtype=storage)
     base = verdict or Verdict(
         "passed" if result.status == "passed" else "failed", None, None, tolerance
     )
@@ -122,7 +123,7 @@ def replay(document: ReportDocument) -> Replay:
         op = get_op(getattr(document.config, "op"))  # noqa: B009 (per-op model)
         params = op.params(**{name: getattr(document.config, name) for name in op.options})
         segments: list[Segment] = op.segments(params)
-        bound = bind_segments(bound, reference, actual, segments)
+        bound = bind_segments(bound, reference, actual, segments, ulp_dtype=storage)
     if verdict is not None or bound is not base:
         verdict = bound
         derived_status = verdict.status

@@ -1,0 +1,196 @@
+"""On-device comparison against its floor, measured in the same run on a CUDA GPU.
+
+The floor is what any on-device comparison must pay: one host-to-device copy of the
+(host) reference plus a naive float64 NMSE on the device. Against it, median times of:
+- ``diff_on_device`` (the verdict with every metric, plus the overlapped exact host copy of
+  the output that the report needs), on torch CUDA and on CuPy;
+- the host path that ``compare`` took before: copy the output to the host, then the host
+  differ;
+- ``diffcheck.compare(fn, x, candidate="torch:cuda")`` end to end with a one-op ``fn``
+  (it also runs the NumPy reference and moves the input over), for context.
+Each on-device verdict is checked against the host differ's on the same values.
+On a machine without CUDA it prints why it did not run and exits 0.
+Usage: python bench/device_compare.py [ELEMENTS]  (default 10^8)
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from diffcheck.device_metrics import diff_on_device
+from diffcheck.differ import compare_outputs
+
+
+def median_time(fn: Callable[[], object], sync: Callable[[], None], repeats: int = 5) -> float:
+    fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        sync()
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def check_equal(label: str, device: object, host: object) -> None:
+    dm, hm = getattr(device, "metrics", None), getattr(host, "metrics", None)
+    assert dm is not None, label
+    assert hm is not None, label
+    assert getattr(device, "status", None) == getattr(host, "status", None), label
+    for name in ("nmse", "reference_mse", "max_abs"):
+        assert math.isclose(getattr(dm, name), getattr(hm, name), rel_tol=1e-12), (label, name)
+    assert (dm.max_abs_index, dm.max_ulp) == (hm.max_abs_index, hm.max_ulp), label
+
+
+def main() -> None:
+    elements = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**8
+    try:
+        import torch
+    except ImportError:
+        print("device_compare: not run: torch is not installed")
+        return
+    if not torch.cuda.is_available():
+        print("device_compare: not run: no CUDA device (torch.cuda.is_available() is False)")
+        return
+    rng = np.random.default_rng(0)
+    reference = rng.standard_normal(elements, dtype=np.float32)
+    actual_host = reference + np.float32(1e-4) * rng.standard_normal(elements, dtype=np.float32)
+    host_verdict = compare_outputs(reference, actual_host, 1.0)
+    print(f"device_compare: {elements:,} float32 elements on {torch.cuda.get_device_name()}")
+
+    def cuda_sync() -> None:
+        torch.cuda.synchronize()
+
+    actual = torch.from_numpy(actual_host).cuda()
+
+    def floor_torch() -> float:
+        r = torch.from_numpy(reference).to("cuda").double()
+        a = actual.double()
+        return float(((r - a) ** 2).mean() / (r * r).mean())
+
+    def ours_torch() -> object:
+        return diff_on_device(reference, actual, max_nmse=1.0, host_copy=False)
+
+    def ours_torch_copy() -> object:
+        return diff_on_device(reference, actual, max_nmse=1.0)
+
+    def host_path() -> object:
+        return compare_outputs(reference, actual.cpu().numpy(), 1.0)
+
+    prefaulted = np.ones(elements, np.float32)
+
+    def copy_pinned() -> object:
+        buffer = torch.empty(elements, dtype=torch.float32, pin_memory=True)
+        return buffer.copy_(actual)
+
+    measured = diff_on_device(reference, actual, max_nmse=1.0)
+    check_equal("torch:cuda", measured.verdict, host_verdict)
+    assert measured.actual is not None
+    assert np.array_equal(measured.actual, actual_host)
+    rows = [
+        ("floor: H2D copy + naive f64 NMSE (torch)", median_time(floor_torch, cuda_sync)),
+        ("diff_on_device, torch:cuda (verdict)", median_time(ours_torch, cuda_sync)),
+        (
+            "diff_on_device, torch:cuda (verdict + host copy)",
+            median_time(ours_torch_copy, cuda_sync),
+        ),
+        (
+            "  H2D copy of the reference alone",
+            median_time(lambda: torch.from_numpy(reference).to("cuda"), cuda_sync),
+        ),
+        (
+            "  D2H copy: .cpu() (fresh pageable memory)",
+            median_time(lambda: actual.cpu(), cuda_sync),
+        ),
+        ("  D2H copy: into fresh pinned memory", median_time(copy_pinned, cuda_sync)),
+        (
+            "  D2H copy: into touched pageable memory",
+            median_time(lambda: torch.from_numpy(prefaulted).copy_(actual), cuda_sync),
+        ),
+        ("host path: D2H copy + host differ", median_time(host_path, cuda_sync, 3)),
+    ]
+
+    import diffcheck
+
+    x = reference.reshape(1000, -1)
+    rows.append(
+        (
+            "diffcheck.compare(x * 2, torch:cuda), end to end",
+            median_time(
+                lambda: diffcheck.compare(lambda xp, v: v * 2, x, candidate="torch:cuda"),
+                cuda_sync,
+                3,
+            ),
+        )
+    )
+    try:
+        import cupy
+
+        actual_cp = cupy.asarray(actual_host)
+
+        def cupy_sync() -> None:
+            cupy.cuda.get_current_stream().synchronize()
+
+        def floor_cupy() -> float:
+            r = cupy.asarray(reference).astype(cupy.float64)
+            a = actual_cp.astype(cupy.float64)
+            return float(((r - a) ** 2).mean() / (r * r).mean())
+
+        measured_cp = diff_on_device(reference, actual_cp, max_nmse=1.0)
+        check_equal("cupy", measured_cp.verdict, host_verdict)
+        assert measured_cp.actual is not None
+        assert np.array_equal(measured_cp.actual, actual_host)
+        rows.append(("floor: H2D copy + naive f64 NMSE (cupy)", median_time(floor_cupy, cupy_sync)))
+        rows.append(
+            (
+                "diff_on_device, cupy (verdict + host copy)",
+                median_time(lambda: diff_on_device(reference, actual_cp, max_nmse=1.0), cupy_sync),
+            )
+        )
+        rows.append(
+            (
+                "diff_on_device, cupy",
+                median_time(
+                    lambda: diff_on_device(reference, actual_cp, max_nmse=1.0, host_copy=False),
+                    cupy_sync,
+                ),
+            )
+        )
+    except ImportError:
+        print("  cupy: not run: cupy is not installed")
+    for label, seconds in rows:
+        print(f"  {label:<52} {seconds * 1e3:9.1f} ms")
+    times = dict(rows)
+    ours = times["diff_on_device, torch:cuda (verdict)"]
+    ratio = ours / times["floor: H2D copy + naive f64 NMSE (torch)"]
+    print(f"  torch:cuda diff_on_device / floor = {ratio:.2f} (target <= 3)")
+    if "diff_on_device, cupy" in times:
+        ratio_cp = times["diff_on_device, cupy"] / times["floor: H2D copy + naive f64 NMSE (cupy)"]
+        print(f"  cupy diff_on_device / floor = {ratio_cp:.2f} (target <= 3)")
+    speedup = times["host path: D2H copy + host differ"] / ours
+    print(f"  host path / diff_on_device = {speedup:.1f}x; verdicts equal the host differ's")
+    for dtype, storage in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        half = actual[: 10**6].to(dtype)
+        on_gpu = diff_on_device(reference[: 10**6], half, max_nmse=1.0)
+        assert on_gpu.actual is not None
+        assert np.array_equal(on_gpu.actual, half.float().cpu().numpy())
+        on_host = compare_outputs(
+            reference[: 10**6], half.float().cpu().numpy(), 1.0, ulp_dtype=storage
+        )
+        check_equal(storage, on_gpu.verdict, on_host)
+        assert on_gpu.verdict.metrics is not None
+        print(
+            f"  {storage} output on cuda: max_ulp {on_gpu.verdict.metrics.max_ulp} equals the host's"
+        )
+
+
+if __name__ == "__main__":
+    main()
