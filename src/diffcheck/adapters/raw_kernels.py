@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..gpu_plan import Kernel, KernelDevice, entrypoint_label, op_kernels, run_op
-from ..ops import ContextLifecycle, HostInputs, Op
+from ..errors import UnknownOpError
+from ..ops import ContextLifecycle, HostInputs, Op, get_op
 from ..precision import PrecisionName
 from ._protocol import Adapter, Capabilities, Execution, Role
 
-__all__ = ["KERNEL_OPS", "RawKernelAdapter"]
+__all__ = ["KERNEL_OPS", "RawKernelAdapter", "kernel_ops"]
 
 #: The ops every raw-kernel adapter implements.
 KERNEL_OPS = frozenset(
@@ -35,6 +36,18 @@ KERNEL_OPS = frozenset(
         "add-rms-norm",
     }
 )
+
+
+def kernel_ops() -> frozenset[str]:
+    """The :data:`KERNEL_OPS` registered in this installation (an op may come from a plugin)."""
+    registered = set()
+    for name in KERNEL_OPS:
+        try:
+            get_op(name)
+        except UnknownOpError:
+            continue
+        registered.add(name)
+    return frozenset(registered)
 
 
 class RawKernelAdapter(Adapter):
@@ -102,7 +115,7 @@ class RawKernelAdapter(Adapter):
             precisions=self.storage_precisions(),
             float64=False,
             command_contexts=True,
-            ops=KERNEL_OPS,
+            ops=kernel_ops(),
             notes=self.notes,
             refusals=self.precision_refusals(),
         )
