@@ -20,7 +20,7 @@ from ._numbers import U64_MAX
 from .adapters import parse_backend
 from .errors import ConfigError
 from .ops import OPS, Op, OpParams, get_op
-from .precision import PrecisionName, default_max_nmse
+from .precision import PrecisionName
 
 __all__ = ["AnyCheckConfig", "Check", "config_model", "make_check"]
 
@@ -128,7 +128,8 @@ def make_check(
     seed
         The u64 input seed.
     max_nmse
-        The tolerance; by default the precision's bucket (f32 1e-7, f16 1e-6, bf16 1e-4).
+        The tolerance; by default the op's own for the precision, which is the precision's
+        bucket (f32 1e-7, f16 1e-6, bf16 1e-4) unless the op says why it must differ.
     **params
         The op's own parameters (for ``gemm``: ``m``, ``n``, ``k``); defaults fill the rest.
 
@@ -155,7 +156,11 @@ def make_check(
         raise ConfigError(f"option --{unknown[0]} does not apply to the selected operator")
     if not 0 <= seed <= U64_MAX:
         raise ConfigError(f"seed {seed} is outside the u64 range")
-    tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)  # type: ignore[arg-type]
+    tolerance = (
+        operation.default_max_nmse(precision)  # type: ignore[arg-type]
+        if max_nmse is None
+        else float(max_nmse)
+    )
     _check_tolerance(tolerance)
     try:
         op_params = operation.params(**params)

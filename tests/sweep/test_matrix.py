@@ -101,8 +101,8 @@ shapes = [{ tokens = 3, dim = 33, eps = 1e-5, seeds = [9] }]
             "schema_version: Field required",
         ),
         (
-            "schema_version=1\n[[pairs]]\ncandidate='torch'\n[ops.softmax]\nshapes=[{m=1}]",
-            "unknown op 'softmax'; known ops: rms-norm, gemm, silu-mul, context-lifecycle",
+            "schema_version=1\n[[pairs]]\ncandidate='torch'\n[ops.sofmax]\nshapes=[{m=1}]",
+            "unknown op 'sofmax'; known ops: rms-norm, gemm, silu-mul, context-lifecycle, softmax, layer-norm, rope, attention, add-rms-norm",
         ),
         (
             "schema_version=1\n[[pairs]]\ncandidate='torch'\n[ops.gemm]\nshapes=[{mm=1}]",

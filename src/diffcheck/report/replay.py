@@ -118,11 +118,14 @@ def replay(document: ReportDocument) -> Replay:
         None if actual is None else actual.size,
         document.expected_output_elements,
     )
-    if document.submission_phases and reference is not None and actual is not None:
+    if reference is not None and actual is not None:
+        # Every op with segments (lifecycle phases, attention heads, add-rms-norm's two
+        # outputs) is judged per segment, as the runner judged it.
         op = get_op(getattr(document.config, "op"))  # noqa: B009 (per-op model)
         params = op.params(**{name: getattr(document.config, name) for name in op.options})
         segments: list[Segment] = op.segments(params)
-        bound = bind_segments(bound, reference, actual, segments)
+        if segments:
+            bound = bind_segments(bound, reference, actual, segments)
     if verdict is not None or bound is not base:
         verdict = bound
         derived_status = verdict.status

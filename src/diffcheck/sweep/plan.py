@@ -26,7 +26,8 @@ from typing import Any
 from ..adapters import KnownDivergence, parse_backend, resolve
 from ..config import Check, make_check
 from ..errors import ConfigError, UnknownBackendError
-from ..precision import PrecisionName, default_max_nmse
+from ..ops import get_op
+from ..precision import PrecisionName
 from .matrix import MatrixFile, OpEntry, PairEntry, ShapeEntry
 
 __all__ = ["Pair", "PlannedCheck", "SweepPlan", "plan_matrix", "shape_label"]
@@ -107,19 +108,29 @@ class SweepPlan:
 
 
 def shape_label(params: dict[str, Any]) -> str:
-    """A compact shape name: integer params joined by ``x``, then ``-<name><value>`` for floats.
+    """A compact shape name: integer params joined by ``x``, then ``-<name><value>`` for the rest.
 
     ``{"m": 64, "n": 33, "k": 35}`` is ``64x33x35``; ``{"tokens": 3, "dim": 33, "eps": 1e-05}``
-    is ``3x33-eps1e-05``. Floats use Python's shortest round-trip spelling, so two different
-    values never share a label.
+    is ``3x33-eps1e-05``; a true flag adds its name (``-causal``) and a text choice its name
+    and value (``-layoutinterleaved``). Floats use Python's shortest round-trip spelling, so
+    two different values never share a label.
     """
     dims = [str(v) for v in params.values() if isinstance(v, int) and not isinstance(v, bool)]
-    extras = [f"{k}{v!r}" for k, v in params.items() if isinstance(v, float)]
+    extras = [
+        k if v is True else f"{k}{v!r}" if isinstance(v, float) else f"{k}{v}"
+        for k, v in params.items()
+        if isinstance(v, float | str) or v is True
+    ]
     return _safe("-".join(["x".join(dims), *extras]))
 
 
 def _tolerance(
-    precision: PrecisionName, shape: ShapeEntry, entry: OpEntry, pair: PairEntry, matrix: MatrixFile
+    op_name: str,
+    precision: PrecisionName,
+    shape: ShapeEntry,
+    entry: OpEntry,
+    pair: PairEntry,
+    matrix: MatrixFile,
 ) -> float:
     if shape.max_nmse is not None:
         return shape.max_nmse
@@ -127,7 +138,8 @@ def _tolerance(
         value = layer.tolerance(precision)
         if value is not None:
             return value
-    return default_max_nmse(precision)
+    # Neither the matrix nor the pair names one: the op's own default for the precision.
+    return get_op(op_name).default_max_nmse(precision)
 
 
 def _resolve_pair(entry: PairEntry) -> Pair:
@@ -194,7 +206,7 @@ def _pair_checks(
             seeds = shape.seeds or entry.seeds or matrix.defaults.seeds
             where = f"ops.{op_name}.shapes[{index}]"
             for precision, seed in itertools.product(precisions, seeds):
-                tolerance = _tolerance(precision, shape, entry, pair_entry, matrix)
+                tolerance = _tolerance(op_name, precision, shape, entry, pair_entry, matrix)
                 try:
                     check = _make(pair, op_name, precision, seed, tolerance, params)
                 except ConfigError as error:
