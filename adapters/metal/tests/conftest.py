@@ -15,6 +15,11 @@ from diffcheck.adapters import Adapter, resolve
 from diffcheck_metal import open_runtime
 
 
+# The inference kernels' cases and float64 formulas are shared with the wgpu adapter's tests,
+# so both backends answer the same questions.
+sys.path.insert(0, str(Path(__file__).parents[2] / "wgpu" / "tests"))
+
+
 def _load_fake() -> ModuleType:
     path = Path(__file__).with_name("fake_metal.py")
     spec = importlib.util.spec_from_file_location("diffcheck_metal_fake_metal", path)

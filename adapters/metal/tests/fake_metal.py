@@ -7,8 +7,10 @@ unforgiving:
   without waiting sees stale contents (the sentinels);
 * each dispatch is checked against the MSL source the adapter compiled: the kernel function
   must exist, buffer and parameter-block indices must match its ``[[buffer(N)]]`` slots, the
-  threadgroup shape must match the source's constants, and the parameter block is decoded by
-  the field names of the source's struct;
+  threadgroup shape must match the source's constants, the parameter block is decoded by
+  the field names and types of the source's struct, and each kernel argument is the buffer
+  bound at its slot (so swapped slots compute with the wrong buffers);
+* a kernel never reads past a buffer it was given (a GPU would read garbage silently);
 * each kernel is emulated threadgroup by threadgroup, recovering the flat index from the grid
   exactly as the MSL does, so a grid that does not cover the work leaves sentinels behind.
 
@@ -74,8 +76,13 @@ class Function:
     def __init__(self, name: str, source: str) -> None:
         self.name = name
         signature = next(m.group(2) for m in _SIGNATURE.finditer(source) if m.group(1) == name)
-        self.slots = {int(index): (kind, arg) for kind, arg, index in _SLOT.findall(signature)}
+        declared = _SLOT.findall(signature)
+        self.slots = {int(index): (kind, arg) for kind, arg, index in declared}
         structs = {m.group(1): _FIELD.findall(m.group(2)) for m in _STRUCT.finditer(source)}
+        # The buffer slots in the order the signature names them: the emulator receives its
+        # arguments in that order, so a source whose slot numbers disagree with the adapter's
+        # binding order computes with the wrong buffers, as the GPU would.
+        self.argument_slots = [int(index) for kind, _, index in declared if kind not in structs]
         (self.params_slot,) = [i for i, (kind, _) in self.slots.items() if kind in structs]
         fields = structs[self.slots[self.params_slot][0]]
         self.fields = [field for _, field in fields]
@@ -128,9 +135,13 @@ class _ComputeEncoder:
         assert set(self.params) == {function.params_slot}, (function.name, self.params)
         assert set(self.buffers) == set(function.slots) - {function.params_slot}
         data = self.params[function.params_slot]
+        needed = struct.calcsize(function.format)
+        assert len(data) >= needed, (
+            f"{function.name}: a parameter block of {len(data)} bytes, but its struct needs {needed}"
+        )
         values = struct.unpack_from(function.format, data)
         params = dict(zip(function.fields, values, strict=True))
-        buffers = [self.buffers[i].floats() for i in sorted(self.buffers)]
+        buffers = [self.buffers[i].floats() for i in function.argument_slots]
         kernel = KERNELS[function.name]
         flats = [
             (z * grid[1] + y) * grid[0] + x
@@ -323,10 +334,12 @@ def _softmax(flat: int, p: dict[str, Any], x: np.ndarray, out: np.ndarray) -> No
     dim = p["dim"]
     _need(x, p["tokens"] * dim, "x")
     visible = _visible(p["causal"], dim, p["tokens"], flat)
-    z = x[flat * dim : flat * dim + visible] / np.float32(p["temperature"])
-    e = np.exp(z - z.max())
     row = np.zeros(dim, np.float32)
-    row[:visible] = e / e.sum(dtype=np.float32)
+    # Overflow becomes inf and NaN, as on a GPU (a bad temperature must fail, not raise).
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = x[flat * dim : flat * dim + visible] / np.float32(p["temperature"])
+        e = np.exp(z - z.max())
+        row[:visible] = e / e.sum(dtype=np.float32)
     out[flat * dim : (flat + 1) * dim] = row
 
 
@@ -372,11 +385,11 @@ def _rope(
         ia, ib = base + 2 * i, base + 2 * i + 1
     else:
         ia, ib = base + i, base + i + half
-    # The MSL's wrapping uint arithmetic, exactly: phase = p·high + mulhi(p, low) (+ carry·low).
+    # The MSL's wrapping uint arithmetic, exactly: phase = p·high + mulhi(p, low) mod 2^32.
     position = np.uint64(p["offset"]) + row // np.uint64(heads)
-    carry, position = position >> np.uint64(32), position & np.uint64(0xFFFFFFFF)
+    assert (position < 2**32).all(), "RoPE positions must fit in uint"
     high, low = words[2 * i].astype(np.uint64), words[2 * i + 1].astype(np.uint64)
-    phase = (position * high + ((position * low) >> np.uint64(32)) + carry * low) % 2**32
+    phase = (position * high + ((position * low) >> np.uint64(32))) % 2**32
     angle = phase.astype(np.uint32).view(np.int32).astype(np.float32) * np.float32(
         1.4629180792671596e-9
     )

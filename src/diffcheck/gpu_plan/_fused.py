@@ -134,8 +134,8 @@ def plan_attention(
 def _turns(base: float, head_dim: int) -> tuple[int, ...]:
     words: list[int] = []
     for i in range(head_dim // 2):
-        # The reference's float64 frequency, then its exact value as a fraction of a turn.
-        frequency = base ** (-2.0 * i / head_dim)
+        # The reference's float64 frequency (its formula), then its exact value in turns.
+        frequency = math.exp(i * (-2.0 * math.log(base) / head_dim))
         turns = Fraction(frequency) / _TWO_PI
         fixed = round((turns - math.floor(turns)) * _TURN) % _TURN
         words += [fixed >> 32, fixed & 0xFFFFFFFF]

@@ -47,14 +47,9 @@ kernel void rope_f32(
     const uint base = row * params.head_dim;
     const uint ia = params.interleaved != 0 ? 2 * i : i;
     const uint ib = params.interleaved != 0 ? 2 * i + 1 : i + half_dim;
-    // p = offset + t may pass 2^32: the carry adds 2^32 · turns, whose top word is the low one.
+    // The op requires offset + tokens - 1 to fit in uint, so p does not wrap.
     const uint p = params.offset + t;
-    const uint high = turns[2 * i];
-    const uint low = turns[2 * i + 1];
-    uint phase = p * high + mulhi(p, low);
-    if (p < params.offset) {
-        phase += low;
-    }
+    const uint phase = p * turns[2 * i] + mulhi(p, turns[2 * i + 1]);
     const float angle = float(as_type<int>(phase)) * RADIANS_PER_UNIT;
     const float c = precise::cos(angle);
     const float s = precise::sin(angle);

@@ -70,14 +70,9 @@ fn rope_f32(
         ia = 2u * i;
         ib = 2u * i + 1u;
     }
-    // p = offset + t may pass 2^32: the carry adds 2^32 · turns, whose top word is the low one.
+    // The op requires offset + tokens - 1 to fit in u32, so p does not wrap.
     let p = params.offset + t;
-    let high = turns[2u * i];
-    let low = turns[2u * i + 1u];
-    var phase = p * high + mul_high(p, low);
-    if (p < params.offset) {
-        phase = phase + low;
-    }
+    let phase = p * turns[2u * i] + mul_high(p, turns[2u * i + 1u]);
     let angle = f32(bitcast<i32>(phase)) * RADIANS_PER_UNIT;
     let c = cos(angle);
     let s = sin(angle);
