@@ -14,7 +14,6 @@ import diffcheck_metal._adapter
 from diffcheck.adapters import Adapter, resolve
 from diffcheck_metal import open_runtime
 
-
 # The inference kernels' cases and float64 formulas are shared with the wgpu adapter's tests,
 # so both backends answer the same questions.
 sys.path.insert(0, str(Path(__file__).parents[2] / "wgpu" / "tests"))

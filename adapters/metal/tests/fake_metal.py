@@ -353,7 +353,9 @@ def _layer_norm(
     row = x[flat * dim : (flat + 1) * dim]
     mean = row.sum(dtype=np.float32) / np.float32(dim)
     d = row - mean
-    inv = np.float32(1.0) / np.sqrt((d * d).sum(dtype=np.float32) / np.float32(dim) + np.float32(p["eps"]))
+    inv = np.float32(1.0) / np.sqrt(
+        (d * d).sum(dtype=np.float32) / np.float32(dim) + np.float32(p["eps"])
+    )
     out[flat * dim : (flat + 1) * dim] = d * inv * w[:dim] + b[:dim]
 
 
@@ -370,9 +372,7 @@ def _add_rms_norm(
     out[total + flat * dim : total + (flat + 1) * dim] = h * inv * w[:dim]
 
 
-def _rope(
-    flat: int, p: dict[str, Any], x: np.ndarray, turns: np.ndarray, out: np.ndarray
-) -> None:
+def _rope(flat: int, p: dict[str, Any], x: np.ndarray, turns: np.ndarray, out: np.ndarray) -> None:
     if flat >= p["groups"]:
         return
     half, heads = p["head_dim"] // 2, p["heads"]

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from fused_cases import CASES, prepare, run_prepared
 
 import diffcheck_metal._runtime
 from diffcheck.adapters import Adapter
@@ -20,7 +21,6 @@ from diffcheck.differ import diff
 from diffcheck.ops import get_op
 from diffcheck_metal import MetalAdapter, MetalCommandDevice, open_runtime
 from diffcheck_metal._kernels import kernel_source
-from fused_cases import CASES, prepare, run_prepared
 
 MAX_NMSE = 1e-7
 
@@ -118,10 +118,8 @@ def test_a_source_off_the_launch_contract_fails(
 ) -> None:
     source = kernel_source(filename)
     assert source.count(edit[0]) == 1
-    if len(edit) == 3:  # weight and bias slots swapped
-        faulty = _swap_slots(source, *edit)
-    else:  # parameter fields reordered: the block no longer matches the struct
-        faulty = source.replace(edit[0], edit[1])
+    # Three strings: two slots swapped (through a spare); two: parameter fields reordered.
+    faulty = _swap_slots(source, *edit) if len(edit) == 3 else source.replace(*edit)
     assert faulty != source
     monkeypatch.setattr(
         diffcheck_metal._runtime,
@@ -145,5 +143,7 @@ def test_a_parameter_block_shorter_than_the_struct_is_refused(
         lambda name: faulty if name == "softmax.metal" else kernel_source(name),
     )
     params = {"tokens": 4, "dim": 256, "causal": False, "temperature": 1.0}
-    with pytest.raises(AssertionError, match="parameter block of 16 bytes, but its struct needs 20"):
+    with pytest.raises(
+        AssertionError, match="parameter block of 16 bytes, but its struct needs 20"
+    ):
         check(MetalCommandDevice(open_runtime()), "softmax", params)

@@ -32,20 +32,55 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("softmax", {"tokens": 5, "dim": 5, "causal": True, "temperature": 2.0}, "tokens == dim"),
     ("layer-norm", {"tokens": 4, "dim": 128, "eps": 1e-5}, "default"),
     ("layer-norm", {"tokens": 3, "dim": 1000, "eps": 1e-5}, "long row, tail"),
-    ("rope", {"tokens": 4, "heads": 2, "head_dim": 64, "layout": "half", "offset": 0,
-              "base": 10000.0}, "default"),
-    ("rope", {"tokens": 3, "heads": 3, "head_dim": 34, "layout": "interleaved",
-              "offset": 1_000_003, "base": 500000.0}, "head_dim 34, large position"),
-    ("rope", {"tokens": 3, "heads": 1, "head_dim": 2, "layout": "half", "offset": 2**32 - 3,
-              "base": 10000.0}, "the last u32 positions"),
-    ("attention", {"tokens": 4, "kv_len": 8, "heads": 4, "kv_heads": 2, "head_dim": 32,
-                   "causal": True}, "default"),
-    ("attention", {"tokens": 3, "kv_len": 300, "heads": 2, "kv_heads": 1, "head_dim": 40,
-                   "causal": True}, "keys past one chunk"),
-    ("attention", {"tokens": 2, "kv_len": 5, "heads": 3, "kv_heads": 3, "head_dim": 520,
-                   "causal": False}, "head_dim past one block of 512"),
-    ("attention", {"tokens": 5, "kv_len": 5, "heads": 2, "kv_heads": 1, "head_dim": 33,
-                   "causal": True}, "tokens == kv_len"),
+    (
+        "rope",
+        {"tokens": 4, "heads": 2, "head_dim": 64, "layout": "half", "offset": 0, "base": 10000.0},
+        "default",
+    ),
+    (
+        "rope",
+        {
+            "tokens": 3,
+            "heads": 3,
+            "head_dim": 34,
+            "layout": "interleaved",
+            "offset": 1_000_003,
+            "base": 500000.0,
+        },
+        "head_dim 34, large position",
+    ),
+    (
+        "rope",
+        {
+            "tokens": 3,
+            "heads": 1,
+            "head_dim": 2,
+            "layout": "half",
+            "offset": 2**32 - 3,
+            "base": 10000.0,
+        },
+        "the last u32 positions",
+    ),
+    (
+        "attention",
+        {"tokens": 4, "kv_len": 8, "heads": 4, "kv_heads": 2, "head_dim": 32, "causal": True},
+        "default",
+    ),
+    (
+        "attention",
+        {"tokens": 3, "kv_len": 300, "heads": 2, "kv_heads": 1, "head_dim": 40, "causal": True},
+        "keys past one chunk",
+    ),
+    (
+        "attention",
+        {"tokens": 2, "kv_len": 5, "heads": 3, "kv_heads": 3, "head_dim": 520, "causal": False},
+        "head_dim past one block of 512",
+    ),
+    (
+        "attention",
+        {"tokens": 5, "kv_len": 5, "heads": 2, "kv_heads": 1, "head_dim": 33, "causal": True},
+        "tokens == kv_len",
+    ),
     ("add-rms-norm", {"tokens": 4, "dim": 128, "eps": 1e-6}, "default"),
     ("add-rms-norm", {"tokens": 3, "dim": 1000, "eps": 1e-6}, "long row, tail"),
 ]
@@ -87,7 +122,10 @@ def prepare(
             launch, [x, w, b], None, refs.layer_norm(wide(x), wide(w), wide(b), p["eps"]), []
         )
     if op == "add-rms-norm":
-        x, r = _uniform(rng, -2, 2, p["tokens"], p["dim"]), _uniform(rng, -2, 2, p["tokens"], p["dim"])
+        x, r = (
+            _uniform(rng, -2, 2, p["tokens"], p["dim"]),
+            _uniform(rng, -2, 2, p["tokens"], p["dim"]),
+        )
         w = _uniform(rng, 0.5, 1.5, p["dim"])
         launch = plan_add_rms_norm(p["tokens"], p["dim"], p["eps"], limit=limit)
         size = p["tokens"] * p["dim"]
@@ -97,7 +135,11 @@ def prepare(
     if op == "rope":
         x = _uniform(rng, -1, 1, p["tokens"], p["heads"], p["head_dim"])
         launch = plan_rope(
-            p["tokens"], p["heads"], p["head_dim"], p["layout"] == "interleaved", p["offset"],
+            p["tokens"],
+            p["heads"],
+            p["head_dim"],
+            p["layout"] == "interleaved",
+            p["offset"],
             limit=limit,
         )
         expected = refs.rope(wide(x), p["layout"], p["offset"], p["base"])
@@ -107,7 +149,12 @@ def prepare(
         k = _uniform(rng, -1, 1, p["kv_len"], p["kv_heads"], p["head_dim"])
         v = _uniform(rng, -1, 1, p["kv_len"], p["kv_heads"], p["head_dim"])
         launch = plan_attention(
-            p["tokens"], p["kv_len"], p["heads"], p["kv_heads"], p["head_dim"], p["causal"],
+            p["tokens"],
+            p["kv_len"],
+            p["heads"],
+            p["kv_heads"],
+            p["head_dim"],
+            p["causal"],
             limit=limit,
         )
         size = p["tokens"] * p["head_dim"]

@@ -56,8 +56,17 @@ def test_without_shader_f16_a_run_is_not_run_and_says_why(
     assert capabilities.refusals["f16"] == why
     report = tmp_path / "f16.json"
     code = main(
-        ["run", "--require-backend", "wgpu", "--op", "softmax", "--precision", "f16",
-         "--report", str(report)]
+        [
+            "run",
+            "--require-backend",
+            "wgpu",
+            "--op",
+            "softmax",
+            "--precision",
+            "f16",
+            "--report",
+            str(report),
+        ]
     )
     assert code != 0
     result = json.loads(report.read_text())["result"]
@@ -74,9 +83,10 @@ def test_the_f16_build_swaps_only_the_storage_type() -> None:
     source = "alias S = f32;\nvar<storage> x: array<S>;\nfn f() -> f32 { return f32(x[0]); }"
     built = f16_source(source, origin="k.wgsl")
     assert built.startswith("enable f16;\n")
-    assert built.count("alias S = f16;") == 1 and "alias S = f32;" not in built
+    assert built.count("alias S = f16;") == 1
+    assert "alias S = f32;" not in built
     assert "fn f() -> f32" in built  # arithmetic stays f32
-    with pytest.raises(ValueError, match="k.wgsl has no 'alias S = f32;' line"):
+    with pytest.raises(ValueError, match=r"k\.wgsl has no 'alias S = f32;' line"):
         f16_source("var<storage> x: array<f32>;", origin="k.wgsl")
 
 

@@ -50,10 +50,21 @@ def test_kernel_matches_float64_numpy(
     ("op", "params"),
     [
         ("softmax", {"tokens": 7, "dim": 33, "causal": True, "temperature": 1.0}),
-        ("rope", {"tokens": 9, "heads": 16, "head_dim": 16, "layout": "half", "offset": 3,
-                  "base": 10000.0}),
-        ("attention", {"tokens": 3, "kv_len": 4, "heads": 2, "kv_heads": 1, "head_dim": 8,
-                       "causal": False}),
+        (
+            "rope",
+            {
+                "tokens": 9,
+                "heads": 16,
+                "head_dim": 16,
+                "layout": "half",
+                "offset": 3,
+                "base": 10000.0,
+            },
+        ),
+        (
+            "attention",
+            {"tokens": 3, "kv_len": 4, "heads": 2, "kv_heads": 1, "head_dim": 8, "causal": False},
+        ),
     ],
 )
 def test_split_grids_cover_every_workgroup(
@@ -89,8 +100,7 @@ FAULTS = [
         "if (params.interleaved != 0u) {",
         "if (params.interleaved == 0u) {",
         "rope",
-        {"tokens": 4, "heads": 2, "head_dim": 64, "layout": "half", "offset": 0,
-         "base": 10000.0},
+        {"tokens": 4, "heads": 2, "head_dim": 64, "layout": "half", "offset": 0, "base": 10000.0},
         "layouts swapped",
     ),
     (
@@ -122,7 +132,7 @@ def test_a_faulty_kernel_fails(
     verdict = check(WgpuCommandDevice(faulty), op, params)
     assert not verdict.passed, fault
     if op == "add-rms-norm":  # the residual output is still right; only the normed one fails
-        assert [s.segment.name for s in verdict.segments if not s.status == "passed"] == ["normed"]
+        assert [s.segment.name for s in verdict.segments if s.status != "passed"] == ["normed"]
 
 
 def test_attention_with_a_wrong_kv_head_names_the_bad_heads(wgpu_adapter: WgpuAdapter) -> None:
@@ -145,5 +155,6 @@ def test_masked_softmax_entries_are_exactly_zero(device: WgpuCommandDevice) -> N
     case = prepare("softmax", params)
     out = run_prepared(device, case).reshape(3, 6)
     visible = np.arange(6)[None, :] <= (3 + np.arange(3))[:, None]
-    assert (out[~visible] == 0.0).all() and (np.signbit(out[~visible]) == 0).all()
+    assert (out[~visible] == 0.0).all()
+    assert (np.signbit(out[~visible]) == 0).all()
     assert (out[visible] > 0.0).all()

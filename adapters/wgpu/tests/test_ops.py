@@ -35,7 +35,12 @@ CASES = [
     ("rope", {}, 42, "rope_f32"),
     ("rope", {"layout": "interleaved", "head_dim": 34, "offset": 4_000_000}, 7, "rope_f32"),
     ("attention", {}, 42, "attention_f32"),
-    ("attention", {"tokens": 3, "kv_len": 130, "causal": False, "head_dim": 40}, 7, "attention_f32"),
+    (
+        "attention",
+        {"tokens": 3, "kv_len": 130, "causal": False, "head_dim": 40},
+        7,
+        "attention_f32",
+    ),
     ("add-rms-norm", {}, 42, "add_rms_norm_f32"),
 ]
 

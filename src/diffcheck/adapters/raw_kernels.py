@@ -14,8 +14,8 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..gpu_plan import Kernel, KernelDevice, entrypoint_label, op_kernels, run_op
 from ..errors import UnknownOpError
+from ..gpu_plan import Kernel, KernelDevice, entrypoint_label, op_kernels, run_op
 from ..ops import ContextLifecycle, HostInputs, Op, get_op
 from ..precision import PrecisionName
 from ._protocol import Adapter, Capabilities, Execution, Role

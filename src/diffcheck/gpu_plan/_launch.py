@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "ATTENTION_DIMS_PER_THREAD",
+    "ATTENTION_THREADS",
     "ELEMENTWISE_THREADS",
     "GEMM_THREADS",
     "GEMM_TILE_K",
@@ -22,8 +24,6 @@ __all__ = [
     "RMS_NORM_THREADS",
     "ROPE_THREADS",
     "ROW_THREADS",
-    "ATTENTION_DIMS_PER_THREAD",
-    "ATTENTION_THREADS",
     "Grid",
     "Kernel",
     "Launch",
@@ -278,4 +278,3 @@ def plan_rms_norm(
         split_grid(tokens, limit),
         _words(tokens, dim, _f32_word(eps)),
     )
-

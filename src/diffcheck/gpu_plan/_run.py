@@ -45,6 +45,7 @@ FUSED_KERNELS: Final[Mapping[str, Kernel]] = {
     "add-rms-norm": Kernel.ADD_RMS_NORM,
 }
 
+
 def op_kernels(op: Op[OpParams], params: OpParams) -> tuple[Kernel, ...]:
     """The steps that execute ``op`` with ``params`` on a raw-GPU backend, in order.
 

@@ -28,7 +28,10 @@ from ._runtime import WgpuRuntime, checked
 
 __all__ = ["WgpuCommandContext", "WgpuCommandDevice"]
 
-_STORAGE_DTYPES: Final = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16)}
+_STORAGE_DTYPES: Final[dict[str, np.dtype[Any]]] = {
+    "f32": np.dtype(np.float32),
+    "f16": np.dtype(np.float16),
+}
 # WebGPU buffer sizes and copy sizes are multiples of 4 bytes; f16 buffers are padded to it.
 _ALIGN: Final = 4
 
@@ -78,7 +81,7 @@ class WgpuCommandDevice:
         self.storage: PrecisionName = storage
         #: The storage the buffers really hold (read by diffcheck for the report).
         self.input_storage = self.output_storage = storage
-        self._dtype = _STORAGE_DTYPES[storage]
+        self._dtype: np.dtype[Any] = _STORAGE_DTYPES[storage]
         # Element counts of padded buffers, by buffer identity, so reads drop the padding.
         self._counts: dict[int, int] = {}
 
@@ -91,7 +94,9 @@ class WgpuCommandDevice:
 
         padded = data
         if data.nbytes % _ALIGN:
-            padded = np.concatenate([data, np.zeros(-data.nbytes % _ALIGN // data.itemsize, data.dtype)])
+            padded = np.concatenate(
+                [data, np.zeros(-data.nbytes % _ALIGN // data.itemsize, data.dtype)]
+            )
         if padded.nbytes > self.runtime.max_binding_bytes:
             raise ValueError(
                 f"a {label} buffer of {padded.nbytes} bytes exceeds this device's storage binding "
@@ -120,7 +125,7 @@ class WgpuCommandDevice:
 
     def element_bytes(self) -> int:
         """Bytes per stored element."""
-        return self._dtype.itemsize
+        return int(self._dtype.itemsize)
 
     def read(self, buffer: Any) -> npt.NDArray[np.float32]:
         """The buffer's contents widened to f32, after all work submitted before the read."""
@@ -128,7 +133,8 @@ class WgpuCommandDevice:
             data = self.runtime.device.queue.read_buffer(buffer)
         values = np.frombuffer(data, dtype=self._dtype)
         count = self._counts.get(id(buffer), values.size)
-        return values[:count].astype(np.float32)
+        widened: npt.NDArray[np.float32] = values[:count].astype(np.float32)
+        return widened
 
 
 class WgpuCommandContext:

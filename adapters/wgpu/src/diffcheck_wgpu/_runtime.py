@@ -28,9 +28,8 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -41,8 +40,8 @@ from ._kernels import KERNEL_FILES, kernel_source
 
 __all__ = [
     "BACKEND_TYPES",
-    "ErrorLog",
     "SHADER_F16",
+    "ErrorLog",
     "NoAdapterError",
     "WgpuExecutionError",
     "WgpuRuntime",
