@@ -17,6 +17,8 @@ from diffcheck_metal import open_runtime
 # The inference kernels' cases and float64 formulas are shared with the wgpu adapter's tests,
 # so both backends answer the same questions.
 sys.path.insert(0, str(Path(__file__).parents[2] / "wgpu" / "tests"))
+# fake_metal.py imports its kernel emulators from the module beside it.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _load_fake() -> ModuleType:
