@@ -82,9 +82,19 @@ def lint(session: nox.Session) -> None:
     """Lint and format-check with ruff."""
     session.install("ruff")
     session.run(
-        "ruff", "check", "src", "tests", "adapters", "bench", "noxfile.py", *session.posargs
+        "ruff",
+        "check",
+        "src",
+        "tests",
+        "adapters",
+        "bench",
+        "tools",
+        "noxfile.py",
+        *session.posargs,
     )
-    session.run("ruff", "format", "--check", "src", "tests", "adapters", "bench", "noxfile.py")
+    session.run(
+        "ruff", "format", "--check", "src", "tests", "adapters", "bench", "tools", "noxfile.py"
+    )
 
 
 @nox.session
@@ -106,6 +116,16 @@ def schema(session: nox.Session) -> None:
     _install_project(session)
     session.run("diffcheck", "schema", "--write", "reports/schema")
     session.run("python", "-m", "diffcheck.sweep.schema", "reports/schema", silent=False)
+
+
+@nox.session
+def mutants(session: nox.Session) -> None:
+    """Mutation testing of the verdict path (differ, replay, runner, writer): score and survivors."""
+    _install_project(session, "test")
+    session.install("mutmut==3.8.1")
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    session.run("mutmut", "run", "--max-children", str(os.cpu_count() or 1), *session.posargs)
+    session.run("python", "tools/mutants_verdict.py")
 
 
 @nox.session
