@@ -21,13 +21,17 @@ MLX = "adapters/mlx[cpu]" if sys.platform.startswith("linux") else "adapters/mlx
 # Raw Metal needs PyObjC's Metal bindings, which exist on macOS only.
 METAL = "adapters/metal[pyobjc]" if sys.platform == "darwin" else "adapters/metal"
 ADAPTERS = [MLX, "adapters/wgpu", METAL, "adapters/example"]
+# Op plugins, each installed from its own folder like the adapters (the example is a third
+# party's op; the tests run it through run, sweep, fuzz and replay).
+OP_PLUGINS = ["ops/example"]
 # The CPU build of PyTorch that installs without a multi-gigabyte CUDA download.
 TORCH_CPU = "torch==2.13.0"
 
 
 def _install_project(session: nox.Session, *extras: str) -> None:
     spec = f".[{','.join(extras)}]" if extras else "."
-    session.install("-e", spec, *[arg for path in ADAPTERS for arg in ("-e", path)])
+    plugins = ADAPTERS + OP_PLUGINS
+    session.install("-e", spec, *[arg for path in plugins for arg in ("-e", path)])
 
 
 def _ensure_chromium(session: nox.Session) -> None:
@@ -69,8 +73,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def numerics(session: nox.Session) -> None:
-    """Sweep the default matrix over every backend available here; write reports/."""
-    _install_project(session)
+    """Sweep the default matrix over every backend available here; write reports/.
+
+    Also installs what the README's other examples need (the fuzz extra for diffcheck fuzz),
+    so every command the README shows runs in this environment too.
+    """
+    _install_project(session, "fuzz")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = ROOT / "reports" / f"numerics-{stamp}"
     args = session.posargs or ["matrices/default.toml", "--out", str(out)]
@@ -87,13 +95,23 @@ def lint(session: nox.Session) -> None:
         "src",
         "tests",
         "adapters",
+        "ops",
         "bench",
         "tools",
         "noxfile.py",
         *session.posargs,
     )
     session.run(
-        "ruff", "format", "--check", "src", "tests", "adapters", "bench", "tools", "noxfile.py"
+        "ruff",
+        "format",
+        "--check",
+        "src",
+        "tests",
+        "adapters",
+        "ops",
+        "bench",
+        "tools",
+        "noxfile.py",
     )
 
 
@@ -105,7 +123,7 @@ def typecheck(session: nox.Session) -> None:
     session.run(
         "mypy",
         "src",
-        *[f"{path.split('[')[0]}/src" for path in ADAPTERS],
+        *[f"{path.split('[')[0]}/src" for path in ADAPTERS + OP_PLUGINS],
         *session.posargs,
     )
 

@@ -166,7 +166,10 @@ def test_operations_pass_bind_shape_and_write_a_replayable_report(
     report = tmp_path / "r.json"
     code, out, err = run_cli([*argv(report, op=op), *extra], capsys)
     assert code == 0, err
-    assert out.strip() == f"Numerical check completed; report: {report}"
+    lines = out.splitlines()
+    assert lines[0] == f"Numerical check completed; report: {report}"
+    assert lines[1].startswith("status: passed (")
+    assert " < tolerance 1e-07" in lines[1]
     document = json.loads(report.read_text())
     assert document["completed"] is True
     assert document["output_shape"] == shape

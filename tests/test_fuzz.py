@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from diffcheck import ConfigError
-from diffcheck._fuzz_space import SPACES, edges
+from diffcheck._fuzz_space import SPACES, edges, fuzzable_ops, space_for
 from diffcheck.adapters import Execution, Probe, resolve
 from diffcheck.cli import main
 from diffcheck.fuzz import FuzzResult, fuzz
@@ -93,14 +93,14 @@ def shapes(result: FuzzResult) -> list[tuple[tuple[tuple[str, Any], ...], int]]:
 # -- a correct backend passes ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("op", sorted(SPACES))
+@pytest.mark.parametrize("op", fuzzable_ops())
 def test_a_correct_backend_passes_every_op_within_the_budget(op: str) -> None:
     result = fuzz(CANDIDATE, op, examples=6, max_elements=SMALL)
     assert result.status == "passed", result.summary()
     assert 1 <= result.examples <= 6
     assert result.check is None
     assert result.report is None
-    space = SPACES[op]
+    space = space_for(op)
     assert all(space.size(values) <= SMALL for values, _ in result.history)
     assert result.summary().startswith(f"fuzz: {result.examples} examples of {op} on {CANDIDATE}")
 
@@ -367,3 +367,27 @@ def test_wgpu_gemm_passes_a_few_examples() -> None:
     result = fuzz(adapter, "gemm", examples=10, max_elements=SMALL)
     assert result.status == "passed", result.summary()
     assert np.all([SPACES["gemm"].size(values) <= SMALL for values, _ in result.history])
+
+
+def test_every_op_is_fuzzable_and_drawn_examples_are_valid() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from diffcheck.ops import OPS
+
+    assert fuzzable_ops() == list(OPS)
+    names = ("softmax", "rope", "attention")
+    drawn_examples = st.one_of(
+        *(space_for(name).strategy(SMALL).map(lambda d, n=name: (n, d)) for name in names)
+    )
+
+    @settings(max_examples=60, database=None, deadline=None)
+    @given(drawn_examples)
+    def valid(example: tuple[str, tuple[dict[str, Any], int]]) -> None:
+        name, (values, _) = example
+        op = OPS[name]
+        assert op.validate(op.params(**values)) >= 1  # causal, GQA and even-width fixes
+        assert space_for(name).size(values) <= SMALL
+
+    valid()
+    assert space_for("rope").largest({}, "tokens", 10**9) == 4096  # positions stay short

@@ -102,7 +102,53 @@ def test_absolute_mse_is_named_when_the_reference_is_silent() -> None:
     assert text.startswith("FAILED  absolute MSE 1.000e-06 >= tolerance 1e-07")
 
 
+def test_a_segment_failure_under_a_passing_aggregate_leads_with_the_segment() -> None:
+    # The aggregate NMSE is tiny (a quiet segment in a loud output), so the headline must not
+    # read "FAILED  nmse 6.5e-14 < tolerance": it names the segment, its NMSE and tolerance.
+    reference = np.linspace(-3, 3, 4096, dtype=np.float32)
+    reference[:8] = np.float32(1e-3)
+    actual = reference.copy()
+    actual[:8] *= np.float32(1.01)
+    first = str(diffcheck.diff(reference, actual, max_nmse=1e-7, segments=512)).splitlines()[0]
+    assert first.startswith("FAILED  segment segment0: nmse 1.000e-04 >= tolerance 1e-07 (")
+    assert "; aggregate nmse 6.5" in first
+    assert first.endswith("< tolerance 1e-07 (6.5e-07x of tolerance), n=4096")
+    actual[4000] *= np.float32(1.01)  # a second failing segment is counted
+    first = str(diffcheck.diff(reference, actual, max_nmse=1e-7, segments=512)).splitlines()[0]
+    assert first.startswith("FAILED  segment segment0 (and 1 more): nmse ")
+
+
+def test_a_shape_failure_under_a_passing_aggregate_leads_with_the_reason() -> None:
+    reference, actual = _pair(8)
+    verdict = diffcheck.diff(reference, actual, max_nmse=1e-7, expected_elements=9)
+    first = str(verdict).splitlines()[0]
+    assert first.startswith("FAILED  ")
+    assert "9" in first.split("; aggregate")[0]
+    assert "; aggregate nmse 0.000e+00 < tolerance 1e-07" in first
+
+
 # -- bars ----------------------------------------------------------------------------------------
+
+
+def test_text_bars_resolve_a_sixteenth_of_a_decade_and_keep_the_mark() -> None:
+    from diffcheck._verdict_render import _text_bar
+
+    ratios = [0.01, 0.1, 0.24, 0.3, 0.53, 0.9]
+    bars = [_text_bar(r * 1e-7, 1e-7, True) for r in ratios]
+    assert len(set(bars)) == len(bars), bars  # 0.24x and 0.53x no longer look alike
+    filled = [
+        sum(
+            8
+            if c == "\u2588"
+            else (" \u258f\u258e\u258d\u258c\u258b\u258a\u2589".find(c) if c not in " |" else 0)
+            for c in b
+        )
+        for b in bars
+    ]
+    assert filled == sorted(filled)
+    assert all(b[17] == "|" for b in bars)  # the tolerance mark is always drawn
+    assert _text_bar(3e-7, 1e-7, False) == "[!!!!!!!!!!!!!!!!|!   ]"
+    assert _text_bar(0.0, 1e-7, True) == "[                |    ]"
 
 
 def test_bar_is_logarithmic_with_the_tolerance_at_its_mark() -> None:

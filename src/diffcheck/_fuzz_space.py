@@ -1,5 +1,8 @@
 """The shapes ``diffcheck fuzz`` draws: each op's dimensions, their edges and a size budget.
 
+An op brings its own :class:`OpSpace` from :meth:`Op.fuzz_space <diffcheck.ops.Op.fuzz_space>`
+(every op a plugin package adds does); :data:`SPACES` holds those of the four original ops.
+
 Backend bugs live in tails, so every dimension is drawn half the time from its *edges* (1,
 small primes, powers of two and their neighbours, and one to three multiples of the kernel
 tiles that cover it, each ±1: see :mod:`diffcheck.gpu_plan`) and half the time from the
@@ -35,7 +38,16 @@ from .gpu_plan import (
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-__all__ = ["MAX_ELEMENTS_LIMIT", "SPACES", "Drawn", "OpSpace", "edges", "space_for"]
+__all__ = [
+    "MAX_ELEMENTS_LIMIT",
+    "SPACES",
+    "Dim",
+    "Drawn",
+    "OpSpace",
+    "edges",
+    "fuzzable_ops",
+    "space_for",
+]
 
 #: The largest budget accepted: every op's element counts then stay within the kernels'
 #: signed 32-bit indexing, so a drawn shape is always one the op validates.
@@ -52,10 +64,19 @@ Drawn = tuple[dict[str, Any], int]
 
 @dataclass(frozen=True)
 class Dim:
-    """One integer parameter and the kernel tiles whose boundaries matter for it."""
+    """One integer parameter and the kernel tiles whose boundaries matter for it.
+
+    ``limit`` caps the drawn value below what the budget allows (RoPE's positions, whose
+    float32 angles lose precision beyond a few thousand whatever the kernel does).
+    """
 
     name: str
     tiles: tuple[int, ...] = ()
+    limit: int | None = None
+
+
+def _unchanged(values: dict[str, Any]) -> dict[str, Any]:
+    return values
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,10 @@ class OpSpace:
     size: Callable[[Mapping[str, int]], int]
     #: Non-shape params drawn from a fixed list (the first is the shrink target).
     choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: Turns a drawn example into a valid one (``tokens <= dim`` under a causal mask, heads a
+    #: multiple of kv_heads, an even width); ``size`` must cost a draw as fixed, so the
+    #: budget still holds.
+    fix: Callable[[dict[str, Any]], dict[str, Any]] = _unchanged
 
     @property
     def smallest(self) -> int:
@@ -78,7 +103,8 @@ class OpSpace:
     def largest(self, drawn: Mapping[str, int], name: str, budget: int) -> int:
         """The largest value of ``name`` that fits ``budget`` with undrawn dimensions at 1."""
         shape = {**dict.fromkeys((dim.name for dim in self.dims), 1), **drawn}
-        low, high = 1, budget  # size is monotone in every dimension: binary search
+        limit = next((dim.limit for dim in self.dims if dim.name == name), None)
+        low, high = 1, min(budget, limit or budget)  # size is monotone: binary search
         while low < high:
             middle = (low + high + 1) // 2
             if self.size({**shape, name: middle}) <= budget:
@@ -102,6 +128,7 @@ class OpSpace:
                 )
             for name, options in self.choices.items():
                 values[name] = draw(st.sampled_from(options), label=name)
+            values = self.fix(values)
             seed = draw(
                 st.one_of(st.sampled_from((0, U64_MAX)), st.integers(0, U64_MAX)), label="seed"
             )
@@ -186,9 +213,26 @@ SPACES: Final[Mapping[str, OpSpace]] = {
 }
 
 
+def fuzzable_ops() -> list[str]:
+    """Every registered op with a fuzz space, in registry order."""
+    from .ops import OPS
+
+    return [name for name, op in OPS.items() if op.fuzz_space() is not None]
+
+
 def space_for(op: str) -> OpSpace:
-    """The space of ``op`` (a canonical name); ConfigError for an op without one."""
-    space = SPACES.get(op)
+    """The space of ``op`` (a canonical name), from :meth:`Op.fuzz_space`.
+
+    Raises
+    ------
+    ConfigError
+        For an op without one.
+    """
+    from .ops import get_op
+
+    space = get_op(op).fuzz_space()
     if space is None:
-        raise ConfigError(f"op {op!r} has no fuzz strategy; fuzzable ops: {', '.join(SPACES)}")
+        raise ConfigError(
+            f"op {op!r} has no fuzz strategy; fuzzable ops: {', '.join(fuzzable_ops())}"
+        )
     return space

@@ -23,7 +23,9 @@ __all__ = ["DECADES", "TOLERANCE_MARK", "bar_fraction", "render_html", "render_t
 DECADES: Final = 8
 #: Decades past the tolerance the bar still shows before it is full.
 _OVER: Final = 2
-_TEXT_BAR: Final = 12
+_TEXT_BAR: Final = 20
+#: Partial cells, in eighths (index 0 unused: an empty eighth is a space).
+_EIGHTHS: Final = " \u258f\u258e\u258d\u258c\u258b\u258a\u2589"
 _PASS_COLOUR: Final = "#2e7d32"
 _FAIL_COLOUR: Final = "#c62828"
 
@@ -65,13 +67,22 @@ def _ratio(nmse: float, tolerance: float) -> str:
 
 
 def _text_bar(nmse: float, tolerance: float, passed: bool) -> str:
-    """``[#####   |  ]``: filled to the NMSE, ``|`` at the tolerance, ``!`` past it."""
-    cells = round(bar_fraction(nmse, tolerance) * _TEXT_BAR)
+    """``[████▍          |    ]``: filled to the NMSE in eighths of a cell; ``|`` is the tolerance.
+
+    Each cell holds eight steps, so one step is ``(DECADES + 2) / (8 * cells)`` of a decade
+    (1/16 with 20 cells): 0.24x and 0.53x of the tolerance are five steps apart. The mark is
+    its own character between the cells below and above the tolerance, so it always shows;
+    a failing bar is drawn with ``!``.
+    """
+    steps = round(bar_fraction(nmse, tolerance) * _TEXT_BAR * 8)
+    whole, part = divmod(steps, 8)
+    if passed:
+        cells = "\u2588" * whole + (_EIGHTHS[part] if part else "")
+    else:
+        cells = "!" * (whole + (1 if part else 0))
+    cells = cells.ljust(_TEXT_BAR)
     mark = round(TOLERANCE_MARK * _TEXT_BAR)
-    chars = [("#" if passed else "!") if i < cells else " " for i in range(_TEXT_BAR)]
-    if chars[mark - 1] == " ":
-        chars[mark - 1] = "|"
-    return "[" + "".join(chars) + "]"
+    return f"[{cells[:mark]}|{cells[mark:]}]"
 
 
 def _where(metrics: Metrics, offset: int) -> str:
@@ -81,17 +92,43 @@ def _where(metrics: Metrics, offset: int) -> str:
     )
 
 
+def _measure(metrics: Metrics, tolerance: float) -> str:
+    """``nmse 3.142e-05 >= tolerance 1e-07 (314x of tolerance)``."""
+    relation = "<" if metrics.nmse < tolerance else ">="
+    kind = "absolute MSE" if metrics.uses_absolute_mse else "nmse"
+    return (
+        f"{kind} {_e(metrics.nmse)} {relation} tolerance {_g(tolerance)} "
+        f"({_ratio(metrics.nmse, tolerance)} of tolerance)"
+    )
+
+
 def _headline(verdict: Verdict) -> str:
+    """The answer first: the status and what it rests on.
+
+    A failure whose aggregate NMSE is within the tolerance failed for another reason (a
+    segment, a shape, a NaN): the headline names that first, then the aggregate, so it never
+    reads ``FAILED  nmse 1e-16 < tolerance``.
+    """
     status = verdict.status.upper()
     metrics = verdict.metrics
     if metrics is None:
         return f"{status}  (not measured) tolerance {_g(verdict.tolerance)}"
-    relation = "<" if metrics.nmse < verdict.tolerance else ">="
-    kind = "absolute MSE" if metrics.uses_absolute_mse else "nmse"
-    return (
-        f"{status}  {kind} {_e(metrics.nmse)} {relation} tolerance {_g(verdict.tolerance)} "
-        f"({_ratio(metrics.nmse, verdict.tolerance)} of tolerance), n={metrics.element_count}"
-    )
+    aggregate = f"{_measure(metrics, verdict.tolerance)}, n={metrics.element_count}"
+    if verdict.passed or metrics.nmse >= verdict.tolerance:
+        return f"{status}  {aggregate}"
+    failing = [s for s in verdict.segments if s.status == "failed"]
+    if failing:
+        first = failing[0]
+        what = (
+            _measure(first.metrics, verdict.tolerance)
+            if first.metrics is not None
+            else (first.reason or "not measured")
+        )
+        more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+        cause = f"segment {first.segment.name}{more}: {what}"
+    else:
+        cause = verdict.reason or "failed"
+    return f"{status}  {cause}; aggregate {aggregate}"
 
 
 def _segment_rows(verdict: Verdict) -> list[str]:
@@ -100,7 +137,7 @@ def _segment_rows(verdict: Verdict) -> list[str]:
     span = max(len("range"), *(len(r) for r in ranges))
     rows = [
         f"  {'segment'.ljust(width)}  {'range'.ljust(span)}  status  "
-        f"{'log10 nmse, |=tol'.ljust(_TEXT_BAR + 2)} {'nmse':>9}  {'x tol':>7}  {'max |diff|':>10}  "
+        f"{'log10 nmse, |=tol'.ljust(_TEXT_BAR + 3)} {'nmse':>9}  {'x tol':>7}  {'max |diff|':>10}  "
         f"{'at':>6}  ulp"
     ]
     for judged, where in zip(verdict.segments, ranges, strict=True):

@@ -1,8 +1,11 @@
 """The Python API for research scripts and tests: :func:`compare` and :func:`run`.
 
 :func:`compare` runs any function written against the Array API on two backends and returns
-the differ's :class:`~diffcheck.differ.Verdict`; :func:`run` runs one registered check exactly
-as ``diffcheck run`` does and returns its report document.
+the differ's :class:`~diffcheck.differ.Verdict` (float32 NMSE, the contract of the
+registered checks), or with ``mode="values"`` the faithful
+:class:`~diffcheck.values.ValueVerdict` (every dtype kept, failure kinds named, blame
+decided); :func:`run` runs one registered check exactly as ``diffcheck run`` does and
+returns its report document.
 
 The two differ on purpose in how they treat a backend that cannot run. A script that asks
 ``compare`` for ``mlx:gpu`` on a machine without one gets a :class:`~diffcheck.BackendError`
@@ -15,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -28,8 +31,13 @@ from .errors import BackendError, ConfigError
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .report.models import ReportDocument
 from .runner import run_check
+from .values import ValueVerdict
+from .values.front import call_failure, named_function
 
-__all__ = ["Segments", "compare", "run"]
+__all__ = ["CompareMode", "Segments", "compare", "run"]
+
+#: ``nmse``: inputs cast to float32, one NMSE verdict; ``values``: dtypes kept, faithful verdict.
+CompareMode: TypeAlias = Literal["nmse", "values"]
 
 #: What ``segments=`` accepts: a count of equal parts, Segment objects, or name -> (start, stop).
 Segments: TypeAlias = int | Sequence[Segment] | Mapping[str, tuple[int, int]]
@@ -121,8 +129,37 @@ def _bind_shapes(
     return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
 
 
+@overload
 def compare(
-    fn: Callable[..., Any],
+    fn: str | Callable[..., Any],
+    *inputs: Any,
+    reference: str | Adapter = ...,
+    candidate: str | Adapter = ...,
+    max_nmse: float | None = ...,
+    precision: PrecisionName = ...,
+    segments: Segments | None = ...,
+    allow_self_test: bool = ...,
+    mode: Literal["nmse"] = ...,
+) -> Verdict: ...
+
+
+@overload
+def compare(
+    fn: str | Callable[..., Any],
+    *inputs: Any,
+    reference: str | Adapter = ...,
+    candidate: str | Adapter = ...,
+    allow_self_test: bool = ...,
+    mode: Literal["values"],
+    function: str | None = ...,
+    signed_zero: bool | None = ...,
+    kwargs: Mapping[str, Any] | None = ...,
+    voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]] = ...,
+) -> ValueVerdict: ...
+
+
+def compare(
+    fn: str | Callable[..., Any],
     *inputs: Any,
     reference: str | Adapter = "numpy",
     candidate: str | Adapter = "mlx:gpu",
@@ -130,14 +167,21 @@ def compare(
     precision: PrecisionName = "f32",
     segments: Segments | None = None,
     allow_self_test: bool = False,
-) -> Verdict:
+    mode: CompareMode = "nmse",
+    function: str | None = None,
+    signed_zero: bool | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+    voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]] = (),
+) -> Verdict | ValueVerdict:
     """Run ``fn(xp, *arrays)`` on two backends from the same inputs and compare the outputs.
 
     Parameters
     ----------
     fn
         A function written against the Array API: it receives the backend's namespace ``xp``
-        and one array per input, and returns an array (or a tuple or list of arrays).
+        and one array per input, and returns an array (or a tuple or list of arrays). Or the
+        standard's name of one function (``"bitwise_left_shift"``, ``"linalg.vecdot"``),
+        called as ``xp.<name>(*arrays, **kwargs)``.
     *inputs
         Host inputs: NumPy arrays, DLPack or buffer-protocol objects, nested lists. Each is
         converted to a float32 host array, moved to each backend with ``to_device`` and cast
@@ -159,13 +203,40 @@ def compare(
     allow_self_test
         Let ``candidate`` be the reference's own backend (by adapter identity, see
         :func:`~diffcheck.adapters.same_backend`); refused otherwise.
+    mode
+        ``"nmse"`` (the default): the float32 NMSE comparison above. ``"values"``: the
+        faithful value model: inputs and outputs keep their dtypes (bool, integers,
+        float16/bfloat16, float32/64, complex), the result's dtype is bound against the
+        standard and the reference, then its shape, then its values (exact for bool and
+        integers; NaN placement, infinities, signed zeros and a per-function bound for
+        floats), and each failure is blamed on a side (see :mod:`diffcheck.values`).
+        ``max_nmse``, ``precision`` and ``segments`` belong to ``nmse`` mode only.
+    function
+        ``values`` mode: the standard's name of what ``fn`` computes (chooses the bound, the
+        signed-zero policy, the dtype rule and the blame); a string ``fn`` names itself.
+    signed_zero
+        ``values`` mode: whether ``-0.0`` and ``+0.0`` must match (by default they must,
+        except where the standard leaves the sign open).
+    kwargs
+        ``values`` mode: keyword arguments passed to the function (``axis=``, ``dtype=``).
+    voters
+        ``values`` mode: further backends (names such as ``"torch:cpu"``, adapters, or
+        ``(name, call)`` pairs with ``call(*host_inputs, **kwargs)``), asked to vote on
+        blame only when no rule or oracle decides; one that cannot run abstains, with its
+        reason recorded.
 
     Returns
     -------
-    Verdict
-        Passed or failed with metrics and a reason; a divergence is never an exception. An
-        output shape that differs from the reference's (even with the same element count)
-        fails the verdict.
+    Verdict or ValueVerdict
+        ``nmse`` mode: passed or failed with metrics and a reason; an output shape that
+        differs from the reference's (even with the same element count) fails the verdict.
+        A candidate that lacks a function the reference has, or raises where the reference
+        returned, fails with a reason starting ``missing:`` or ``raises:`` (an error on the
+        reference is the function's own and propagates).
+        ``values`` mode: a :class:`~diffcheck.values.ValueVerdict` whose ``kind`` is one of
+        ``missing``, ``raises``, ``dtype``, ``shape``, ``nan``, ``signed-zero``, ``inf``,
+        ``value``, with the first and worst element and ``blame``. A divergence is never an
+        exception, nor is a function missing from one namespace.
 
     Raises
     ------
@@ -190,6 +261,29 @@ def compare(
     True
     """
     _refuse_self_test(candidate, reference, allow_self_test)
+    if mode == "values":
+        return _compare_values(
+            fn,
+            inputs,
+            reference,
+            candidate,
+            max_nmse,
+            precision,
+            segments,
+            function,
+            signed_zero,
+            kwargs,
+            voters,
+        )
+    if mode != "nmse":
+        raise ConfigError(f'mode "{mode}" is not supported; it must be "nmse" or "values"')
+    if function is not None or signed_zero is not None or kwargs or voters:
+        raise ConfigError(
+            'function, signed_zero, kwargs and voters belong to mode="values"; '
+            'pass mode="values" to use them'
+        )
+    if isinstance(fn, str):
+        fn = named_function(fn)
     if precision not in PRECISIONS:
         raise ConfigError(
             f'precision "{precision}" is not supported; it must be one of {", ".join(PRECISIONS)}'
@@ -208,7 +302,10 @@ def compare(
     hosts = [_host_input(value, index) for index, value in enumerate(inputs)]
     expected = _execute(reference_adapter, fn, hosts, "f32")
     flat_ref = np.concatenate([r.reshape(-1) for r in expected]) if expected else np.empty(0)
-    raw = _run(candidate_adapter, fn, hosts, precision)
+    try:
+        raw = _run(candidate_adapter, fn, hosts, precision)
+    except Exception as error:  # the reference ran: the candidate's failure is a verdict
+        return Verdict("failed", call_failure(candidate_adapter, error), None, tolerance)
     if segments is None and len(raw) == 1 and on_device(raw[0]):
         # Measured where the output lives; only the figures come back (no report to fill).
         measured = diff_on_device(
@@ -250,6 +347,38 @@ def _refuse_self_test(
             f"candidate {name!r} is the reference {other!r}'s own backend; a backend cannot "
             "vouch for itself (pass allow_self_test=True for a self-test)"
         )
+
+
+def _compare_values(
+    fn: str | Callable[..., Any],
+    inputs: Sequence[Any],
+    reference: str | Adapter,
+    candidate: str | Adapter,
+    max_nmse: float | None,
+    precision: PrecisionName,
+    segments: Segments | None,
+    function: str | None,
+    signed_zero: bool | None,
+    kwargs: Mapping[str, Any] | None,
+    voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]],
+) -> ValueVerdict:
+    """``compare(..., mode="values")``: the faithful value model (see :mod:`diffcheck.values`)."""
+    from .values.call import compare_call
+    from .values.front import refuse_nmse_options, voter_calls
+
+    refuse_nmse_options(max_nmse, precision, segments)
+    candidate_adapter = _adapter(candidate, "candidate")
+    reference_adapter = _adapter(reference, "reference")
+    return compare_call(
+        fn,
+        inputs,
+        reference_adapter,
+        candidate_adapter,
+        function=function,
+        signed_zero=signed_zero,
+        kwargs=dict(kwargs or {}),
+        voters=voter_calls(voters, fn),
+    )
 
 
 def run(

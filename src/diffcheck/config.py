@@ -20,7 +20,7 @@ from ._numbers import U64_MAX, parse_f32, rust_display
 from .adapters import parse_backend, same_backend
 from .errors import ConfigError
 from .ops import OPS, Op, OpParams, get_op
-from .precision import PrecisionName, default_max_nmse
+from .precision import PrecisionName
 
 __all__ = ["LIFECYCLE_MAX_NMSE", "AnyCheckConfig", "Check", "config_model", "make_check"]
 
@@ -170,7 +170,8 @@ def make_check(
     seed
         The u64 input seed.
     max_nmse
-        The tolerance; by default the precision's bucket (f32 1e-7, f16 1e-6, bf16 1e-4).
+        The tolerance; by default the op's own for the precision, which is the precision's
+        bucket (f32 1e-7, f16 1e-6, bf16 1e-4) unless the op says why it must differ.
         The lifecycle at f32 requires ``0 < max_nmse <= 1e-7`` (the contract's rule).
     allow_self_test
         Let the candidate be the reference's own backend: a self-test of the machinery,
@@ -204,7 +205,11 @@ def make_check(
         raise ConfigError(f"max_nmse {max_nmse!r} is not a number")
     if not 0 <= seed <= U64_MAX:
         raise ConfigError(f"seed {seed} is outside the u64 range")
-    tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)  # type: ignore[arg-type]
+    tolerance = (
+        operation.default_max_nmse(precision)  # type: ignore[arg-type]
+        if max_nmse is None
+        else float(max_nmse)
+    )
     _check_tolerance(tolerance, operation, precision)
     try:
         op_params = _f32_params(operation, operation.params(**params))

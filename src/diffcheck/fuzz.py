@@ -32,7 +32,7 @@ from .config import Check, make_check
 from .differ import Verdict
 from .errors import ConfigError, DiffcheckError
 from .ops import get_op
-from .precision import PRECISIONS, default_max_nmse
+from .precision import PRECISIONS
 from .runner import run_check
 
 __all__ = ["DEFAULT_EXAMPLES", "DEFAULT_MAX_ELEMENTS", "FuzzResult", "FuzzStatus", "fuzz"]
@@ -148,7 +148,7 @@ def _base_check(
         )
     if precision not in PRECISIONS:
         raise ConfigError(f'unsupported precision "{precision}"; it must be f32, f16 or bf16')
-    tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)
+    tolerance = operation.default_max_nmse(precision) if max_nmse is None else float(max_nmse)
     if not math.isfinite(tolerance) or tolerance <= 0.0:
         raise ConfigError("--max-nmse must be finite and strictly positive")
     return Check(

@@ -36,7 +36,7 @@ from ._records import (
     initial_document,
     result_record,
 )
-from .adapters import Adapter, Execution, resolve
+from .adapters import Adapter, Capabilities, Execution, resolve
 from .budget import check_budget
 from .config import Check
 from .differ import Verdict, bind_segments, bind_shape, compare_outputs
@@ -91,13 +91,22 @@ def _capability_gate(check: Check, adapter: Adapter, precision: str, role: str) 
         executes = ", ".join(capabilities.precisions)
         return Outcome(
             "not_run",
-            f"{role} backend {adapter.spec} does not execute precision {precision} (it executes: {executes})",
+            f"{role} backend {adapter.spec} does not execute precision {precision} (it executes: {executes})"
+            + _refusal(capabilities, precision),
         )
     if capabilities.ops is not None and check.op.name not in capabilities.ops:
         return Outcome(
-            "not_run", f"{role} backend {adapter.spec} does not implement op {check.op.name}"
+            "not_run",
+            f"{role} backend {adapter.spec} does not implement op {check.op.name}"
+            + _refusal(capabilities, check.op.name),
         )
     return None
+
+
+def _refusal(capabilities: Capabilities, name: str) -> str:
+    """``": <why>"`` when the adapter says why it does not run ``name``, else nothing."""
+    why = capabilities.refusals.get(name)
+    return f": {why}" if why else ""
 
 
 def _first_non_finite(values: npt.NDArray[np.float32]) -> int | None:

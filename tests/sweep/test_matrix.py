@@ -8,6 +8,7 @@ import pytest
 from sweep_helpers import write_matrix
 
 from diffcheck.errors import ConfigError
+from diffcheck.ops import OPS
 from diffcheck.sweep.matrix import load_matrix, parse_matrix
 from diffcheck.sweep.plan import plan_matrix, shape_label
 
@@ -101,8 +102,8 @@ shapes = [{ tokens = 3, dim = 33, eps = 1e-5, seeds = [9] }]
             "schema_version: Field required",
         ),
         (
-            "schema_version=1\n[[pairs]]\ncandidate='torch'\n[ops.softmax]\nshapes=[{m=1}]",
-            "unknown op 'softmax'; known ops: rms-norm, gemm, silu-mul, context-lifecycle",
+            "schema_version=1\n[[pairs]]\ncandidate='torch'\n[ops.sofmax]\nshapes=[{m=1}]",
+            "unknown op 'sofmax'; known ops: rms-norm, gemm, silu-mul, context-lifecycle, softmax, layer-norm, rope, attention, add-rms-norm",
         ),
         (
             "schema_version=1\n[[pairs]]\ncandidate='torch'\n[ops.gemm]\nshapes=[{mm=1}]",
@@ -217,7 +218,17 @@ def test_the_default_matrix_covers_every_op_backend_and_ci_sample() -> None:
         assert sample in ids, sample
     assert not any("wgpu" in i and ("-f16-" in i or "-bf16-" in i) for i in ids)
     assert not any("metal" in i and "-f32-" not in i for i in ids)
-    assert {c.op for c in plan.checks} == {"rms-norm", "gemm", "silu-mul", "context-lifecycle"}
+    # Every first-party op (the plugin example's op is not in the default matrix).
+    assert [name for name, _ in load_matrix(ROOT / "matrices" / "default.toml").op_entries()] == [
+        name for name in OPS if OPS[name].__module__.startswith("diffcheck.")
+    ]
+    # Flags and text choices make distinct checks, with tolerances from the op's defaults.
+    assert "numpy-vs-mlx-cpu/softmax/softmax-3x33-causal-temperature0.5-f16-s7" in ids
+    assert "numpy-vs-mlx-cpu/rope/rope-3x3x34x4093-layoutinterleaved-base10000.0-f32-s42" in ids
+    softmax = {
+        c.check.precision: c.check.max_nmse for c in plan.checks if c.check.op.name == "softmax"
+    }
+    assert softmax == {"f32": 1e-7, "f16": 4e-6, "bf16": 4e-4}
 
 
 def test_parse_matrix_accepts_a_decoded_document() -> None:

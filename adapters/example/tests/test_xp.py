@@ -32,8 +32,16 @@ def test_a_wrong_matmul_is_caught() -> None:
 
 
 def test_matmul_rejects_mismatched_shapes() -> None:
-    with pytest.raises(ValueError, match=r"\[m, k\] @ \[k, n\]"):
+    with pytest.raises(ValueError, match=r"\[\.\.\., m, k\] @ \[\.\.\., k, n\]"):
         xp.matmul(np.ones((2, 3), np.float32), np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="matmul needs"):  # batch axes must match
+        xp.matmul(np.ones((2, 2, 3), np.float32), np.ones((3, 3, 2), np.float32))
+
+
+def test_batched_matmul_is_one_product_per_batch() -> None:
+    a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    b = np.arange(40, dtype=np.float64).reshape(2, 4, 5)
+    assert np.array_equal(xp.matmul(a, b), a @ b)
 
 
 def test_probe_reports_unavailable_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,12 @@ import diffcheck_metal._adapter
 from diffcheck.adapters import Adapter, resolve
 from diffcheck_metal import open_runtime
 
+# The inference kernels' cases and float64 formulas are shared with the wgpu adapter's tests,
+# so both backends answer the same questions.
+sys.path.insert(0, str(Path(__file__).parents[2] / "wgpu" / "tests"))
+# fake_metal.py imports its kernel emulators from the module beside it.
+sys.path.insert(0, str(Path(__file__).parent))
+
 
 def _load_fake() -> ModuleType:
     path = Path(__file__).with_name("fake_metal.py")

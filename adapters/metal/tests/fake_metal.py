@@ -7,8 +7,10 @@ unforgiving:
   without waiting sees stale contents (the sentinels);
 * each dispatch is checked against the MSL source the adapter compiled: the kernel function
   must exist, buffer and parameter-block indices must match its ``[[buffer(N)]]`` slots, the
-  threadgroup shape must match the source's constants, and the parameter block is decoded by
-  the field names of the source's struct;
+  threadgroup shape must match the source's constants, the parameter block is decoded by
+  the field names and types of the source's struct, and each kernel argument is the buffer
+  bound at its slot (so swapped slots compute with the wrong buffers);
+* a kernel never reads past a buffer it was given (a GPU would read garbage silently);
 * each kernel is emulated threadgroup by threadgroup, recovering the flat index from the grid
   exactly as the MSL does, so a grid that does not cover the work leaves sentinels behind.
 
@@ -21,11 +23,12 @@ import re
 import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from diffcheck.gpu_plan import declared_constants
+from fake_metal_kernels import KERNELS
 
 __version__ = "fake"
 MTLResourceStorageModeShared = 0
@@ -74,8 +77,13 @@ class Function:
     def __init__(self, name: str, source: str) -> None:
         self.name = name
         signature = next(m.group(2) for m in _SIGNATURE.finditer(source) if m.group(1) == name)
-        self.slots = {int(index): (kind, arg) for kind, arg, index in _SLOT.findall(signature)}
+        declared = _SLOT.findall(signature)
+        self.slots = {int(index): (kind, arg) for kind, arg, index in declared}
         structs = {m.group(1): _FIELD.findall(m.group(2)) for m in _STRUCT.finditer(source)}
+        # The buffer slots in the order the signature names them: the emulator receives its
+        # arguments in that order, so a source whose slot numbers disagree with the adapter's
+        # binding order computes with the wrong buffers, as the GPU would.
+        self.argument_slots = [int(index) for kind, _, index in declared if kind not in structs]
         (self.params_slot,) = [i for i, (kind, _) in self.slots.items() if kind in structs]
         fields = structs[self.slots[self.params_slot][0]]
         self.fields = [field for _, field in fields]
@@ -128,9 +136,13 @@ class _ComputeEncoder:
         assert set(self.params) == {function.params_slot}, (function.name, self.params)
         assert set(self.buffers) == set(function.slots) - {function.params_slot}
         data = self.params[function.params_slot]
+        needed = struct.calcsize(function.format)
+        assert len(data) >= needed, (
+            f"{function.name}: a parameter block of {len(data)} bytes, but its struct needs {needed}"
+        )
         values = struct.unpack_from(function.format, data)
         params = dict(zip(function.fields, values, strict=True))
-        buffers = [self.buffers[i].floats() for i in sorted(self.buffers)]
+        buffers = [self.buffers[i].floats() for i in function.argument_slots]
         kernel = KERNELS[function.name]
         flats = [
             (z * grid[1] + y) * grid[0] + x
@@ -265,52 +277,3 @@ def MTLCreateSystemDefaultDevice() -> Device | None:
 @contextmanager
 def autorelease_pool() -> Iterator[None]:
     yield
-
-
-# -- the kernels, one threadgroup at a time, indexed as the MSL indexes ---------------------
-
-
-def _gemm(flat: int, p: dict[str, Any], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
-    if flat >= p["groups"]:
-        return
-    m, n, k = p["m"], p["n"], p["k"]
-    r0, c0 = (flat // p["tiles_n"]) * 64, (flat % p["tiles_n"]) * 32
-    r1, c1 = min(r0 + 64, m), min(c0 + 32, n)
-    tile = a.reshape(m, k)[r0:r1] @ b.reshape(n, k)[c0:c1].T
-    c.reshape(m, n)[r0:r1, c0:c1] = tile.astype(np.float32)
-
-
-def _gemv(flat: int, p: dict[str, Any], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
-    if flat >= p["groups"]:
-        return
-    n, k = p["n"], p["k"]
-    r0, r1 = flat * 8, min(flat * 8 + 8, n)
-    c[r0:r1] = (b.reshape(n, k)[r0:r1] @ a[:k]).astype(np.float32)
-
-
-def _silu_mul(flat: int, p: dict[str, Any], src: np.ndarray, dst: np.ndarray) -> None:
-    if flat >= p["groups"]:
-        return
-    inter = p["intermediate"]
-    i = np.arange(flat * 256, min(flat * 256 + 256, p["total"]))
-    rows = (i // inter) * 2 * inter
-    gate, up = src[rows + i % inter], src[rows + inter + i % inter]
-    with np.errstate(over="ignore"):
-        dst[i] = gate / (np.float32(1.0) + np.exp(-gate)) * up
-
-
-def _rms_norm(flat: int, p: dict[str, Any], x: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
-    if flat >= p["tokens"]:
-        return
-    dim = p["dim"]
-    row = x[flat * dim : (flat + 1) * dim]
-    inv = np.float32(1.0) / np.sqrt(np.dot(row, row) / np.float32(dim) + np.float32(p["eps"]))
-    out[flat * dim : (flat + 1) * dim] = row * inv * w[:dim]
-
-
-KERNELS: dict[str, Callable[..., None]] = {
-    "gemm_f32_v2": _gemm,
-    "gemv_f32": _gemv,
-    "silu_mul_split_f32": _silu_mul,
-    "rms_norm_f32": _rms_norm,
-}

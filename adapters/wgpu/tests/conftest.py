@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from diffcheck.adapters import Adapter, resolve
 from diffcheck_wgpu import WgpuAdapter
+
+# The kernel-level helpers (kernel_refs, fused_cases) are plain modules beside the tests; the
+# Metal adapter's tests load the same cases, so both backends answer the same questions.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(scope="session")

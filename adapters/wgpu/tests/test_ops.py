@@ -27,6 +27,21 @@ CASES = [
     ("gemm", {"m": 1, "n": 70, "k": 257}, 5, "gemv_f32"),
     ("silu-mul", {"tokens": 4, "intermediate": 256}, 42, "silu_mul_split_f32"),
     ("silu-mul", {"tokens": 3, "intermediate": 257}, 7, "silu_mul_split_f32"),
+    # The inference ops through the adapter, against the ops' own Array-API definitions (the
+    # kernels' tails and boundaries are in test_fused_kernels.py).
+    ("softmax", {}, 42, "softmax_f32"),
+    ("softmax", {"tokens": 3, "dim": 257, "causal": True, "temperature": 0.5}, 7, "softmax_f32"),
+    ("layer-norm", {}, 42, "layer_norm_f32"),
+    ("rope", {}, 42, "rope_f32"),
+    ("rope", {"layout": "interleaved", "head_dim": 34, "offset": 4_000_000}, 7, "rope_f32"),
+    ("attention", {}, 42, "attention_f32"),
+    (
+        "attention",
+        {"tokens": 3, "kv_len": 130, "causal": False, "head_dim": 40},
+        7,
+        "attention_f32",
+    ),
+    ("add-rms-norm", {}, 42, "add_rms_norm_f32"),
 ]
 
 

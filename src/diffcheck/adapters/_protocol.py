@@ -14,6 +14,7 @@ module import, so that importing diffcheck or listing backends imports no option
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -78,6 +79,10 @@ class Capabilities:
     ops: frozenset[str] | None = None
     #: Facts a user should know up front (e.g. "no float64 on the GPU").
     notes: tuple[str, ...] = ()
+    #: Why a precision or op left out of ``precisions``/``ops`` is not run here, by its name
+    #: (e.g. ``{"f16": "adapter 'llvmpipe' lacks the shader-f16 feature"}``); quoted in the
+    #: not_run reason.
+    refusals: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

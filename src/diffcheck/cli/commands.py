@@ -5,8 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._parser import OneLineParser
+
+if TYPE_CHECKING:
+    from ..report.models import ReportDocument
 
 __all__ = ["backends", "ops", "replay", "run", "schema"]
 
@@ -25,10 +29,42 @@ def run(argv: Sequence[str]) -> int:
     assert result is not None
     if result.status == "passed":
         print(f"Numerical check completed; report: {args.report}")
+        print(_status_line(document))
         return 0
+    print(_status_line(document))
     reason = result.reason or f"required backend result: {result.status}"
     print(f"diffcheck: {reason}; report: {args.report}", file=sys.stderr)
     return 1
+
+
+def _status_line(document: ReportDocument) -> str:
+    """``status: failed (attention on mlx:cpu at f16); nmse 3.1e-08 < tolerance 1e-06; ...``.
+
+    The contract's lines say that a check completed, or why not; this one says how it came
+    out against its tolerance, and names the first failing segment when one failed.
+    """
+    result = document.result
+    assert result is not None
+    # Every op's config model has op and precision (the per-op model is not known statically).
+    config = document.config.model_dump()
+    what = f"{config['op']} on {result.backend} at {config['precision']}"
+    line = f"status: {result.status} ({what})"
+    metrics, tolerance = result.metrics, result.tolerance
+    if metrics is None or tolerance is None:
+        return f"{line}; not measured"
+    kind = "absolute MSE" if metrics.uses_absolute_mse else "nmse"
+    relation = "<" if metrics.nmse < tolerance else ">="
+    line += f"; {kind} {metrics.nmse:.3e} {relation} tolerance {tolerance:g}"
+    failing = next((s for s in document.segments or [] if s.status == "failed"), None)
+    if failing is not None and failing.metrics is not None:
+        relation = "<" if failing.metrics.nmse < tolerance else ">="
+        line += (
+            f"; segment {failing.name} failed: nmse {failing.metrics.nmse:.3e} "
+            f"{relation} tolerance {tolerance:g}"
+        )
+    elif failing is not None:
+        line += f"; segment {failing.name} failed: {failing.reason}"
+    return line
 
 
 def replay(argv: Sequence[str]) -> int:
@@ -55,30 +91,67 @@ def replay(argv: Sequence[str]) -> int:
     return exit_code
 
 
+def _library_row(name: str) -> tuple[str, str, str]:
+    """An array-api-compat library, found without importing it (metadata and module search)."""
+    import importlib.util
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ..adapters.array_api import ARRAY_API_LIBRARIES
+
+    root = ARRAY_API_LIBRARIES[name][0].split(".")[0]
+    if importlib.util.find_spec(root) is None:
+        return (
+            name,
+            "unavailable",
+            f"{root} is not installed; install it (pip install {root.replace('_', '-')}) "
+            "to use it as a backend",
+        )
+    try:
+        found = f"{root} {version(root.replace('_', '-'))}"
+    except PackageNotFoundError:
+        found = root
+    return (
+        name,
+        "installed",
+        f"{found}, through array-api-compat (devices as {name}:DEVICE); not probed here, "
+        "'diffcheck backends --all' probes it",
+    )
+
+
 def backends(argv: Sequence[str]) -> int:
-    """``diffcheck backends``: every adapter and device, probed, with the reason when unavailable."""
+    """``diffcheck backends``: every adapter and device, probed, then the array-api-compat libraries.
+
+    Registered adapters are probed. The libraries usable by name through array-api-compat
+    (torch, cupy, jax, dask, array_api_strict, ...) are listed as installed or not without
+    importing them; ``--all`` probes them too (importing each installed one).
+    """
     from ..adapters import adapter_entry_points, resolve
     from ..adapters.array_api import ARRAY_API_LIBRARIES
     from ..errors import UnknownBackendError
 
     parser = OneLineParser(prog="diffcheck backends", description=backends.__doc__)
-    parser.add_argument("--all", action="store_true", help="also probe array-api-compat libraries")
+    parser.add_argument(
+        "--all", action="store_true", help="also probe the array-api-compat libraries"
+    )
     options = parser.parse_args(argv)
     rows: list[tuple[str, str, str]] = []
     names: list[str] = []
-    for name, entry in sorted(adapter_entry_points().items()):
+    for name in sorted(adapter_entry_points()):
         try:
             adapter = resolve(name)
         except UnknownBackendError as error:
             rows.append((name, "error", str(error)))
             continue
         names += [name] + [f"{name}:{device}" for device in adapter.devices]
-        del entry
-    if options.all:
-        names += sorted(set(ARRAY_API_LIBRARIES) - set(adapter_entry_points()))
     for name in names:
         probe = resolve(name).probe()
         rows.append((name, probe.status, probe.reason or probe.detail))
+    for name in sorted(set(ARRAY_API_LIBRARIES) - set(adapter_entry_points())):
+        if options.all:
+            probe = resolve(name).probe()
+            rows.append((name, probe.status, probe.reason or probe.detail))
+        else:
+            rows.append(_library_row(name))
     width = max(len(row[0]) for row in rows)
     print(f"{'backend'.ljust(width)}  {'status'.ljust(11)}  detail / reason")
     for name, status, text in rows:
@@ -86,19 +159,42 @@ def backends(argv: Sequence[str]) -> int:
     return 0
 
 
+def _option_default(value: object) -> str:
+    # As the option is typed on the command line: flags true/false, floats shortest.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def ops(argv: Sequence[str]) -> int:
-    """``diffcheck ops``: operators, their options and defaults."""
+    """``diffcheck ops``: every operator with its source package, options and defaults.
+
+    An op plugin that cannot be used (it fails to load, or its name is claimed twice) is
+    listed as one ``error:`` line, and the exit status is then 1.
+    """
     from ..ops import OPS
+    from ..precision import PRECISIONS, default_max_nmse
 
     OneLineParser(prog="diffcheck ops", description=ops.__doc__).parse_args(argv)
     for op in OPS.values():
         options = " ".join(
-            f"--{name} {field.default}" for name, field in op.params_model.model_fields.items()
+            f"--{name} {_option_default(field.default)}"
+            for name, field in op.params_model.model_fields.items()
         )
         alias = f" (alias {', '.join(op.aliases)})" if op.aliases else ""
-        print(f"{op.name}{alias}: {options}")
+        print(f"{op.name}{alias} ({OPS.source(op.name).package}): {options}")
         print(f"    {op.execution_path}")
-    return 0
+        own = [
+            f"{p} {op.default_max_nmse(p):g}"
+            for p in PRECISIONS
+            if op.default_max_nmse(p) != default_max_nmse(p)
+        ]
+        if own:
+            print(f"    default --max-nmse: {', '.join(own)} (others by precision)")
+    problems = OPS.problems()
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def schema(argv: Sequence[str]) -> int:

@@ -33,7 +33,7 @@ def _f64(text: str) -> float:
 
 
 def _parser() -> OneLineParser:
-    from .._fuzz_space import SPACES
+    from .._fuzz_space import fuzzable_ops
     from ..fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_ELEMENTS
 
     parser = OneLineParser(
@@ -52,7 +52,7 @@ def _parser() -> OneLineParser:
     parser.add_argument(
         "--require-backend", required=True, metavar="BACKEND", help="the candidate (no fallback)"
     )
-    parser.add_argument("--op", required=True, help=", ".join(SPACES))
+    parser.add_argument("--op", required=True, help=", ".join(fuzzable_ops()))
     parser.add_argument(
         "--reference", default="numpy", metavar="BACKEND", help="the trusted backend (numpy)"
     )

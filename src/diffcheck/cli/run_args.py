@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._numbers import parse_f32, parse_f64, parse_u64
+from .._numbers import parse_f64, parse_u64
 from ..adapters import parse_backend
 from ..budget import parse_size
 from ..config import DEFAULT_REFERENCE, DEFAULT_SEED, Check, make_check
@@ -35,7 +35,6 @@ _COMMON = (
 _FLAGS = frozenset({"--allow-self-test"})
 _OP_OPTIONS = tuple(sorted({f"--{name}" for op in OPS.values() for name in op.options}))
 ALLOWED = frozenset(_COMMON + _OP_OPTIONS) | _FLAGS
-_FLOAT_OPTIONS = frozenset({"eps"})  # parsed as f32, as the reference tool parses --eps
 
 
 def _op_lines() -> str:
@@ -156,15 +155,20 @@ def _parse(argv: Sequence[str]) -> RunArgs:
     if op_name is None:
         raise ConfigError("--op is required")
     op = get_op(op_name)
-    params: dict[str, float | int] = {}
+    params: dict[str, float | int | bool | str] = {}
     for name in op.options:
         text = values.pop(f"--{name}", None)
         if text is None:
             continue
-        number = parse_f32(text) if name in _FLOAT_OPTIONS else parse_u64(text)
-        if number is None:
-            raise ConfigError(f"invalid numeric value for --{name}")
-        params[name] = number
+        value = op.parse_option(name, text)
+        if value is None:
+            kind = op.params_model.model_fields[name].annotation
+            raise ConfigError(
+                f"invalid value for --{name}: {json.dumps(text)}; it must be true or false"
+                if kind is bool
+                else f"invalid numeric value for --{name}"
+            )
+        params[name] = value
     report = values.pop("--report", None)
     if report is None:
         raise ConfigError("--report is required")

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from ..differ import Segment
+from ..precision import PrecisionName, default_max_nmse
+
+if TYPE_CHECKING:
+    from .._fuzz_space import OpSpace
 
 __all__ = ["HostInputs", "Op", "OpParams"]
 
@@ -54,10 +59,35 @@ class Op(abc.ABC, Generic[P]):
     segment_names: ClassVar[tuple[str, ...]] = ()
     #: Message labels of those segments, in the same order.
     segment_labels: ClassVar[tuple[str, ...]] = ()
+    #: Default NMSE tolerances of this op where they must differ from the precision's bucket
+    #: (:data:`diffcheck.precision.DEFAULT_MAX_NMSE`); each one says why in its op's module.
+    tolerances: ClassVar[Mapping[PrecisionName, float]] = {}
+
+    def default_max_nmse(self, precision: PrecisionName) -> float:
+        """The tolerance a check of this op uses at ``precision`` when none is given."""
+        return self.tolerances.get(precision) or default_max_nmse(precision)
 
     def params(self, **values: Any) -> P:
         """Build this op's params from keyword values (defaults for the rest)."""
         return self.params_model(**values)  # type: ignore[return-value]
+
+    def parse_option(self, name: str, text: str) -> int | float | bool | str | None:
+        """One CLI value of param ``name`` by the field's type; None when the text is not one.
+
+        Integers parse as u64 and floats as the nearest f32 (the reference tool's rules),
+        flags as ``true`` or ``false``; text choices pass through to the params model, whose
+        validation names the allowed values.
+        """
+        from .._numbers import parse_f32, parse_u64
+
+        annotation = self.params_model.model_fields[name].annotation
+        if annotation is bool:
+            return {"true": True, "false": False}.get(text.lower())
+        if annotation is int:
+            return parse_u64(text)
+        if annotation is float:
+            return parse_f32(text)
+        return text
 
     @property
     def options(self) -> tuple[str, ...]:
@@ -85,6 +115,17 @@ class Op(abc.ABC, Generic[P]):
     @abc.abstractmethod
     def compute(self, xp: Any, arrays: dict[str, Any], params: P, *, accumulate: Any) -> Any:
         """The definition, written against the Array API namespace ``xp``."""
+
+    def fuzz_space(self) -> OpSpace | None:
+        """Where ``diffcheck fuzz --op`` draws this op's params from; None when it has none.
+
+        An op overrides it, importing :mod:`diffcheck._fuzz_space` inside the method so the
+        fuzz machinery loads only when a fuzz runs. By default it is the entry of
+        :data:`diffcheck._fuzz_space.SPACES`, which holds the spaces of the original four ops.
+        """
+        from .._fuzz_space import SPACES
+
+        return SPACES.get(self.name)
 
     def segments(self, params: P) -> list[Segment]:
         """The segments of the flattened output that are judged on their own."""

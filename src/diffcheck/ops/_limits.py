@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import math
+
 from .._numbers import I32_MAX, I64_MAX, U64_MAX
 from ..errors import ConfigError
 
-__all__ = ["ceil_to", "check_gemm", "check_matrix", "check_silu_mul", "checked_mul", "require"]
+__all__ = [
+    "F32_MAX",
+    "ceil_to",
+    "check_buffer",
+    "check_gemm",
+    "check_matrix",
+    "check_positive_f32",
+    "check_rows",
+    "check_silu_mul",
+    "checked_mul",
+    "require",
+]
+
+#: The largest finite float32; a larger float parameter would be infinite in a kernel.
+F32_MAX = 3.4028234663852886e38
 
 
 def require(condition: bool, message: str) -> None:
@@ -61,3 +77,39 @@ def check_silu_mul(tokens: int, intermediate: int) -> int:
         "SiLU Mul input exceeds host or signed kernel indexing range",
     )
     return output
+
+
+def check_buffer(label: str, elements: int, what: str = "shape") -> None:
+    """One f32 buffer of ``elements``: u64 byte size, host range and signed 32-bit indexing."""
+    size = checked_mul(elements, 4, f"{label} f32 buffer byte size overflows usize")
+    require(size <= I64_MAX, f"{label} f32 buffer exceeds the host allocation address range")
+    require(
+        elements <= I32_MAX, f"{label} {what} exceeds the kernels' signed 32-bit indexing range"
+    )
+
+
+def check_rows(label: str, rows: int, cols: int, names: str = "tokens and dim") -> int:
+    """Validate a row-wise op over [rows, cols] (rms-norm's limits) and return rows·cols.
+
+    The row loop of a kernel steps by a block width (at least 32, up to 1024) before its
+    bounds check, so ``cols - 1`` plus that step must stay within signed 32-bit indexing.
+    """
+    require(rows != 0 and cols != 0, f"{label} {names} must be nonzero")
+    first, second = names.split(" and ")
+    elements = checked_mul(rows, cols, f"{label} {first} * {second} overflows usize")
+    check_buffer(label, elements)
+    step = max(32, ceil_to(min(cols, 1024), 32))
+    require(
+        (cols - 1) + step <= I32_MAX,
+        f"{label} shape exceeds the kernels' signed 32-bit indexing range",
+    )
+    return elements
+
+
+def check_positive_f32(label: str, name: str, value: float, *, above: float = 0.0) -> None:
+    """``value`` must be a finite f32 greater than ``above`` (the one-line message says so)."""
+    bound = "positive" if above == 0.0 else f"greater than {above:g}"
+    require(
+        math.isfinite(value) and value > above and abs(value) <= F32_MAX,
+        f"{label} {name} must be a finite f32 {bound}, not {value!r}",
+    )

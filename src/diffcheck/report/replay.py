@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from .._numbers import f64_from_bits
 from ..differ import Segment, Verdict, bind_segments, bind_shape, compare_outputs
 from ..errors import ReportError
-from ..ops import get_op
+from ..ops import ContextLifecycle, get_op
 from ..precision import f32_from_bits
 from .models import MetricsRecord, ReportDocument
 
@@ -119,11 +119,21 @@ def replay(document: ReportDocument) -> Replay:
         None if actual is None else actual.size,
         document.expected_output_elements,
     )
-    if document.submission_phases and reference is not None and actual is not None:
-        op = get_op(getattr(document.config, "op"))  # noqa: B009 (per-op model)
+    # A lifecycle without submission phases ran as four independent chains: its segments
+    # are the chains, and it records no per-phase metrics.
+    op = get_op(getattr(document.config, "op"))  # noqa: B009 (per-op model)
+    chains = isinstance(op, ContextLifecycle) and not document.submission_phases
+    if reference is not None and actual is not None:
+        # Every op with segments (lifecycle phases or chains, attention heads, add-rms-norm's
+        # two outputs) is judged per segment, as the runner judged it.
         params = op.params(**{name: getattr(document.config, name) for name in op.options})
-        segments: list[Segment] = op.segments(params)
-        bound = bind_segments(bound, reference, actual, segments, ulp_dtype=storage)
+        segments: list[Segment] = (
+            op.segments(params, independent_chains=chains)
+            if isinstance(op, ContextLifecycle)
+            else op.segments(params)
+        )
+        if segments:
+            bound = bind_segments(bound, reference, actual, segments, ulp_dtype=storage)
     if verdict is not None or bound is not base:
         verdict = bound
         derived_status = verdict.status
@@ -133,7 +143,7 @@ def replay(document: ReportDocument) -> Replay:
         problems.append("a passed result must store both outputs")
     derived_metrics = MetricsRecord.of(verdict.metrics) if verdict is not None else None
     problems += _compare_metrics("metrics", result.metrics, derived_metrics)
-    if verdict is not None and verdict.segments:
+    if verdict is not None and verdict.segments and not chains:
         all_passed = all(s.status == "passed" for s in verdict.segments)
         stored_phases = document.submission_metrics
         if all_passed != (stored_phases is not None):

@@ -33,6 +33,7 @@ table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:middle}
 th{background:#f6f8fa;position:sticky;top:0}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.pair,td.op{white-space:nowrap}
 tr.status-failed td{background:#fff5f5}tr.status-not_run td{color:#57606a}
 tr.status-known td{background:#fff8c5}
 td.reason{min-width:260px;max-width:520px;font-size:12px;word-break:break-word}
@@ -114,8 +115,8 @@ def _groups(groups: Sequence[GroupSummary]) -> str:
             else ("status-not_run" if not g.passed else "")
         )
         lines.append(
-            f"<tr class='group {worst}'><td>{escape(g.reference)} &rarr; {escape(g.candidate)}{required}</td>"
-            f"<td>{escape(g.op)}</td><td class='num'>{g.passed}</td><td class='num'>{g.failed}</td>"
+            f"<tr class='group {worst}'><td class='pair'>{escape(g.reference)} &rarr; {escape(g.candidate)}{required}</td>"
+            f"<td class='op'>{escape(g.op)}</td><td class='num'>{g.passed}</td><td class='num'>{g.failed}</td>"
             f"<td class='num'>{g.known}</td><td class='num'>{g.not_run}</td><td class='num'>{_num(g.worst_nmse)}</td>"
             f"<td class='num'>{_num(g.worst_tolerance)}</td><td class='num'>{_num(g.worst_ratio)}</td></tr>"
         )
@@ -134,8 +135,8 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
         lines.append(
             f"<tr class='check status-{row.outcome}' data-status='{row.outcome}' id='{escape(row.id)}'>"
             f"<td>{_badge(row.outcome)}</td>"
-            f"<td>{escape(row.reference)} &rarr; {escape(row.candidate)}</td>"
-            f"<td>{escape(row.op)}</td><td><code>{escape(row.shape)}</code></td>"
+            f"<td class='pair'>{escape(row.reference)} &rarr; {escape(row.candidate)}</td>"
+            f"<td class='op'>{escape(row.op)}</td><td><code>{escape(row.shape)}</code></td>"
             f"<td>{escape(row.precision)}</td><td class='num'>{row.seed}</td>"
             f"<td class='num'>{_num(row.nmse)}</td><td class='num'>{row.tolerance:g}</td>"
             f"<td class='num'>{_num(row.ratio)}</td><td>{nmse_strip(row, scale)}</td>"
@@ -151,7 +152,7 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
 def _phases(rows: Sequence[SummaryRow]) -> str:
     lifecycle = [r for r in rows if r.segments]
     if not lifecycle:
-        return "<p>No check with judged phases ran.</p>"
+        return "<p>No check with judged segments ran.</p>"
     scale = LogRange.covering(
         [s.nmse for r in lifecycle for s in r.segments] + [r.tolerance for r in lifecycle],
         lo=-16,
@@ -210,7 +211,7 @@ with no measurement (crash, timeout); ticks below the axis are not_run.</p>
 <div class="scroll">{ratio_overview(rows)}</div>
 <h2 id="checks">Checks</h2>
 <div class="scroll">{_checks(rows, strip_scale)}</div>
-<h2 id="phases">Lifecycle phases (per-phase nmse, log scale)</h2>
+<h2 id="phases">Segments: lifecycle phases, attention heads, fused outputs (per-segment nmse, log scale)</h2>
 {_phases(rows)}
 </body></html>
 """

@@ -247,14 +247,14 @@ class _OpsBase(_Strict):
 
 
 @cache
-def ops_table_model() -> type[_OpsBase]:
-    """The ``[ops]`` table's model: one optional entry per registered op."""
+def ops_table_model(names: tuple[str, ...] | None = None) -> type[_OpsBase]:
+    """The ``[ops]`` table's model: one optional entry per registered op (or per ``names``)."""
     fields: dict[str, Any] = {
         op_field_name(name): (
             _op_entry_model(name) | None,
             Field(None, alias=name, description=f"Shapes of {name}."),
         )
-        for name in OPS
+        for name in (tuple(OPS) if names is None else names)
     }
     model: type[_OpsBase] = create_model(
         "Ops", __base__=_OpsBase, __doc__="Ops to run, by name.", **fields

@@ -36,7 +36,8 @@ from ..adapters import Adapter, KnownDivergence, parse_backend, resolve, same_ba
 from ..adapters._registry import entry_point_snapshot
 from ..config import Check, make_check
 from ..errors import ConfigError, UnknownBackendError
-from ..precision import PrecisionName, default_max_nmse
+from ..ops import get_op
+from ..precision import PrecisionName
 from .matrix import MatrixFile, OpEntry, PairEntry, ShapeEntry
 
 __all__ = [
@@ -130,16 +131,22 @@ class SweepPlan:
 
 
 def shape_label(params: dict[str, Any]) -> str:
-    """A compact shape name: integer params joined by ``x``, then ``-<name><value>`` for floats.
+    """A compact shape name: integer params joined by ``x``, then ``-<name><value>`` for the rest.
 
     ``{"m": 64, "n": 33, "k": 35}`` is ``64x33x35``; ``{"tokens": 3, "dim": 33, "eps": 1e-05}``
-    is ``3x33-eps1e-05``. Floats use the shortest spelling that round-trips: in float32 for a
-    value float32 holds exactly (an op that rounds ``eps`` to float32 still reads ``1e-05``),
-    else in float64. Two values of one parameter share a label only when one is the float32
-    rounding of the other (then the plan reports a repeated check rather than guess).
+    is ``3x33-eps1e-05``; a true flag adds its name (``-causal``) and a text choice its name
+    and value (``-layoutinterleaved``). Floats use the shortest spelling that round-trips: in
+    float32 for a value float32 holds exactly (an op that rounds ``eps`` to float32 still
+    reads ``1e-05``), else in float64. Two values of one parameter share a label only when one
+    is the float32 rounding of the other (then the plan reports a repeated check rather than
+    guess).
     """
     dims = [str(v) for v in params.values() if isinstance(v, int) and not isinstance(v, bool)]
-    extras = [f"{k}{_float_text(v)}" for k, v in params.items() if isinstance(v, float)]
+    extras = [
+        k if v is True else f"{k}{_float_text(v)}" if isinstance(v, float) else f"{k}{v}"
+        for k, v in params.items()
+        if isinstance(v, float | str) or v is True
+    ]
     return _safe("-".join(["x".join(dims), *extras]))
 
 
@@ -153,7 +160,12 @@ def _float_text(value: float) -> str:
 
 
 def _tolerance(
-    precision: PrecisionName, shape: ShapeEntry, entry: OpEntry, pair: PairEntry, matrix: MatrixFile
+    op_name: str,
+    precision: PrecisionName,
+    shape: ShapeEntry,
+    entry: OpEntry,
+    pair: PairEntry,
+    matrix: MatrixFile,
 ) -> float:
     if shape.max_nmse is not None:
         return shape.max_nmse
@@ -161,7 +173,8 @@ def _tolerance(
         value = layer.tolerance(precision)
         if value is not None:
             return value
-    return default_max_nmse(precision)
+    # Neither the matrix nor the pair names one: the op's own default for the precision.
+    return get_op(op_name).default_max_nmse(precision)
 
 
 def _refuse_self_pair(entry: PairEntry, candidate: Adapter, where: str) -> None:
@@ -256,7 +269,7 @@ def _pair_checks(
             seeds = shape.seeds or entry.seeds or matrix.defaults.seeds
             where = f"ops.{op_name}.shapes[{index}]"
             for precision in precisions:
-                tolerance = _tolerance(precision, shape, entry, pair_entry, matrix)
+                tolerance = _tolerance(op_name, precision, shape, entry, pair_entry, matrix)
                 try:
                     first = _make(pair, op_name, precision, seeds[0], tolerance, params)
                 except ConfigError as error:

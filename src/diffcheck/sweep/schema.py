@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .matrix import MATRIX_SCHEMA_VERSION, MatrixFile
+from .matrix import MATRIX_SCHEMA_VERSION, MatrixFile, ops_table_model
 from .summary import SUMMARY_SCHEMA_VERSION, SweepSummary
 
 __all__ = ["SCHEMA_FILES", "matrix_schema", "schema_texts", "summary_schema", "write_schemas"]
@@ -28,7 +28,22 @@ SCHEMA_FILES = {
 
 def matrix_schema() -> dict[str, Any]:
     """The JSON Schema of a matrix file (keys as written in TOML, e.g. ``rms-norm``)."""
-    schema = MatrixFile.model_json_schema(by_alias=True, mode="validation")
+    # The checked-in schema describes diffcheck's own ops, whatever plugins are installed
+    # where it is generated; a plugin op's table is validated by diffcheck at load time.
+    from pydantic import Field, create_model
+
+    from ..ops import OPS
+    from ..ops._registry import CORE_PACKAGE
+
+    core = tuple(name for name in OPS if OPS.source(name).package == CORE_PACKAGE)
+    field = MatrixFile.model_fields["ops"]
+    model = create_model(
+        "MatrixFile",
+        __base__=MatrixFile,
+        __doc__=MatrixFile.__doc__,
+        ops=(ops_table_model(core), Field(description=field.description)),
+    )
+    schema = model.model_json_schema(by_alias=True, mode="validation")
     schema["$schema"] = _DRAFT
     schema["$id"] = f"https://diffcheck.dev/schema/matrix/v{MATRIX_SCHEMA_VERSION}.json"
     return schema

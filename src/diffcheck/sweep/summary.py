@@ -78,7 +78,9 @@ class SummaryRow(_Strict):
     required: bool = Field(description="Whether the pair is required (not_run fails the sweep).")
     op: str = Field(description="The op's CLI token.")
     shape: str = Field(description="Compact shape label (64x33x35, 3x33-eps1e-05).")
-    params: dict[str, int | float] = Field(description="The op's parameters, all spelled out.")
+    params: dict[str, bool | int | float | str] = Field(
+        description="The op's parameters, all spelled out."
+    )
     precision: str
     seed: int
     status: Status

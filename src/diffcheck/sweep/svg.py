@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from typing import Final
 
 from .summary import SummaryRow
 from .text import html_text as escape
 
-__all__ = ["LogRange", "nmse_strip", "phase_bars", "ratio_overview"]
+__all__ = ["LogRange", "nmse_strip", "phase_bars", "ratio_overview", "segment_labels"]
 
 #: By row outcome: a failure with a known divergence is "known", in amber.
 STATUS_COLOURS = {
@@ -197,13 +198,40 @@ def nmse_strip(row: SummaryRow, scale: LogRange, *, width: int = 200, height: in
     return _svg(width, height, body, f"nmse {_fmt(row.nmse)} against tolerance {row.tolerance:g}")
 
 
-def phase_bars(row: SummaryRow, scale: LogRange, *, width: int = 340, height: int = 170) -> str:
-    """Per-phase NMSE bars of a lifecycle check on a log axis, with the tolerance line."""
-    left, right, top, bottom = 48, 8, 10, 34
-    plot_w, plot_h = width - left - right, height - top - bottom
-    body, y_of = _plot_frame(scale, (left, top, plot_w, plot_h), ticks=5, font_size=10, label_gap=4)
+#: Width of one character of the 9 px segment labels (DejaVu/Helvetica average, generous).
+_LABEL_PX: Final = 5.6
+#: Angle of segment labels that do not fit their slot lying flat.
+_LABEL_ANGLE: Final = 40.0
+
+
+def segment_labels(names: Sequence[str], slot: float) -> tuple[bool, int, float]:
+    """How the x labels of ``names`` fit slots ``slot`` px wide: (rotated, every k-th, height).
+
+    Flat when the longest fits its slot; otherwise rotated by 40 degrees, and when even a
+    rotated label's 11 px line height does not fit, only every k-th is drawn (the bar keeps
+    its tooltip). ``height`` is the vertical room the labels need.
+    """
+    longest = max((len(name) for name in names), default=0) * _LABEL_PX
+    if longest <= slot * 0.95:
+        return False, 1, 12.0
+    every = max(1, math.ceil(11.0 / slot))
+    return True, every, longest * math.sin(math.radians(_LABEL_ANGLE)) + 14.0
+
+
+def phase_bars(row: SummaryRow, scale: LogRange, *, width: int = 340, plot_h: int = 126) -> str:
+    """Per-segment NMSE bars of a check (lifecycle phases, attention heads) on a log axis.
+
+    The tolerance is the dashed line. X labels lie flat when they fit their slot, else they
+    are rotated, and thinned to every k-th when the slots are narrower than a line of text.
+    """
+    left, right, top = 48, 8, 10
+    plot_w = width - left - right
     count = max(1, len(row.segments))
     slot = plot_w / count
+    rotated, every, label_h = segment_labels([s.name for s in row.segments], slot)
+    height = int(top + plot_h + label_h + 18)
+    body, y_of = _plot_frame(scale, (left, top, plot_w, plot_h), ticks=5, font_size=10, label_gap=4)
+    base = top + plot_h
     for index, segment in enumerate(row.segments):
         x = left + slot * index + slot * 0.2
         colour = STATUS_COLOURS[segment.status]
@@ -211,11 +239,21 @@ def phase_bars(row: SummaryRow, scale: LogRange, *, width: int = 340, height: in
         if segment.nmse is not None:
             y = y_of(segment.nmse)
             body.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.6:.1f}" height="{top + plot_h - y:.1f}" fill="{colour}">{tip}</rect>'
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.6:.1f}" height="{base - y:.1f}" fill="{colour}">{tip}</rect>'
             )
-        body.append(
-            f'<text x="{x + slot * 0.3:.1f}" y="{height - 18}" font-size="9" text-anchor="middle">{escape(segment.name)}</text>'
-        )
+        if index % every:
+            continue
+        centre, label_y = x + slot * 0.3, base + 11
+        if rotated:
+            body.append(
+                f'<text x="{centre:.1f}" y="{label_y:.1f}" font-size="9" text-anchor="end" '
+                f'transform="rotate(-{_LABEL_ANGLE:g} {centre:.1f} {label_y:.1f})">'
+                f"{escape(segment.name)}</text>"
+            )
+        else:
+            body.append(
+                f'<text x="{centre:.1f}" y="{label_y:.1f}" font-size="9" text-anchor="middle">{escape(segment.name)}</text>'
+            )
     tolerance_y = y_of(row.tolerance)
     body.append(
         f'<line x1="{left}" x2="{left + plot_w}" y1="{tolerance_y:.1f}" y2="{tolerance_y:.1f}" '
@@ -225,4 +263,4 @@ def phase_bars(row: SummaryRow, scale: LogRange, *, width: int = 340, height: in
         f'<text x="{left + plot_w / 2:.0f}" y="{height - 4}" font-size="10" text-anchor="middle" fill="#57606a">'
         f"{escape(row.candidate)} {escape(row.shape)} {row.precision} s{row.seed}</text>"
     )
-    return _svg(width, height, body, f"per-phase nmse of {row.id}")
+    return _svg(width, height, body, f"per-segment nmse of {row.id}")

@@ -9,6 +9,7 @@ from typing import Any
 from diffcheck.adapters import Probe
 from diffcheck.adapters.raw_kernels import RawKernelAdapter
 from diffcheck.ops import Op, OpParams
+from diffcheck.precision import PrecisionName
 
 from ._commands import MetalCommandDevice
 from ._kernels import KERNEL_NAMES
@@ -35,6 +36,7 @@ class MetalAdapter(RawKernelAdapter):
     # The contract's label for the lifecycle ("gemv_f32 -> blit -> silu_mul_split_f32 (legacy
     # MetalContext)"); the command-buffer sequence is the one the reference tool's context ran.
     lifecycle_suffix = "(legacy MetalContext)"
+    precision_hint = "its kernels store f32 only (the contract's Metal precision)"
     notes = (
         "f32 shared-storage buffers only (the contract's Metal precision)",
         "no float64: Metal GPUs have no 64-bit floats",
@@ -59,7 +61,7 @@ class MetalAdapter(RawKernelAdapter):
             return Probe.unavailable(str(error))
         return Probe.available(runtime.line)
 
-    def open_device(self) -> MetalCommandDevice:
+    def open_device(self, precision: PrecisionName = "f32") -> MetalCommandDevice:
         return MetalCommandDevice(self._runtime())
 
     def execution_path(self, op: Op[OpParams]) -> str:

@@ -60,7 +60,7 @@ class MetalCommandDevice:
         """A fresh context; its command buffer is created on first use."""
         return MetalCommandContext(self)
 
-    def _buffer(self, data: npt.NDArray[np.float32], label: str) -> Any:
+    def _buffer(self, data: npt.NDArray[Any], label: str) -> Any:
         metal = self.runtime.metal
         with self.runtime.pool():
             buffer = self.runtime.device.newBufferWithBytes_length_options_(
@@ -75,6 +75,10 @@ class MetalCommandDevice:
     def upload(self, host: npt.NDArray[np.float32]) -> Any:
         """A shared-storage buffer holding ``host`` as f32."""
         return self._buffer(np.ascontiguousarray(host, dtype=np.float32).reshape(-1), "input")
+
+    def upload_words(self, words: npt.NDArray[np.uint32]) -> Any:
+        """A shared-storage buffer of u32 words (kernel tables)."""
+        return self._buffer(np.ascontiguousarray(words, dtype=np.uint32).reshape(-1), "table")
 
     def filled(self, count: int, value: float) -> Any:
         """A shared-storage buffer of ``count`` f32 elements, each ``value``."""
@@ -114,7 +118,8 @@ class MetalCommandContext:
                 raise MetalExecutionError("Metal command queue gave no command buffer")
         return self._recording
 
-    def _dispatch(self, launch: Launch, buffers: tuple[Any, ...]) -> None:
+    def dispatch(self, launch: Launch, buffers: tuple[Any, ...]) -> None:
+        """Record one compute encoder of ``launch``: ``buffers`` at indices 0.., then its params."""
         pipeline = self._runtime.pipeline(launch)
         params = launch.params_bytes()
         with self._runtime.pool():
@@ -131,7 +136,7 @@ class MetalCommandContext:
 
     def gemm(self, a: Any, b: Any, out: Any, m: int, n: int, k: int) -> None:
         """Record out[m, n] = a[m, k] · b[n, k]ᵀ (``gemv_f32`` when m == 1, else ``gemm_f32_v2``)."""
-        self._dispatch(plan_gemm(m, n, k, limit=self._device.limit), (a, b, out))
+        self.dispatch(plan_gemm(m, n, k, limit=self._device.limit), (a, b, out))
 
     def copy(self, src: Any, dst: Any, count: int) -> None:
         """Record a blit copy of ``count`` f32 elements."""
@@ -144,11 +149,11 @@ class MetalCommandContext:
 
     def silu_mul(self, src: Any, dst: Any, tokens: int, intermediate: int) -> None:
         """Record dst[t, j] = silu(src[t, j]) · src[t, intermediate + j]."""
-        self._dispatch(plan_silu_mul(tokens, intermediate, limit=self._device.limit), (src, dst))
+        self.dispatch(plan_silu_mul(tokens, intermediate, limit=self._device.limit), (src, dst))
 
     def rms_norm(self, x: Any, w: Any, out: Any, tokens: int, dim: int, eps: float) -> None:
         """Record out[t, :] = x[t, :] / sqrt(mean(x[t, :]²) + eps) · w."""
-        self._dispatch(plan_rms_norm(tokens, dim, eps, limit=self._device.limit), (x, w, out))
+        self.dispatch(plan_rms_norm(tokens, dim, eps, limit=self._device.limit), (x, w, out))
 
     def _commit(self) -> None:
         command_buffer, self._recording = self._recording, None

@@ -16,6 +16,11 @@ KERNEL_FILES: Final = {
     Kernel.GEMV: ("gemv.metal", "gemv_f32"),
     Kernel.SILU_MUL: ("silu_mul.metal", "silu_mul_split_f32"),
     Kernel.RMS_NORM: ("rms_norm.metal", "rms_norm_f32"),
+    Kernel.SOFTMAX: ("softmax.metal", "softmax_f32"),
+    Kernel.LAYER_NORM: ("layer_norm.metal", "layer_norm_f32"),
+    Kernel.ROPE: ("rope.metal", "rope_f32"),
+    Kernel.ATTENTION: ("attention.metal", "attention_f32"),
+    Kernel.ADD_RMS_NORM: ("add_rms_norm.metal", "add_rms_norm_f32"),
 }
 #: What each step is called in entrypoint labels (the copy is a blit encoder copy).
 KERNEL_NAMES: Final = {

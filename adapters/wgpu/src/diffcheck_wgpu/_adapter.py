@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from diffcheck.adapters import Probe
 from diffcheck.adapters.raw_kernels import RawKernelAdapter
 from diffcheck.ops import ContextLifecycle, Op, OpParams
+from diffcheck.precision import PrecisionName
 
 from ._commands import WgpuCommandDevice
 from ._kernels import KERNEL_NAMES
@@ -37,9 +38,8 @@ class WgpuAdapter(RawKernelAdapter):
     kernel_language = "WGSL"
     kernel_names = KERNEL_NAMES
     lifecycle_suffix = "(wgpu command encoders, one queue)"
-    precision_hint = "f16 needs the 'shader-f16' feature, not implemented"
     notes = (
-        "f32 storage only: f16 needs the WebGPU 'shader-f16' feature, not implemented",
+        "f16 storage (f32 arithmetic) only where the adapter offers the 'shader-f16' feature",
         "no float64: WGSL has no 64-bit floats",
         "one in-order queue per device: a wait covers all submitted work, and reads "
         "are ordered after earlier submissions, so a missing wait cannot expose stale data",
@@ -65,8 +65,22 @@ class WgpuAdapter(RawKernelAdapter):
             return Probe.unavailable(str(error))
         return Probe.available(runtime.line)
 
-    def open_device(self) -> WgpuCommandDevice:
-        return WgpuCommandDevice(self._runtime(), max_workgroups_per_dimension=self._max_workgroups)
+    def open_device(self, precision: PrecisionName = "f32") -> WgpuCommandDevice:
+        return WgpuCommandDevice(
+            self._runtime(), max_workgroups_per_dimension=self._max_workgroups, storage=precision
+        )
+
+    def storage_precisions(self) -> tuple[PrecisionName, ...]:
+        # Asked after a successful probe (capabilities) or before a run; a device without
+        # shader-f16 stores f32 only, and precision_refusals says why.
+        return ("f32", "f16") if self._runtime().has_f16 else ("f32",)
+
+    def precision_refusals(self) -> dict[str, str]:
+        runtime = self._runtime()
+        refusals = {"bf16": "WGSL has no bf16 type"}
+        if not runtime.has_f16:
+            refusals["f16"] = runtime.f16_refusal
+        return refusals
 
     def execution_path(self, op: Op[OpParams]) -> str:
         # Without params the GEMM kernel (tiled or GEMV) is not known; execute() reports the

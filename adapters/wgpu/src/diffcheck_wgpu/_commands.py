@@ -16,18 +16,24 @@ by contrast, never runs, and a released context's pending recording is dropped.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from diffcheck.gpu_plan import Launch, plan_gemm, plan_rms_norm, plan_silu_mul
+from diffcheck.precision import PrecisionName
 
 from ._runtime import WgpuRuntime, checked
 
 __all__ = ["WgpuCommandContext", "WgpuCommandDevice"]
 
-_F32 = 4
+_STORAGE_DTYPES: Final[dict[str, np.dtype[Any]]] = {
+    "f32": np.dtype(np.float32),
+    "f16": np.dtype(np.float16),
+}
+# WebGPU buffer sizes and copy sizes are multiples of 4 bytes; f16 buffers are padded to it.
+_ALIGN: Final = 4
 
 
 class WgpuCommandDevice:
@@ -40,14 +46,22 @@ class WgpuCommandDevice:
     max_workgroups_per_dimension
         The grid limit launches are split under; defaults to the device's limit. A smaller
         value exercises grid splitting with small shapes (tests).
+    storage
+        What the data buffers hold: ``"f32"``, or ``"f16"`` on a device with the
+        ``shader-f16`` feature (kernels then load f16, compute in f32, store f16).
+
+    Raises
+    ------
+    ValueError
+        For a limit outside the device's, or f16 storage on a device without ``shader-f16``.
     """
 
-    #: The storage the buffers really hold (read by diffcheck for the report).
-    input_storage = "f32"
-    output_storage = "f32"
-
     def __init__(
-        self, runtime: WgpuRuntime, *, max_workgroups_per_dimension: int | None = None
+        self,
+        runtime: WgpuRuntime,
+        *,
+        max_workgroups_per_dimension: int | None = None,
+        storage: PrecisionName = "f32",
     ) -> None:
         device_limit = runtime.max_workgroups_per_dimension
         limit = (
@@ -58,38 +72,69 @@ class WgpuCommandDevice:
                 f"max_workgroups_per_dimension={limit}, but it must be between 1 and the "
                 f"device's limit {device_limit}"
             )
+        if storage not in _STORAGE_DTYPES:
+            raise ValueError(f"storage {storage!r}, but wgpu kernels store f32 or f16")
+        if storage == "f16" and not runtime.has_f16:
+            raise ValueError(f"f16 storage on wgpu, but {runtime.f16_refusal}; use f32")
         self.runtime = runtime
         self.limit = limit
+        self.storage: PrecisionName = storage
+        #: The storage the buffers really hold (read by diffcheck for the report).
+        self.input_storage = self.output_storage = storage
+        self._dtype: np.dtype[Any] = _STORAGE_DTYPES[storage]
+        # Element counts of padded buffers, by buffer identity, so reads drop the padding.
+        self._counts: dict[int, int] = {}
 
     def new_context(self) -> WgpuCommandContext:
         """A fresh context with its own command encoder."""
         return WgpuCommandContext(self)
 
-    def _buffer(self, data: npt.NDArray[np.float32], label: str) -> Any:
+    def _buffer(self, data: npt.NDArray[Any], label: str, count: int | None = None) -> Any:
         import wgpu
 
-        if data.nbytes > self.runtime.max_binding_bytes:
+        padded = data
+        if data.nbytes % _ALIGN:
+            padded = np.concatenate(
+                [data, np.zeros(-data.nbytes % _ALIGN // data.itemsize, data.dtype)]
+            )
+        if padded.nbytes > self.runtime.max_binding_bytes:
             raise ValueError(
-                f"a {label} buffer of {data.nbytes} bytes exceeds this device's storage binding "
+                f"a {label} buffer of {padded.nbytes} bytes exceeds this device's storage binding "
                 f"limit of {self.runtime.max_binding_bytes} bytes; use a smaller shape"
             )
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         with checked(f"create {label} buffer"):
-            return self.runtime.device.create_buffer_with_data(label=label, data=data, usage=usage)
+            buffer = self.runtime.device.create_buffer_with_data(
+                label=label, data=padded, usage=usage
+            )
+        self._counts[id(buffer)] = data.size
+        return buffer
 
     def upload(self, host: npt.NDArray[np.float32]) -> Any:
-        """A storage buffer holding ``host`` as f32."""
-        return self._buffer(np.ascontiguousarray(host, dtype=np.float32).reshape(-1), "input")
+        """A storage buffer holding ``host`` in the device's storage type (f16: rounded to nearest)."""
+        flat = np.ascontiguousarray(host, dtype=np.float32).reshape(-1)
+        return self._buffer(flat.astype(self._dtype), "input")
+
+    def upload_words(self, words: npt.NDArray[np.uint32]) -> Any:
+        """A storage buffer of u32 words (kernel tables), whatever the storage type."""
+        return self._buffer(np.ascontiguousarray(words, dtype=np.uint32).reshape(-1), "table")
 
     def filled(self, count: int, value: float) -> Any:
-        """A storage buffer of ``count`` f32 elements, each ``value`` (the lifecycle's sentinels)."""
-        return self._buffer(np.full(count, value, dtype=np.float32), "sentinel")
+        """A storage buffer of ``count`` elements, each ``value`` (the lifecycle's sentinels)."""
+        return self._buffer(np.full(count, value, dtype=self._dtype), "sentinel")
+
+    def element_bytes(self) -> int:
+        """Bytes per stored element."""
+        return int(self._dtype.itemsize)
 
     def read(self, buffer: Any) -> npt.NDArray[np.float32]:
-        """The buffer's f32 contents, after all work submitted before the read (queue order)."""
+        """The buffer's contents widened to f32, after all work submitted before the read."""
         with checked("read back"):
             data = self.runtime.device.queue.read_buffer(buffer)
-        return np.frombuffer(data, dtype=np.float32).copy()
+        values = np.frombuffer(data, dtype=self._dtype)
+        count = self._counts.get(id(buffer), values.size)
+        widened: npt.NDArray[np.float32] = values[:count].astype(np.float32)
+        return widened
 
 
 class WgpuCommandContext:
@@ -113,11 +158,12 @@ class WgpuCommandContext:
                 )
         return self._encoder
 
-    def _dispatch(self, launch: Launch, buffers: tuple[Any, ...]) -> None:
+    def dispatch(self, launch: Launch, buffers: tuple[Any, ...]) -> None:
+        """Record one compute pass of ``launch`` with ``buffers`` bound in order, then its params."""
         import wgpu
 
         encoder = self._recording()
-        pipeline = self._runtime.pipeline(launch.kernel)
+        pipeline = self._runtime.pipeline(launch.kernel, self._device.storage)
         device = self._runtime.device
         with checked(f"record {launch.kernel} pass"):
             params = device.create_buffer_with_data(
@@ -141,21 +187,23 @@ class WgpuCommandContext:
 
     def gemm(self, a: Any, b: Any, out: Any, m: int, n: int, k: int) -> None:
         """Record out[m, n] = a[m, k] · b[n, k]ᵀ (GEMV when m == 1)."""
-        self._dispatch(plan_gemm(m, n, k, limit=self._device.limit), (a, b, out))
+        self.dispatch(plan_gemm(m, n, k, limit=self._device.limit), (a, b, out))
 
     def copy(self, src: Any, dst: Any, count: int) -> None:
-        """Record a buffer-to-buffer copy of ``count`` f32 elements."""
+        """Record a buffer-to-buffer copy of ``count`` stored elements."""
         encoder = self._recording()
+        size = count * self._device.element_bytes()
         with checked("record copy"):
-            encoder.copy_buffer_to_buffer(src, 0, dst, 0, count * _F32)
+            # Rounded up to WebGPU's copy alignment; the buffers are padded to match.
+            encoder.copy_buffer_to_buffer(src, 0, dst, 0, size + -size % _ALIGN)
 
     def silu_mul(self, src: Any, dst: Any, tokens: int, intermediate: int) -> None:
         """Record dst[t, j] = silu(src[t, j]) · src[t, intermediate + j]."""
-        self._dispatch(plan_silu_mul(tokens, intermediate, limit=self._device.limit), (src, dst))
+        self.dispatch(plan_silu_mul(tokens, intermediate, limit=self._device.limit), (src, dst))
 
     def rms_norm(self, x: Any, w: Any, out: Any, tokens: int, dim: int, eps: float) -> None:
         """Record out[t, :] = x[t, :] / sqrt(mean(x[t, :]²) + eps) · w."""
-        self._dispatch(plan_rms_norm(tokens, dim, eps, limit=self._device.limit), (x, w, out))
+        self.dispatch(plan_rms_norm(tokens, dim, eps, limit=self._device.limit), (x, w, out))
 
     def submit(self) -> None:
         """Finish the encoder, submit its command buffer, and start a new encoder on next use."""

@@ -16,6 +16,11 @@ KERNEL_FILES: Final = {
     Kernel.GEMV: ("gemv.wgsl", "gemv_f32"),
     Kernel.SILU_MUL: ("silu_mul.wgsl", "silu_mul_split_f32"),
     Kernel.RMS_NORM: ("rms_norm.wgsl", "rms_norm_f32"),
+    Kernel.SOFTMAX: ("softmax.wgsl", "softmax_f32"),
+    Kernel.LAYER_NORM: ("layer_norm.wgsl", "layer_norm_f32"),
+    Kernel.ROPE: ("rope.wgsl", "rope_f32"),
+    Kernel.ATTENTION: ("attention.wgsl", "attention_f32"),
+    Kernel.ADD_RMS_NORM: ("add_rms_norm.wgsl", "add_rms_norm_f32"),
 }
 #: What each step is called in entrypoint labels (the copy is a command-encoder copy).
 KERNEL_NAMES: Final = {

@@ -28,23 +28,26 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from diffcheck.gpu_plan import Kernel, check_kernel_source
+from diffcheck.precision import PrecisionName
 
 from ._kernels import KERNEL_FILES, kernel_source
 
 __all__ = [
     "BACKEND_TYPES",
+    "SHADER_F16",
     "ErrorLog",
     "NoAdapterError",
     "WgpuExecutionError",
     "WgpuRuntime",
     "adapter_line",
     "checked",
+    "f16_source",
     "open_runtime",
 ]
 
@@ -53,6 +56,26 @@ BACKEND_TYPES: Final = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", 
 #: Adapter types in order of preference when a backend type offers several adapters.
 _ADAPTER_PREFERENCE: Final = ("DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU")
 _FENCE_BYTES: Final = 4
+#: The WebGPU feature that allows f16 in shaders (storage buffers included).
+SHADER_F16: Final = "shader-f16"
+# Every kernel declares its storage type on this line; the f16 build replaces it.
+_STORAGE_F32: Final = "alias S = f32;"
+
+
+def f16_source(source: str, *, origin: str) -> str:
+    """The f16-storage build of a WGSL kernel: ``enable f16;`` and ``alias S = f16;``.
+
+    Arithmetic stays f32: the kernels widen every load with ``f32(...)`` and narrow only the
+    final store with ``S(...)``.
+
+    Raises
+    ------
+    ValueError
+        When the source does not declare its storage type as ``alias S = f32;``.
+    """
+    if _STORAGE_F32 not in source:
+        raise ValueError(f"{origin} has no '{_STORAGE_F32}' line, so it has no f16 build")
+    return "enable f16;\n" + source.replace(_STORAGE_F32, "alias S = f16;")
 
 
 class WgpuExecutionError(RuntimeError):
@@ -125,8 +148,24 @@ class WgpuRuntime:
     device: Any
     #: The probe's detail line.
     line: str
-    _pipelines: dict[Kernel, Any] = field(default_factory=dict)
+    #: Kernel sources used instead of the shipped ones (tests compile faulty variants).
+    sources: Mapping[Kernel, str] = field(default_factory=dict)
+    _pipelines: dict[tuple[Kernel, PrecisionName], Any] = field(default_factory=dict)
     _fence: tuple[Any, Any] | None = None
+
+    def with_sources(self, sources: Mapping[Kernel, str]) -> WgpuRuntime:
+        """This adapter and device with some kernels compiled from ``sources`` instead."""
+        return replace(self, sources=dict(sources), _pipelines={}, _fence=None)
+
+    @property
+    def has_f16(self) -> bool:
+        """Whether the device was created with the ``shader-f16`` feature."""
+        return SHADER_F16 in self.device.features
+
+    @property
+    def f16_refusal(self) -> str:
+        """Why this device does not run f16 storage (meaningful when ``has_f16`` is False)."""
+        return f"adapter {self.adapter.info['device']!r} lacks the {SHADER_F16} feature"
 
     @property
     def where(self) -> str:
@@ -142,19 +181,21 @@ class WgpuRuntime:
     def max_binding_bytes(self) -> int:
         return int(self.device.limits["max-storage-buffer-binding-size"])
 
-    def pipeline(self, kernel: Kernel) -> Any:
-        """The compute pipeline of ``kernel``, compiled on first use."""
-        pipeline = self._pipelines.get(kernel)
+    def pipeline(self, kernel: Kernel, storage: PrecisionName = "f32") -> Any:
+        """The compute pipeline of ``kernel`` for ``storage`` (f32 or f16), compiled on first use."""
+        pipeline = self._pipelines.get((kernel, storage))
         if pipeline is None:
             filename, entry = KERNEL_FILES[kernel]
-            source = kernel_source(filename)
+            source = self.sources.get(kernel) or kernel_source(filename)
             check_kernel_source(kernel, source, origin=filename)
-            with checked(f"compile {filename}"):
+            if storage == "f16":
+                source = f16_source(source, origin=filename)
+            with checked(f"compile {filename} ({storage} storage)"):
                 module = self.device.create_shader_module(label=filename, code=source)
                 pipeline = self.device.create_compute_pipeline(
                     label=entry, layout="auto", compute={"module": module, "entry_point": entry}
                 )
-            self._pipelines[kernel] = pipeline
+            self._pipelines[(kernel, storage)] = pipeline
         return pipeline
 
     def wait_idle(self) -> None:
@@ -225,8 +266,12 @@ def open_runtime(backend: str | None = None) -> WgpuRuntime:
         for name in ("max-storage-buffer-binding-size", "max-buffer-size")
         if name in adapter.limits
     }
+    # f16 storage needs shader-f16 on the device; ask for it wherever the adapter offers it.
+    features = [SHADER_F16] if SHADER_F16 in adapter.features else []
     with checked("request device"):
-        device = adapter.request_device_sync(label="diffcheck", required_limits=limits)
+        device = adapter.request_device_sync(
+            label="diffcheck", required_features=features, required_limits=limits
+        )
     logger = logging.getLogger("wgpu")
     if _ERROR_LOG not in logger.handlers:
         logger.addHandler(_ERROR_LOG)

@@ -7,6 +7,9 @@
 // workgroup memory; loads past m, n or k read 0 and stores past m or n are skipped, so
 // shapes that do not divide the tile are exact.
 
+// The storage type; the f16 build (shader-f16) replaces this line. Arithmetic is f32.
+alias S = f32;
+
 const TILE_M: u32 = 64u;
 const TILE_N: u32 = 32u;
 const TILE_K: u32 = 32u;
@@ -23,9 +26,9 @@ struct Params {
     groups: u32,
 }
 
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(0) var<storage, read> a: array<S>;
+@group(0) @binding(1) var<storage, read> b: array<S>;
+@group(0) @binding(2) var<storage, read_write> c: array<S>;
 @group(0) @binding(3) var<uniform> params: Params;
 
 var<workgroup> a_tile: array<f32, 2048>;  // [TILE_M][TILE_K]
@@ -56,7 +59,7 @@ fn gemm_f32_tiled(
             let kk = k0 + e % TILE_K;
             var v = 0.0;
             if (r < params.m && kk < k) {
-                v = a[r * k + kk];
+                v = f32(a[r * k + kk]);
             }
             a_tile[e] = v;
         }
@@ -66,7 +69,7 @@ fn gemm_f32_tiled(
             let kk = k0 + e % TILE_K;
             var v = 0.0;
             if (col < params.n && kk < k) {
-                v = b[col * k + kk];
+                v = f32(b[col * k + kk]);
             }
             b_tile[e] = v;
         }
@@ -87,7 +90,7 @@ fn gemm_f32_tiled(
         for (var i = 0u; i < ROWS_PER_THREAD; i++) {
             let r = row0 + local.y + THREADS_Y * i;
             if (r < params.m) {
-                c[r * params.n + col] = acc[i];
+                c[r * params.n + col] = S(acc[i]);
             }
         }
     }

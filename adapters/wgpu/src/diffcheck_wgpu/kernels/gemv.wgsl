@@ -3,6 +3,9 @@
 // One workgroup computes ROWS outputs; the LANES threads of a row stride over k and their
 // partial sums are combined by a tree reduction in workgroup memory.
 
+// The storage type; the f16 build (shader-f16) replaces this line. Arithmetic is f32.
+alias S = f32;
+
 const ROWS: u32 = 8u;
 const LANES: u32 = 32u;
 
@@ -12,9 +15,9 @@ struct Params {
     groups: u32,
 }
 
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(0) var<storage, read> a: array<S>;
+@group(0) @binding(1) var<storage, read> b: array<S>;
+@group(0) @binding(2) var<storage, read_write> c: array<S>;
 @group(0) @binding(3) var<uniform> params: Params;
 
 var<workgroup> partial: array<f32, 256>;  // [ROWS][LANES]
@@ -34,7 +37,7 @@ fn gemv_f32(
     if (row < params.n) {
         let base = row * params.k;
         for (var kk = local.x; kk < params.k; kk += LANES) {
-            sum = sum + a[kk] * b[base + kk];
+            sum = sum + f32(a[kk]) * f32(b[base + kk]);
         }
     }
     let slot = local.y * LANES + local.x;
@@ -47,6 +50,6 @@ fn gemv_f32(
         workgroupBarrier();
     }
     if (local.x == 0u && row < params.n) {
-        c[row] = partial[slot];
+        c[row] = S(partial[slot]);
     }
 }

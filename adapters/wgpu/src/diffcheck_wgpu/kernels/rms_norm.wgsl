@@ -4,6 +4,9 @@
 // f32, a tree reduction in workgroup memory combines them, then every thread scales its
 // slice. Rows are numbered flat over a 3-D grid; surplus workgroups return.
 
+// The storage type; the f16 build (shader-f16) replaces this line. Arithmetic is f32.
+alias S = f32;
+
 const THREADS: u32 = 256u;
 
 struct Params {
@@ -12,9 +15,9 @@ struct Params {
     eps: f32,
 }
 
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> w: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(0) var<storage, read> x: array<S>;
+@group(0) @binding(1) var<storage, read> w: array<S>;
+@group(0) @binding(2) var<storage, read_write> out: array<S>;
 @group(0) @binding(3) var<uniform> params: Params;
 
 var<workgroup> partial: array<f32, 256>;
@@ -32,7 +35,7 @@ fn rms_norm_f32(
     let base = row * params.dim;
     var sum = 0.0;
     for (var j = lane; j < params.dim; j += THREADS) {
-        let v = x[base + j];
+        let v = f32(x[base + j]);
         sum = sum + v * v;
     }
     partial[lane] = sum;
@@ -47,6 +50,6 @@ fn rms_norm_f32(
     // divides by a correctly rounded square root.
     let inv = 1.0 / sqrt(partial[0] / f32(params.dim) + params.eps);
     for (var j = lane; j < params.dim; j += THREADS) {
-        out[base + j] = x[base + j] * inv * w[j];
+        out[base + j] = S(f32(x[base + j]) * inv * f32(w[j]));
     }
 }

@@ -3,6 +3,9 @@
 // One thread per output element; workgroups are numbered flat over a 3-D grid and the
 // tail past tokens · intermediate is skipped.
 
+// The storage type; the f16 build (shader-f16) replaces this line. Arithmetic is f32.
+alias S = f32;
+
 const THREADS: u32 = 256u;
 
 struct Params {
@@ -12,8 +15,8 @@ struct Params {
     groups: u32,
 }
 
-@group(0) @binding(0) var<storage, read> src: array<f32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(0) var<storage, read> src: array<S>;
+@group(0) @binding(1) var<storage, read_write> dst: array<S>;
 @group(0) @binding(2) var<uniform> params: Params;
 
 // silu(g) = g / (1 + e^-g), the reference's formula. Below g = -80, e^-g approaches the f32
@@ -44,7 +47,7 @@ fn silu_mul_split_f32(
     let t = i / params.intermediate;
     let j = i % params.intermediate;
     let row = t * 2u * params.intermediate;
-    let gate = src[row + j];
-    let up = src[row + params.intermediate + j];
-    dst[i] = silu(gate) * up;
+    let gate = f32(src[row + j]);
+    let up = f32(src[row + params.intermediate + j]);
+    dst[i] = S(silu(gate) * up);
 }

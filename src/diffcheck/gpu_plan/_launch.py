@@ -1,22 +1,4 @@
-"""Launch plans for hand-written GPU kernels: which kernel runs, over how many workgroups, on what grid.
-
-The raw-GPU adapters (WebGPU through wgpu, Metal through PyObjC) run the same four kernels
-with the same tiling. Everything about a launch that is not a driver call lives here, so the
-adapters stay thin and this logic is tested without a GPU:
-
-* the kernel chosen per op and shape (``gemv`` when m == 1, the tiled ``gemm`` otherwise);
-* the tile and workgroup constants every kernel source must declare (checked on load);
-* the number of workgroups, split into an (x, y, z) grid under a per-dimension limit
-  (WebGPU allows 65535 workgroups per dimension); the kernels linearize the grid back to a
-  flat workgroup index and return early past ``groups``;
-* the kernel's parameter block, packed as little-endian 32-bit words;
-* the entrypoint labels written to reports;
-* :func:`run_op`, which runs any op on a :class:`KernelDevice` (upload, record, submit,
-  checked wait, read), so adapters implement only the driver calls.
-
-Backend-neutral: nothing here imports a GPU library, and backends name their kernels
-through a ``Mapping[Kernel, str]`` they own.
-"""
+"""Launch geometry shared by every hand-written kernel: kernels, constants, grids, parameter blocks."""
 
 from __future__ import annotations
 
@@ -25,19 +7,11 @@ import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
-
-import numpy as np
-import numpy.typing as npt
-
-from .ops import ContextLifecycle, Gemm, HostInputs, Op, OpParams, RmsNorm, SiluMul
-from .ops.gemm import GemmParams
-from .ops.lifecycle import OUTPUT_SENTINEL, PHASES, ContextLifecycleParams
-from .ops.rms_norm import RmsNormParams
-from .ops.silu_mul import SiluMulParams
-from .programs import CommandContext, CommandDevice, record_segment, run_lifecycle
+from typing import Final
 
 __all__ = [
+    "ATTENTION_DIMS_PER_THREAD",
+    "ATTENTION_THREADS",
     "ELEMENTWISE_THREADS",
     "GEMM_THREADS",
     "GEMM_TILE_K",
@@ -48,21 +22,17 @@ __all__ = [
     "KERNEL_CONSTANTS",
     "MAX_WORKGROUPS_PER_DIMENSION",
     "RMS_NORM_THREADS",
+    "ROPE_THREADS",
+    "ROW_THREADS",
     "Grid",
     "Kernel",
-    "KernelContext",
-    "KernelDevice",
     "Launch",
     "check_kernel_source",
     "declared_constants",
-    "entrypoint_label",
     "gemm_kernel",
-    "op_kernels",
     "plan_gemm",
     "plan_rms_norm",
     "plan_silu_mul",
-    "run_independent_chains",
-    "run_op",
     "split_grid",
 ]
 
@@ -74,6 +44,11 @@ class Kernel(enum.StrEnum):
     GEMV = "gemv"
     SILU_MUL = "silu_mul"
     RMS_NORM = "rms_norm"
+    SOFTMAX = "softmax"
+    LAYER_NORM = "layer_norm"
+    ROPE = "rope"
+    ATTENTION = "attention"
+    ADD_RMS_NORM = "add_rms_norm"
     #: The buffer-to-buffer copy of the lifecycle (a blit on Metal, a queue copy on WebGPU).
     COPY = "copy"
 
@@ -93,6 +68,15 @@ GEMV_LANES: Final = 32
 ELEMENTWISE_THREADS: Final = 256
 #: Threads per RMSNorm workgroup (one workgroup per row, a tree reduction of the squares).
 RMS_NORM_THREADS: Final = 256
+#: Threads per workgroup of the row kernels (softmax, layer-norm, add-rms-norm): one
+#: workgroup per row, each thread loops over a strided slice, a tree reduction combines them.
+ROW_THREADS: Final = 256
+#: Threads per RoPE workgroup (one rotated pair each).
+ROPE_THREADS: Final = 256
+#: Threads per attention workgroup (one workgroup per (head, query)): each thread scores
+#: one key of a chunk, then owns ``ATTENTION_DIMS_PER_THREAD`` output dimensions of a pass.
+ATTENTION_THREADS: Final = 128
+ATTENTION_DIMS_PER_THREAD: Final = 4
 #: WebGPU's default ``maxComputeWorkgroupsPerDimension``; also used for Metal, where the
 #: hardware limit is larger, so both backends launch the same grids.
 MAX_WORKGROUPS_PER_DIMENSION: Final = 65535
@@ -110,6 +94,11 @@ KERNEL_CONSTANTS: Final[Mapping[Kernel, Mapping[str, int]]] = {
     Kernel.GEMV: {"ROWS": GEMV_ROWS, "LANES": GEMV_LANES},
     Kernel.SILU_MUL: {"THREADS": ELEMENTWISE_THREADS},
     Kernel.RMS_NORM: {"THREADS": RMS_NORM_THREADS},
+    Kernel.SOFTMAX: {"THREADS": ROW_THREADS},
+    Kernel.LAYER_NORM: {"THREADS": ROW_THREADS},
+    Kernel.ADD_RMS_NORM: {"THREADS": ROW_THREADS},
+    Kernel.ROPE: {"THREADS": ROPE_THREADS},
+    Kernel.ATTENTION: {"THREADS": ATTENTION_THREADS, "DIMS_PER_THREAD": ATTENTION_DIMS_PER_THREAD},
 }
 
 _U32_MAX: Final = 2**32 - 1
@@ -289,110 +278,3 @@ def plan_rms_norm(
         split_grid(tokens, limit),
         _words(tokens, dim, _f32_word(eps)),
     )
-
-
-def op_kernels(op: Op[OpParams], params: OpParams) -> tuple[Kernel, ...]:
-    """The steps that execute ``op`` with ``params`` on a raw-GPU backend, in order.
-
-    Raises
-    ------
-    TypeError
-        For an op that has no hand-written kernels.
-    """
-    if isinstance(op, Gemm) and isinstance(params, GemmParams):
-        return (gemm_kernel(params.m),)
-    if isinstance(op, RmsNorm) and isinstance(params, RmsNormParams):
-        return (Kernel.RMS_NORM,)
-    if isinstance(op, SiluMul) and isinstance(params, SiluMulParams):
-        return (Kernel.SILU_MUL,)
-    if isinstance(op, ContextLifecycle) and isinstance(params, ContextLifecycleParams):
-        return (gemm_kernel(params.tokens), Kernel.COPY, Kernel.SILU_MUL)
-    raise TypeError(f"op {op.name!r} has no raw-GPU kernels (params {type(params).__name__})")
-
-
-def entrypoint_label(
-    kernels: tuple[Kernel, ...], names: Mapping[Kernel, str], *, suffix: str = ""
-) -> str:
-    """The report's entrypoint label: the backend's kernel names joined by ``->``.
-
-    Examples
-    --------
-    >>> names = {Kernel.GEMV: "gemv_f32", Kernel.COPY: "blit", Kernel.SILU_MUL: "silu_mul_split_f32"}
-    >>> entrypoint_label((Kernel.GEMV, Kernel.COPY, Kernel.SILU_MUL), names, suffix="(legacy MetalContext)")
-    'gemv_f32 -> blit -> silu_mul_split_f32 (legacy MetalContext)'
-    """
-    label = " -> ".join(names[kernel] for kernel in kernels)
-    return f"{label} {suffix}" if suffix else label
-
-
-class KernelContext(CommandContext, Protocol):
-    """A command context that also records the standalone RMSNorm kernel."""
-
-    def rms_norm(self, x: Any, w: Any, out: Any, tokens: int, dim: int, eps: float) -> None:
-        """Record out[t, :] = x[t, :] / sqrt(mean(x[t, :]²) + eps) · w."""
-
-
-class KernelDevice(CommandDevice, Protocol):
-    """A command device whose contexts run every raw-GPU kernel."""
-
-    def new_context(self) -> KernelContext:
-        """A fresh recording context."""
-
-
-def run_op(
-    device: KernelDevice,
-    op: Op[OpParams],
-    params: OpParams,
-    inputs: HostInputs,
-    *,
-    lifecycle: bool = True,
-) -> npt.NDArray[np.float32]:
-    """Execute ``op`` on ``device`` with a context of its own; return the flat f32 output.
-
-    ``context-lifecycle`` runs its four submission phases (:func:`run_lifecycle`), or, with
-    ``lifecycle=False`` (the reference role), its four chains independently. Every other op
-    records its kernel, submits, waits (checked) and reads.
-
-    Raises
-    ------
-    TypeError
-        For an op without raw-GPU kernels.
-    """
-    if isinstance(op, ContextLifecycle) and isinstance(params, ContextLifecycleParams):
-        if lifecycle:
-            return run_lifecycle(device, params, inputs).reshape(-1)
-        return run_independent_chains(device, params, inputs)
-    # Outputs start as the lifecycle's output sentinel, so a kernel that writes nothing (or
-    # skips a tail) is a numerical failure rather than zeros that might pass.
-    context = device.new_context()
-    if isinstance(op, Gemm) and isinstance(params, GemmParams):
-        a, b = device.upload(inputs["a"]), device.upload(inputs["b"])
-        out = device.filled(params.m * params.n, OUTPUT_SENTINEL)
-        context.gemm(a, b, out, params.m, params.n, params.k)
-    elif isinstance(op, SiluMul) and isinstance(params, SiluMulParams):
-        src = device.upload(inputs["gate_up"])
-        out = device.filled(params.tokens * params.intermediate, OUTPUT_SENTINEL)
-        context.silu_mul(src, out, params.tokens, params.intermediate)
-    elif isinstance(op, RmsNorm) and isinstance(params, RmsNormParams):
-        x, w = device.upload(inputs["x"]), device.upload(inputs["w"])
-        out = device.filled(params.tokens * params.dim, OUTPUT_SENTINEL)
-        context.rms_norm(x, w, out, params.tokens, params.dim, params.eps)
-    else:
-        raise TypeError(f"op {op.name!r} has no raw-GPU kernels")
-    context.submit()
-    context.wait()
-    return device.read(out)
-
-
-def run_independent_chains(
-    device: CommandDevice, params: ContextLifecycleParams, inputs: HostInputs
-) -> npt.NDArray[np.float32]:
-    """The lifecycle's four chains, each on a context of its own, submitted and waited in turn."""
-    outputs = []
-    for phase in range(len(PHASES)):
-        context = device.new_context()
-        buffers = record_segment(device, context, params, inputs, phase)
-        context.submit()
-        context.wait()
-        outputs.append(np.asarray(device.read(buffers.output), dtype=np.float32).reshape(-1))
-    return np.concatenate(outputs)

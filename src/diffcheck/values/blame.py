@@ -1,0 +1,293 @@
+"""Blame: which side of a failed comparison is wrong, and why.
+
+NumPy is not always right, so a divergence is judged by evidence independent of both
+sides, strongest first:
+
+1. **special-case**: the Array API standard's special-case rules for elementwise functions
+   (NaN, ±inf, ±0 inputs), transcribed in :mod:`diffcheck.values.special_cases`;
+2. **oracle**: the true value at high precision (:mod:`diffcheck.values.oracle`) for
+   elementwise math and reductions; a side beyond its own share of the bound is wrong;
+3. **standard-rule**: the standard's rules for dtypes (promotion, result dtypes of sums and
+   index functions), shapes (broadcasting, reductions), integers (exact arithmetic while it
+   fits, shifts), comparisons, and which functions exist;
+4. **vote**: further backends' results, only when nothing above decides, recorded as such.
+
+A side judged wrong by no evidence is never blamed: the answer is then ``undecided``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .compare import host_value
+from .dtypes import expected_result_dtype, expected_result_dtypes, promote, scalars_fit
+from .elements import element_args
+from .judges import judge_element, judge_reduction, judge_sides
+from .model import Blame, Evidence, Side, ValueVerdict
+from .rules import expected_shape
+from .spec import is_standard_name
+from .vote import vote
+
+__all__ = ["Blame", "Evidence", "Side", "blame"]
+
+
+def _input_dtypes(args: Sequence[Any]) -> list[str]:
+    """Dtype names of the array arguments.
+
+    Python scalars take part in no promotion, and other arguments (a dtype given by name,
+    a shape, None) are not arrays at all.
+    """
+    names = []
+    for arg in args:
+        tagged = isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[1], str)
+        if isinstance(arg, np.ndarray | np.generic) or tagged:
+            names.append(host_value(arg)[1])
+    return names
+
+
+def _missing_name(reason: str | None) -> str | None:
+    """The attribute a namespace lacked, from the ``missing`` verdict's reason."""
+    found = re.search(r"has no attribute '([^']+)'", reason or "")
+    return found.group(1) if found else None
+
+
+def _blame_call(
+    function: str,
+    args: Sequence[Any],
+    reference: Any,
+    candidate: Any,
+    verdict: ValueVerdict,
+) -> Blame | None:
+    missing_ref, missing_cand = reference is None, candidate is None
+    if not (missing_ref or missing_cand):
+        return None
+    side: Side = (
+        "both" if missing_ref and missing_cand else ("reference" if missing_ref else "candidate")
+    )
+    if verdict.kind == "missing":
+        lacked = _missing_name(verdict.reason) or function
+        if not is_standard_name(lacked):
+            return Blame(
+                "undecided",
+                f"the {side} namespace lacks {lacked}, which the standard does not define",
+                "standard-rule",
+            )
+        return Blame(
+            side, f"the standard defines {lacked}; the {side} namespace lacks it", "standard-rule"
+        )
+    if _outside_domain(function, args):
+        return Blame(
+            "undecided",
+            f"the standard specifies no result of {function} for these inputs (integer "
+            "division by zero or a negative shift count), so raising is allowed",
+            "standard-rule",
+        )
+    if not scalars_fit(promote(_input_dtypes(args)), args):
+        return Blame(
+            "undecided",
+            f"the standard leaves {function} of a Python scalar with arrays of another kind "
+            "open, so raising is allowed",
+            "standard-rule",
+        )
+    required = expected_result_dtype(function, *_input_dtypes(args))
+    if required is None:
+        return None  # the standard does not define a result here: raising may be right
+    return Blame(
+        side,
+        f"the standard defines {function} for {', '.join(_input_dtypes(args))} inputs "
+        f"(result {required}); the {side} raised",
+        "standard-rule",
+    )
+
+
+def _outside_domain(function: str, args: Sequence[Any]) -> bool:
+    """Inputs for which the standard specifies no integer result (so raising is allowed)."""
+    name = function.removeprefix("xp.")
+    if len(args) != 2:
+        return False
+    divisor = host_value(args[1])[0] if not isinstance(args[1], int) else np.asarray(args[1])
+    if divisor.dtype.kind not in "iu" and not isinstance(args[1], int):
+        return False
+    if name in ("floor_divide", "remainder"):
+        return bool(np.any(divisor == 0))
+    if name in ("bitwise_left_shift", "bitwise_right_shift"):
+        return bool(np.any(divisor < 0))
+    return False
+
+
+def _blame_dtype(
+    function: str,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    reference: Any,
+    candidate: Any,
+    default_int: str,
+) -> Blame | None:
+    inputs = _input_dtypes(args)
+    if not scalars_fit(promote(inputs), args):
+        return None  # a Python scalar of another kind: the standard requires no dtype
+    refs, cands = _outputs(reference), _outputs(candidate)
+    wanted = expected_result_dtypes(
+        function, *inputs, outputs=len(refs), default_int=default_int, dtype=kwargs.get("dtype")
+    )
+    for output, (r_value, c_value, required) in enumerate(zip(refs, cands, wanted, strict=False)):
+        ref, cand = host_value(r_value)[1], host_value(c_value)[1]
+        if required is None or (ref == cand == required):
+            continue
+        side = judge_sides(ref == required, cand == required)
+        if side is None:
+            continue
+        label = f" output {output}" if len(refs) > 1 else ""
+        return Blame(
+            side,
+            f"the standard requires {function}({', '.join(inputs)}){label} -> {required}; "
+            f"reference returns {ref}, candidate {cand}",
+            "standard-rule",
+        )
+    return None
+
+
+def _outputs(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple) and not (len(value) == 2 and isinstance(value[1], str)):
+        return list(value)
+    return [value]
+
+
+def _first(value: Any) -> Any:
+    if isinstance(value, list | tuple) and not (len(value) == 2 and isinstance(value[1], str)):
+        return value[0] if value else np.asarray([])
+    return value
+
+
+def _blame_shape(
+    function: str, args: Sequence[Any], kwargs: Mapping[str, Any], reference: Any, candidate: Any
+) -> Blame | None:
+    shapes = [
+        tuple(host_value(a)[0].shape)
+        for a in args
+        if isinstance(a, np.ndarray | np.generic)
+        or (isinstance(a, tuple) and len(a) == 2 and isinstance(a[1], str))
+    ]
+    required = expected_shape(function, shapes, kwargs)
+    if required is None:
+        return None
+    ref = tuple(host_value(_first(reference))[0].shape)
+    cand = tuple(host_value(_first(candidate))[0].shape)
+    side = judge_sides(ref == required, cand == required)
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"the standard requires shape {required} from inputs {shapes}; "
+        f"reference {ref}, candidate {cand}",
+        "standard-rule",
+    )
+
+
+def _output(value: Any, output: int) -> tuple[np.ndarray[Any, Any], str]:
+    if isinstance(value, list | tuple) and not (len(value) == 2 and isinstance(value[1], str)):
+        value = value[output]
+    return host_value(value)
+
+
+def _blame_values(
+    function: str,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    reference: Any,
+    candidate: Any,
+    verdict: ValueVerdict,
+) -> Blame | None:
+    reduction = _is_reduction(function)
+    for loc in (verdict.first, verdict.worst):
+        if loc is None:
+            continue
+        ref, dtype = _output(reference, loc.output)
+        cand, _ = _output(candidate, loc.output)
+        shape = tuple(int(n) for n in ref.shape)
+        ref_value, cand_value = ref[loc.index].item(), cand[loc.index].item()
+        found: Blame | None = None
+        if reduction:
+            found = judge_reduction(function, args, kwargs, ref_value, cand_value, dtype, loc)
+        else:
+            elements = element_args(args, loc.index, shape)
+            if elements is not None:
+                found = judge_element(
+                    function, elements, kwargs, ref_value, cand_value, dtype, loc, verdict.bound
+                )
+        if found is not None:
+            return found
+    return None
+
+
+def _is_reduction(function: str) -> bool:
+    from .bounds import REDUCTIONS
+
+    return function.removeprefix("xp.") in REDUCTIONS | {"max", "min"}
+
+
+def blame(
+    function: str,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    reference: Any,
+    candidate: Any,
+    verdict: ValueVerdict,
+    *,
+    voters: Sequence[tuple[str, Callable[..., Any]]] = (),
+    default_int: str = "int64",
+) -> Blame:
+    """Decide which side of a failed comparison is wrong, from independent evidence.
+
+    Parameters
+    ----------
+    function
+        The standard's function name (``add``, ``cumulative_sum``, ``linalg.vecdot``...).
+    args, kwargs
+        The host inputs the function was called with (NumPy arrays in their own dtype, or
+        Python scalars) and its keyword arguments.
+    reference, candidate
+        Both host results (as for :func:`~diffcheck.values.compare_values`); None for a
+        side that lacks the function or raised.
+    verdict
+        The comparison's verdict; it says what kind of failure to judge and where.
+    voters
+        ``(name, call)`` pairs of further backends, ``call(*args, **kwargs)`` returning a
+        host result; asked only when no rule or oracle decides.
+    default_int
+        The default integer dtype of the namespaces (the standard lets it be int32 or
+        int64); it fixes the result dtype of ``argmax``, ``sum`` of integers and the like.
+
+    Returns
+    -------
+    Blame
+        ``candidate``, ``reference``, ``both`` or ``undecided``, with its evidence and why.
+    """
+    if verdict.passed:
+        return Blame("undecided", "the two sides agree: nothing to blame", "none")
+    kind = verdict.kind
+    found: Blame | None = None
+    if kind in ("missing", "raises"):
+        found = _blame_call(function, args, reference, candidate, verdict)
+    elif kind == "dtype":
+        found = _blame_dtype(function, args, kwargs, reference, candidate, default_int)
+    elif kind == "shape":
+        found = _blame_shape(function, args, kwargs, reference, candidate)
+    elif reference is not None and candidate is not None:
+        found = _blame_values(function, args, kwargs, reference, candidate, verdict)
+    if found is not None:
+        return found
+    if reference is not None and candidate is not None:
+        voted = vote(function, args, kwargs, reference, candidate, verdict, voters)
+        if voted is not None:
+            return voted
+    return Blame(
+        "undecided",
+        f"no special case, oracle or standard rule decides this {kind} "
+        "failure of {function}, and no further backend voted".replace("{function}", function),
+        "none",
+    )

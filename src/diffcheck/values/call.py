@@ -1,0 +1,283 @@
+"""Run one function on two backends with inputs in their own dtypes, and judge the results.
+
+This is ``diffcheck.compare(..., mode="values")``: no cast to float32 anywhere. Inputs go to
+each device in their dtype, results come home in theirs (bfloat16, which NumPy cannot hold,
+comes home widened to float32 exactly on the device, with its name kept), and a function
+one namespace lacks, or a call that raises on one side only, is a verdict, not an exception.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..differ import host_array
+from .blame import blame
+from .bounds import bound_for
+from .compare import compare_values, failed_call, host_value
+from .dtypes import (
+    dtype_name,
+    expected_result_dtype,
+    expected_result_dtypes,
+    promote,
+    scalars_fit,
+)
+from .elements import reduction_magnitude
+from .model import Blame, ValueVerdict
+from .ulp import round_to_bfloat16
+
+if TYPE_CHECKING:  # the adapter registry loads only when a call runs
+    from ..adapters import Adapter
+
+__all__ = ["Outcome", "backend_voter", "call_on", "compare_call"]
+
+_SCALARS = (bool, int, float, complex)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One side's result: host value(s), or the reason there are none."""
+
+    value: Any = None
+    missing: str | None = None
+    raised: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.missing is None and self.raised is None
+
+
+def _tagged(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], str)
+
+
+def host_inputs(inputs: Sequence[Any]) -> list[Any]:
+    """Host copies of the inputs in their own dtypes; Python scalars stay scalars.
+
+    An input ``(values, "bfloat16")`` (or any dtype name) is rounded to that dtype on the
+    host, kept as a tagged float32 array for NumPy, and cast on each device after the move.
+    """
+    hosts: list[Any] = []
+    for value in inputs:
+        if isinstance(value, _SCALARS):
+            hosts.append(value)
+        elif _tagged(value):
+            name = value[1]
+            wide = np.asarray(host_array(value[0]), dtype=np.float32)
+            exact = round_to_bfloat16(wide) if name == "bfloat16" else wide.astype(name)
+            hosts.append((np.asarray(exact, dtype=np.float32), name))
+        else:
+            hosts.append(host_array(value))
+    return hosts
+
+
+def _to_device(adapter: Adapter, xp: Any, host: Any) -> Any:
+    if isinstance(host, _SCALARS):
+        return host
+    if _tagged(host):  # float32 on the way, the tagged dtype on arrival (exact: pre-rounded)
+        return xp.astype(adapter.to_device(host[0]), getattr(xp, host[1]))
+    return adapter.to_device(host)
+
+
+def resolve_function(xp: Any, name: str) -> Any:
+    """``xp.linalg.vecdot`` from ``"linalg.vecdot"``; AttributeError when absent."""
+    found = xp
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _home(adapter: Adapter, output: Any) -> Any:
+    """One device result on the host in its own dtype (bfloat16 as a tagged float32 array)."""
+    if isinstance(output, _SCALARS):
+        return np.asarray(output)
+    adapter.synchronize(output)
+    name = dtype_name(getattr(output, "dtype", ""))
+    shape = tuple(int(n) for n in getattr(output, "shape", ()))
+    if name == "bfloat16":
+        return (adapter.host_float32(output).reshape(shape), "bfloat16")
+    try:
+        return np.asarray(adapter.to_host(output)).reshape(shape)
+    except (TypeError, ValueError, RuntimeError, BufferError):
+        return np.asarray(output).reshape(shape)
+
+
+def call_on(
+    adapter: Adapter, fn: str | Callable[..., Any], hosts: Sequence[Any], kwargs: dict[str, Any]
+) -> Outcome:
+    """Call ``fn`` on ``adapter`` and bring the result home; never raises for the call."""
+    xp = adapter.namespace()
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            # NaN, inf and division by zero are values under test here, not warnings.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _call(adapter, xp, fn, hosts, kwargs)
+    except AttributeError as error:
+        return Outcome(missing=f"{adapter.spec}: {error}")
+    except Exception as error:  # a backend's refusal is a finding, not a crash of compare
+        return Outcome(raised=f"{adapter.spec} raised {type(error).__name__}: {error}")
+
+
+def _call(
+    adapter: Adapter,
+    xp: Any,
+    fn: str | Callable[..., Any],
+    hosts: Sequence[Any],
+    kwargs: dict[str, Any],
+) -> Outcome:
+    """One call and its results brought home (exceptions go to :func:`call_on`)."""
+    function = resolve_function(xp, fn) if isinstance(fn, str) else None
+    arrays = [_to_device(adapter, xp, h) for h in hosts]
+    if function is not None:
+        result = function(*arrays, **kwargs)
+    else:
+        assert callable(fn)
+        result = fn(xp, *arrays, **kwargs)
+    if isinstance(result, tuple | list):
+        return Outcome(value=tuple(_home(adapter, r) for r in result))
+    return Outcome(value=_home(adapter, result))
+
+
+def backend_voter(adapter: Adapter, fn: str | Callable[..., Any]) -> Callable[..., Any]:
+    """A blame voter that runs ``fn`` on ``adapter``: ``voter(*hosts, **kwargs)`` -> result.
+
+    It probes the backend when first asked; an unavailable backend, a missing function or
+    an exception raises, which the vote records as that voter abstaining, with the reason.
+    """
+
+    def voter(*hosts: Any, **kwargs: Any) -> Any:
+        probe = adapter.probe()
+        if not probe.is_available:
+            raise RuntimeError(f"{adapter.spec} is unavailable: {probe.reason}")
+        outcome = call_on(adapter, fn, hosts, dict(kwargs))
+        if not outcome.ok:
+            raise RuntimeError(outcome.missing or outcome.raised)
+        return outcome.value
+
+    return voter
+
+
+def _default_int(adapter: Adapter) -> str:
+    info = getattr(adapter.namespace(), "__array_namespace_info__", None)
+    try:
+        return dtype_name(info().default_dtypes()["integral"]) if info else "int64"
+    except Exception:  # a namespace without the inspection API: the common default
+        return "int64"
+
+
+def compare_call(
+    fn: str | Callable[..., Any],
+    inputs: Sequence[Any],
+    reference: Adapter,
+    candidate: Adapter,
+    *,
+    function: str | None = None,
+    signed_zero: bool | None = None,
+    kwargs: dict[str, Any] | None = None,
+    voters: Sequence[tuple[str, Callable[..., Any]]] = (),
+) -> ValueVerdict:
+    """Run ``fn`` on both backends from the same host inputs and judge faithfully.
+
+    ``fn`` is a spec name (``"bitwise_left_shift"``) called as ``xp.<name>(*arrays,
+    **kwargs)``, or a callable ``fn(xp, *arrays, **kwargs)``; ``function`` names the
+    standard's function for bounds, dtype rules and blame (a spec-name ``fn`` names itself).
+    Every failure carries its blame.
+    """
+    name = fn if isinstance(fn, str) else function
+    call_kwargs = dict(kwargs or {})
+    hosts = host_inputs(inputs)
+    ref = call_on(reference, fn, hosts, call_kwargs)
+    cand = call_on(candidate, fn, hosts, call_kwargs)
+    verdict = _verdict(
+        name, isinstance(fn, str), hosts, call_kwargs, ref, cand, signed_zero, reference
+    )
+    if verdict.passed or name is None:
+        return verdict
+    try:
+        judged = blame(
+            name,
+            hosts,
+            call_kwargs,
+            ref.value if ref.ok else None,
+            cand.value if cand.ok else None,
+            verdict,
+            voters=voters,
+            default_int=_default_int(reference),
+        )
+    except Exception as error:  # the verdict stands; only the judgement of sides is lost
+        judged = Blame(
+            "undecided", f"blame could not decide: {type(error).__name__}: {error}", "none"
+        )
+    return replace(verdict, blame=judged)
+
+
+def _verdict(
+    name: str | None,
+    named: bool,
+    hosts: Sequence[Any],
+    kwargs: dict[str, Any],
+    ref: Outcome,
+    cand: Outcome,
+    signed_zero: bool | None,
+    reference: Adapter,
+) -> ValueVerdict:
+    if ref.missing or cand.missing:
+        return failed_call("missing", "; ".join(m for m in (ref.missing, cand.missing) if m))
+    if ref.raised and cand.raised:
+        verdict = failed_call("raises", f"{ref.raised}; {cand.raised}")
+        return replace(verdict, status="passed", kind=None, reason=f"both raise: {verdict.reason}")
+    if ref.raised or cand.raised:
+        returned = "candidate returned a result" if ref.raised else "reference returned a result"
+        return failed_call("raises", f"{ref.raised or cand.raised}; the {returned}")
+    expected: str | tuple[str | None, ...] | None = None
+    if name is not None and named:  # a callable may cast inside: its inputs set no dtype rule
+        dtypes = [host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS)]
+        options = {"dtype": kwargs.get("dtype"), "default_int": _default_int(reference)}
+        if isinstance(ref.value, tuple) and not _tagged(ref.value):
+            expected = expected_result_dtypes(name, *dtypes, outputs=len(ref.value), **options)
+        else:
+            expected = expected_result_dtype(name, *dtypes, **options)
+        if not scalars_fit(promote(dtypes), hosts):
+            expected = None  # a Python scalar of another kind: the standard leaves it open
+    bound = None
+    reduced = _reduced(name, hosts, kwargs)
+    inputs = tuple(host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS))
+    if name is not None and (reduced > 1 or name == "abs"):
+        magnitude = reduction_magnitude(name, hosts, kwargs) if reduced > 1 else None
+        dtype = host_value(_first_output(ref.value))[1]
+        bound = bound_for(name, dtype, reduced=reduced, magnitude=magnitude, inputs=inputs)
+    return compare_values(
+        ref.value,
+        cand.value,
+        function=name,
+        bound=bound,
+        expected_dtype=expected,
+        signed_zero=signed_zero,
+        reduced=reduced,
+    )
+
+
+def _first_output(value: Any) -> Any:
+    if isinstance(value, tuple) and not (len(value) == 2 and isinstance(value[1], str)):
+        return value[0] if value else np.asarray([])
+    return value
+
+
+def _reduced(name: str | None, hosts: Sequence[Any], kwargs: dict[str, Any]) -> int:
+    """How many terms each output element of a reduction sums (1 for other functions)."""
+    from .bounds import REDUCTIONS
+
+    if name is None or name.removeprefix("xp.") not in REDUCTIONS or not hosts:
+        return 1
+    first = host_value(hosts[0])[0]
+    axis = kwargs.get("axis")
+    if axis is None:
+        if name.removeprefix("xp.") in ("vecdot", "linalg.vecdot", "matmul", "linalg.matmul"):
+            return int(first.shape[-1]) if first.ndim else 1
+        return max(int(first.size), 1)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return max(int(np.prod([first.shape[a] for a in axes])), 1)

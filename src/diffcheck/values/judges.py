@@ -1,0 +1,291 @@
+"""Judging one located element: special cases, the oracle, and the standard's exact rules.
+
+Each judge returns a :class:`~diffcheck.values.model.Blame` when its evidence decides
+which side is wrong, and None when it does not (both sides within their share, or no rule
+or oracle covers the element), so :func:`~diffcheck.values.blame.blame` can go on to
+weaker evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .complex_cases import complex_special_case
+from .dtypes import COMPLEX
+from .elements import reduced_terms
+from .model import Blame, Bound, Location, Side
+from .oracle import (
+    complex_ulps_from_truth,
+    true_complex,
+    true_reduction,
+    true_value,
+    ulps_from_truth,
+)
+from .rules import exact_element, integer_range
+from .special_cases import special_case
+from .ulp import EPSILON
+
+__all__ = ["judge_element", "judge_reduction", "judge_sides"]
+
+
+def judge_sides(ref_ok: bool, cand_ok: bool) -> Side | None:
+    if ref_ok and cand_ok:
+        return None
+    if ref_ok:
+        return "candidate"
+    if cand_ok:
+        return "reference"
+    return "both"
+
+
+def _same_special(value: float, required: float) -> bool:
+    """Bit-level agreement with a special case's result: NaN, infinities, signed zeros."""
+    if math.isnan(required):
+        return math.isnan(value)
+    if required == 0:
+        return value == 0 and math.copysign(1.0, value) == math.copysign(1.0, required)
+    return value == required
+
+
+def _allowance(bound: Bound) -> float:
+    """Each side's share of an elementwise bound, in ULPs from the true value."""
+    return max(0.5, float(bound.ulps or 0.0) / 2.0) + 1e-9
+
+
+def judge_element(
+    function: str,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    ref_value: Any,
+    cand_value: Any,
+    dtype: str,
+    loc: Location,
+    bound: Bound,
+) -> Blame | None:
+    at = f"at {list(loc.index)}"
+    if dtype in COMPLEX:
+        return _judge_complex(function, args, ref_value, cand_value, dtype, at, bound)
+    if dtype not in EPSILON:  # bool and integers: the standard's exact rules
+        required = exact_element(function, args, dtype)
+        if required is None:
+            return None
+        side = judge_sides(ref_value == required, cand_value == required)
+        if side is None:
+            return None
+        return Blame(
+            side,
+            f"{function}({', '.join(map(repr, args))}) must be {required!r} "
+            f"by the standard's rules; reference {ref_value!r}, candidate "
+            f"{cand_value!r} {at}",
+            "standard-rule",
+        )
+    r, c = float(ref_value), float(cand_value)
+    floats = [float(a) for a in args] if all(isinstance(a, int | float) for a in args) else None
+    if floats is not None:
+        case = special_case(function, floats)
+        if case is not None:
+            value, rule, exact = case
+            if exact:
+                side = judge_sides(_same_special(r, value), _same_special(c, value))
+            else:  # an approximation to a multiple of pi: each side within its share
+                share = _allowance(bound)
+                side = judge_sides(
+                    ulps_from_truth(r, value, dtype) <= share,
+                    ulps_from_truth(c, value, dtype) <= share,
+                )
+            if side is not None:
+                return Blame(
+                    side,
+                    f"special case {rule} requires {value!r} {at}; "
+                    f"reference {r!r}, candidate {c!r}",
+                    "special-case",
+                )
+            return None
+        truth = true_value(function, floats)
+        if truth is not None:
+            share = _allowance(bound)
+            ref_ulps, cand_ulps = (ulps_from_truth(v, truth, dtype) for v in (r, c))
+            side = judge_sides(ref_ulps <= share, cand_ulps <= share)
+            if side is None:
+                return None
+            return Blame(
+                side,
+                f"true {function}({', '.join(map(repr, floats))}) = "
+                f"{float(truth)!r}; reference is {ref_ulps:.3g} ULP off, candidate "
+                f"{cand_ulps:.3g} ULP (each side may be {share:.3g}) {at}",
+                "oracle",
+            )
+    return None
+
+
+def _complex_matches(value: complex, case: Any, part: str, share: float) -> bool:
+    """Whether a complex value meets a complex special case, component by component."""
+    for name, got, want in (("real", value.real, case.real), ("imag", value.imag, case.imag)):
+        if f"{name}-unsigned" in case.loose:
+            ok = abs(got) == abs(want)
+        elif f"{name}-approx" in case.loose:
+            ok = ulps_from_truth(got, want, part) <= share
+        else:
+            ok = _same_special(got, want)
+        if not ok:
+            return False
+    return True
+
+
+def _judge_complex(
+    function: str,
+    args: Sequence[Any],
+    ref_value: Any,
+    cand_value: Any,
+    dtype: str,
+    at: str,
+    bound: Bound,
+) -> Blame | None:
+    """Complex special cases, then the complex oracle: each side within its own share."""
+    if not all(isinstance(a, int | float | complex) for a in args):
+        return None
+    if len(args) == 1:
+        case = complex_special_case(function, complex(args[0]))
+        if case is not None:
+            part = "float32" if dtype == "complex64" else "float64"
+            share = _allowance(bound)
+            side = judge_sides(
+                _complex_matches(complex(ref_value), case, part, share),
+                _complex_matches(complex(cand_value), case, part, share),
+            )
+            if side is None:
+                return None
+            return Blame(
+                side,
+                f"special case {case.rule} {at}; reference {complex(ref_value)!r}, "
+                f"candidate {complex(cand_value)!r}",
+                "special-case",
+            )
+    truth = true_complex(function, [complex(a) for a in args])
+    if truth is None:
+        return None
+    share = _allowance(bound)
+    ref_ulps = complex_ulps_from_truth(complex(ref_value), truth, dtype)
+    cand_ulps = complex_ulps_from_truth(complex(cand_value), truth, dtype)
+    side = judge_sides(ref_ulps <= share, cand_ulps <= share)
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"true {function}({', '.join(map(repr, args))}) = {complex(truth)!r}; reference is "
+        f"{ref_ulps:.3g} ULP off, candidate {cand_ulps:.3g} ULP (each side may be "
+        f"{share:.3g}) {at}",
+        "oracle",
+    )
+
+
+def _judge_integer_reduction(
+    function: str, terms: Sequence[Any], r: Any, c: Any, dtype: str, loc: Location
+) -> Blame | None:
+    """Integer sums and products are exact while the true result fits the result dtype."""
+    name = function.removeprefix("xp.")
+    if dtype == "bool" or not all(float(t) == int(t) for t in terms):
+        return None
+    ints = [int(t) for t in terms]
+    if name in ("sum", "cumulative_sum"):
+        truth = sum(ints)
+    elif name in ("prod", "cumulative_prod"):
+        truth = math.prod(ints)
+    else:
+        return None
+    bounds = integer_range(dtype)
+    if bounds is None or not bounds[0] <= truth <= bounds[1]:
+        return None  # overflow is not specified by the standard
+    side = judge_sides(r == truth, c == truth)
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"exact {name} of {len(ints)} integers = {truth}, which fits {dtype}; reference {r!r}, "
+        f"candidate {c!r} at {list(loc.index)}",
+        "standard-rule",
+    )
+
+
+def _ieee_reduction(name: str, terms: list[float]) -> tuple[float, str] | None:
+    """The result a reduction over NaN or infinite terms must have, or None (all finite).
+
+    ``max``/``min`` propagate NaN as the standard specifies and are otherwise exact; sums
+    and products follow IEEE 754 (NaN in, NaN out; +inf + -inf and inf * 0 are NaN).
+    """
+    has_nan = any(math.isnan(t) for t in terms)
+    if name in ("max", "min"):
+        if has_nan:
+            return math.nan, "the standard: NaN values propagate"
+        return (max(terms) if name == "max" else min(terms)), "max/min select a term exactly"
+    infinite = [t for t in terms if math.isinf(t)]
+    if not has_nan and not infinite:
+        return None
+    if has_nan:
+        return math.nan, "IEEE 754: a NaN term makes the result NaN"
+    if name in ("sum", "mean", "cumulative_sum"):
+        if len(set(infinite)) > 1:
+            return math.nan, "IEEE 754: +inf + -inf is NaN"
+        return infinite[0], "IEEE 754: an infinite term dominates the sum"
+    if name in ("prod", "cumulative_prod"):
+        if any(t == 0 for t in terms):
+            return math.nan, "IEEE 754: inf * 0 is NaN"
+        negative = sum(math.copysign(1.0, t) < 0 for t in terms) % 2 == 1
+        return (-math.inf if negative else math.inf), "IEEE 754: an infinite factor"
+    return None
+
+
+def judge_reduction(
+    function: str,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    r: float,
+    c: float,
+    dtype: str,
+    loc: Location,
+) -> Blame | None:
+    terms = reduced_terms(function, args, kwargs, loc.index)
+    if not terms or dtype in COMPLEX or dtype == "bool":
+        return None
+    if dtype not in EPSILON:
+        return _judge_integer_reduction(function, terms, r, c, dtype, loc)
+    special = _ieee_reduction(function.removeprefix("xp."), [float(t) for t in terms])
+    if special is not None:
+        value, rule = special
+        side = judge_sides(_same_special(float(r), value), _same_special(float(c), value))
+        if side is None:
+            return None
+        return Blame(
+            side,
+            f"{rule}: {function} must be {value!r} at {list(loc.index)}; reference {r!r}, "
+            f"candidate {c!r}",
+            "standard-rule" if rule.startswith("max/min") else "special-case",
+        )
+    truth = true_reduction(function, terms)
+    if truth is None:
+        return None
+    n = len(terms)
+    eps = EPSILON[dtype]
+    magnitude = math.fsum(abs(float(t)) for t in terms)
+    if function.removeprefix("xp.") == "mean":
+        magnitude /= n
+    # Recursive summation is within (n - 1) * eps * sum|x| of the truth, plus the final
+    # rounding; any order of summation meets it, so a side beyond it is wrong.
+    limit = (n - 1) * eps * magnitude
+    if function.removeprefix("xp.") in ("prod", "cumulative_prod"):
+        limit = n * eps * abs(float(truth))
+    ref_off, cand_off = (abs(float(v) - float(truth)) for v in (r, c))
+    ref_ok = ulps_from_truth(r, truth, dtype) <= 0.5 + 1e-9 or ref_off <= limit
+    cand_ok = ulps_from_truth(c, truth, dtype) <= 0.5 + 1e-9 or cand_off <= limit
+    side = judge_sides(ref_ok, cand_ok)
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"true {function} over {n} terms = {float(truth)!r} (allowed error "
+        f"{limit:.3g}); reference is {ref_off:.3g} off, candidate {cand_off:.3g} "
+        f"at {list(loc.index)}",
+        "oracle",
+    )

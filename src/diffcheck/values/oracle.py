@@ -1,0 +1,260 @@
+"""A high-precision oracle: the true value of elementwise math and reductions.
+
+Values are computed with ``mpmath`` at 256 bits from the exact inputs (every float is a
+dyadic rational, so the inputs themselves are exact), then each side's distance from the
+truth is measured in ULPs of the output dtype at the true value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ORACLE_FUNCTIONS",
+    "complex_ulps_from_truth",
+    "true_complex",
+    "true_reduction",
+    "true_value",
+    "ulps_from_truth",
+]
+
+_PRECISION = 256
+
+
+def _logaddexp(a: Any, b: Any) -> Any:
+    import mpmath
+
+    top = max(a, b)
+    return top + mpmath.log(mpmath.exp(a - top) + mpmath.exp(b - top))
+
+
+@cache
+def _evaluators() -> dict[str, Callable[..., Any]]:
+    """The oracle's functions by the standard's name (mpmath loads on first use)."""
+    import mpmath
+
+    _mp = mpmath.mp
+    return {
+        "exp": _mp.exp,
+        "expm1": _mp.expm1,
+        "log": _mp.log,
+        "log1p": _mp.log1p,
+        "log2": lambda x: _mp.log(x, 2),
+        "log10": _mp.log10,
+        "sin": _mp.sin,
+        "cos": _mp.cos,
+        "tan": _mp.tan,
+        "asin": _mp.asin,
+        "acos": _mp.acos,
+        "atan": _mp.atan,
+        "sinh": _mp.sinh,
+        "cosh": _mp.cosh,
+        "tanh": _mp.tanh,
+        "asinh": _mp.asinh,
+        "acosh": _mp.acosh,
+        "atanh": _mp.atanh,
+        "sqrt": _mp.sqrt,
+        "square": lambda x: x * x,
+        "reciprocal": lambda x: 1 / x,
+        "add": lambda a, b: a + b,
+        "subtract": lambda a, b: a - b,
+        "multiply": lambda a, b: a * b,
+        "divide": lambda a, b: a / b,
+        "pow": _mp.power,
+        "atan2": _mp.atan2,
+        "hypot": _mp.hypot,
+        "logaddexp": _logaddexp,
+    }
+
+
+#: Functions the oracle evaluates, by the standard's name.
+ORACLE_FUNCTIONS = frozenset(
+    [
+        "exp",
+        "expm1",
+        "log",
+        "log1p",
+        "log2",
+        "log10",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "sqrt",
+        "square",
+        "reciprocal",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "pow",
+        "atan2",
+        "hypot",
+        "logaddexp",
+    ]
+)
+
+
+def true_value(function: str, args: Sequence[float]) -> Any:
+    """The true result of ``function`` at finite real ``args`` (an ``mpmath.mpf``).
+
+    None when the oracle has no such function, an argument is not finite, or the true
+    result is not a finite real number (a pole, a complex value, a domain error).
+    """
+    import mpmath
+
+    evaluate = _evaluators().get(function.removeprefix("xp."))
+    if evaluate is None or not all(math.isfinite(a) for a in args):
+        return None
+    with mpmath.workprec(_PRECISION):
+        try:
+            result = evaluate(*(mpmath.mpf(a) for a in args))
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
+            return None
+        if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
+            return None
+        return result
+
+
+def true_reduction(function: str, terms: Sequence[float]) -> Any:
+    """The true ``sum``/``mean``/``prod`` of real terms (an ``mpmath.mpf``).
+
+    Float terms are exact rationals, so at 2048 bits their sum is exact (``vecdot`` passes
+    the exact products of its pairs); ``prod`` and ``mean`` are rounded far below any ULP.
+    """
+    import mpmath
+
+    if not all(math.isfinite(t) for t in terms):
+        return None
+    name = function.removeprefix("xp.")
+    with mpmath.workprec(_PRECISION * 8):  # wide enough that sums of floats are exact
+        if name in ("sum", "cumulative_sum", "vecdot", "linalg.vecdot"):
+            return +mpmath.fsum(mpmath.mpf(t) for t in terms)
+        if name == "mean":
+            return mpmath.fsum(mpmath.mpf(t) for t in terms) / max(len(terms), 1)
+        if name in ("prod", "cumulative_prod"):
+            product = mpmath.mpf(1)
+            for t in terms:
+                product *= mpmath.mpf(t)
+            return product
+    return None
+
+
+def ulps_from_truth(value: float, truth: Any, dtype: str) -> float:
+    """How many ULPs of ``dtype`` (at the true value) separate ``value`` from ``truth``.
+
+    The ULP is the spacing of ``dtype`` at ``truth``'s magnitude (subnormal spacing below
+    the normal range), so a correctly rounded result is at most 0.5 away.
+    """
+    import mpmath
+
+    if math.isnan(value):
+        return math.inf
+    info = np.finfo(np.float32 if dtype == "bfloat16" else np.dtype(dtype))
+    bits = {"bfloat16": 8, "float16": 11, "float32": 24, "float64": 53}[dtype]
+    tiny = {"bfloat16": float(info.tiny), "float16": 2.0**-14}.get(dtype, float(info.tiny))
+    largest = {"bfloat16": (2 - 2.0**-7) * 2.0**127}.get(dtype, float(info.max))
+    top_spacing = 2.0 ** (math.frexp(largest)[1] - 1 - (bits - 1))
+    with mpmath.workprec(_PRECISION):
+        truth = mpmath.mpf(truth)
+        if abs(truth) >= mpmath.mpf(largest) + top_spacing / 2:
+            # The correctly rounded result overflows: the right answer is that infinity.
+            if math.isinf(value):
+                return 0.0 if (value > 0) == (truth > 0) else math.inf
+            return float((abs(truth) - abs(mpmath.mpf(value))) / top_spacing)
+        if math.isinf(value):
+            return math.inf  # the truth rounds to a finite value: an infinity is far off
+        exponent = math.frexp(max(float(abs(truth)), tiny))[1] - 1
+        spacing = 2.0 ** (exponent - (bits - 1))
+        return float(abs(mpmath.mpf(value) - truth) / spacing)
+
+
+#: Complex functions the oracle evaluates (principal branches, as the standard specifies).
+_COMPLEX = frozenset(
+    [
+        "exp",
+        "expm1",
+        "log",
+        "log1p",
+        "log2",
+        "log10",
+        "sqrt",
+        "sin",
+        "cos",
+        "tan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asin",
+        "acos",
+        "atan",
+        "asinh",
+        "acosh",
+        "atanh",
+        "square",
+        "reciprocal",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+    ]
+)
+
+
+def true_complex(function: str, args: Sequence[complex]) -> Any:
+    """The true complex result (an ``mpmath.mpc``) at finite ``args``, or None."""
+    import mpmath
+
+    name = function.removeprefix("xp.")
+    evaluate = _evaluators().get(name)
+    if name not in _COMPLEX or evaluate is None:
+        return None
+    if not all(math.isfinite(a.real) and math.isfinite(a.imag) for a in args):
+        return None
+    with mpmath.workprec(_PRECISION):
+        try:
+            result = evaluate(*(mpmath.mpc(a.real, a.imag) for a in args))
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
+            return None
+        result = mpmath.mpc(result)
+        if not (mpmath.isfinite(result.real) and mpmath.isfinite(result.imag)):
+            return None
+        return result
+
+
+def complex_ulps_from_truth(value: complex, truth: Any, dtype: str) -> float:
+    """A complex value's distance from the truth, in ULPs of its component dtype.
+
+    Each component is measured in its own ULPs, or relative to ``|truth|`` where that is
+    kinder (a component far smaller than the magnitude carries no relative accuracy).
+    """
+    import mpmath
+
+    part = "float32" if dtype == "complex64" else "float64"
+    own = max(
+        ulps_from_truth(value.real, truth.real, part),
+        ulps_from_truth(value.imag, truth.imag, part),
+    )
+    with mpmath.workprec(_PRECISION):
+        magnitude = float(abs(truth))
+        error = max(
+            float(abs(mpmath.mpf(value.real) - truth.real)),
+            float(abs(mpmath.mpf(value.imag) - truth.imag)),
+        )
+    if not math.isfinite(error):
+        return math.inf
+    relative = ulps_from_truth(magnitude + error, mpmath.mpf(magnitude), part)
+    return min(own, relative)

@@ -1,0 +1,10 @@
+"""Every first-party op passes the op conformance suite a plugin's op runs."""
+
+from __future__ import annotations
+
+from diffcheck.ops import OPS
+from diffcheck.ops.conformance import op_conformance_suite
+
+TestFirstPartyOps = op_conformance_suite(
+    *(name for name in OPS if OPS.source(name).package == "diffcheck")
+)

@@ -1,0 +1,130 @@
+"""A NumPy-based Array API namespace with injected faults, one per kind of divergence.
+
+Each fault is a way a real backend goes wrong (a missing function, a wrong result dtype,
+-0.0 for +0.0, NaN where there is a number, a few ULP off, a shift count taken modulo the
+bit width, a narrow accumulator, an exception); the value-model tests find, localize and
+blame every one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat.numpy as cnp
+import numpy as np
+
+from diffcheck.adapters.numpy_ref import NumpyAdapter
+
+FAULTS = (
+    "none",
+    "missing",
+    "missing-linalg",
+    "dtype",
+    "signed-zero",
+    "nan",
+    "ulp3",
+    "shift-wrap",
+    "narrow-cumsum",
+    "raises",
+    "special-case",
+)
+
+
+def nudge(values: Any, ulps: int) -> Any:
+    """``values`` moved ``ulps`` representable steps up, in their own dtype."""
+    out = np.array(values, copy=True)
+    for _ in range(ulps):
+        out = np.nextafter(out, np.asarray(np.inf, out.dtype))
+    return out
+
+
+class _Linalg:
+    def __init__(self, fault: str) -> None:
+        self._fault = fault
+
+    def __getattr__(self, name: str) -> Any:
+        if self._fault == "missing-linalg" and name == "vecdot":
+            raise AttributeError("module 'fake.linalg' has no attribute 'vecdot'")
+        return getattr(cnp.linalg, name)
+
+
+class FaultyNamespace:
+    """``array_api_compat.numpy`` with one fault injected."""
+
+    __name__ = "fake_values_namespace"
+
+    def __init__(self, fault: str) -> None:
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}; it must be one of {FAULTS}")
+        self.fault = fault
+        self.linalg = _Linalg(fault)
+
+    def __getattr__(self, name: str) -> Any:
+        if self.fault == "missing" and name == "hypot":
+            raise AttributeError("module 'fake' has no attribute 'hypot'")
+        return getattr(cnp, name)
+
+    def argmax(self, x: Any, /, **kwargs: Any) -> Any:
+        result = cnp.argmax(x, **kwargs)
+        return result.astype(np.int32) if self.fault == "dtype" else result
+
+    def multiply(self, x1: Any, x2: Any, /) -> Any:
+        result = cnp.multiply(x1, x2)
+        if self.fault == "signed-zero":
+            result = np.where(result == 0, np.abs(result), result)  # drops the sign of zero
+        return result
+
+    def log1p(self, x: Any, /) -> Any:
+        result = cnp.log1p(x)
+        if self.fault == "nan":
+            result = np.where(np.asarray(x) < 0, np.nan, result).astype(result.dtype)
+        return result
+
+    def exp(self, x: Any, /) -> Any:
+        result = cnp.exp(x)
+        if self.fault == "ulp3":
+            picked = np.arange(result.size).reshape(result.shape) % 5 == 3
+            result = np.where(picked, nudge(result, 3), result)
+        return result
+
+    def expm1(self, x: Any, /) -> Any:
+        result = cnp.expm1(x)
+        if self.fault == "special-case":
+            result = np.where(result == 0, np.abs(result), result)  # expm1(-0) must be -0
+        return result
+
+    def bitwise_left_shift(self, x1: Any, x2: Any, /) -> Any:
+        if self.fault == "shift-wrap":
+            bits = np.dtype(np.result_type(x1, x2)).itemsize * 8
+            return cnp.bitwise_left_shift(x1, np.asarray(x2) % bits)  # x86 masks the count
+        return cnp.bitwise_left_shift(x1, x2)
+
+    def cumulative_sum(self, x: Any, /, **kwargs: Any) -> Any:
+        if self.fault == "narrow-cumsum":
+            return np.cumsum(x, dtype=np.asarray(x).dtype, axis=kwargs.get("axis", 0))
+        return cnp.cumulative_sum(x, **kwargs)
+
+    def atan2(self, x1: Any, x2: Any, /) -> Any:
+        if self.fault == "raises":
+            raise NotImplementedError("atan2 is not implemented for this dtype")
+        return cnp.atan2(x1, x2)
+
+
+class FaultyAdapter(NumpyAdapter):
+    """A NumPy adapter whose namespace carries one injected fault."""
+
+    name = "faulty"
+    # It computes through its own (faulty) namespace, so it is not NumPy's own backend.
+    namespace_label = "fake_values_namespace"
+
+    def __init__(self, fault: str = "none", device: str | None = None) -> None:
+        super().__init__(device)
+        self.fault = fault
+        self._namespace = FaultyNamespace(fault)
+
+    @property
+    def spec(self) -> str:
+        return f"faulty[{self.fault}]"
+
+    def namespace(self) -> Any:
+        return self._namespace

@@ -1,0 +1,304 @@
+"""compare(mode="values") against a fake backend that diverges in each kind.
+
+Every injected fault must be found with its kind, localized to the element, and blamed on
+the right side with the right evidence; the fault-free fake must pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import diffcheck
+from diffcheck.errors import ConfigError
+from diffcheck.values import ValueVerdict
+from value_fakes import FaultyAdapter, nudge
+
+
+def values(
+    fn: Any, *inputs: Any, fault: str, reference: Any = "numpy", **options: Any
+) -> ValueVerdict:
+    candidate = FaultyAdapter(fault)
+    if reference == "faulty":  # the reference is the wrong side
+        reference, candidate = FaultyAdapter(fault), "numpy"
+    return diffcheck.compare(
+        fn, *inputs, reference=reference, candidate=candidate, mode="values", **options
+    )
+
+
+X32 = np.linspace(-2.0, 2.0, 41, dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    ("fn", "inputs", "kwargs"),
+    [
+        ("exp", (X32,), {}),
+        (
+            "multiply",
+            (np.array([0.0, -0.0, 2.0], np.float32), np.array([-1.0, 3.0, 0.5], np.float32)),
+            {},
+        ),
+        (
+            "bitwise_left_shift",
+            (np.array([1, 2, 3], np.int32), np.array([1, 31, 33], np.int32)),
+            {},
+        ),
+        ("cumulative_sum", (np.array([200, 100, 7], np.uint8),), {}),
+        ("argmax", (X32,), {}),
+        ("linalg.vecdot", (np.ones((2, 3), np.float32), np.ones(3, np.float32)), {}),
+    ],
+)
+def test_a_faithful_backend_passes(
+    fn: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    verdict = values(fn, *inputs, fault="none", kwargs=kwargs)
+    assert verdict.passed, str(verdict)
+    assert verdict.kind is None
+    assert verdict.blame is None
+
+
+def test_a_missing_function_is_a_missing_verdict_blamed_on_the_candidate() -> None:
+    verdict = values("hypot", X32, X32, fault="missing")
+    assert verdict.kind == "missing"
+    assert "hypot" in (verdict.reason or "")
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "standard-rule")
+    nested = values(
+        "linalg.vecdot", np.ones((2, 3), np.float32), np.ones(3, np.float32), fault="missing-linalg"
+    )
+    assert nested.kind == "missing"
+
+
+def test_a_missing_function_inside_a_callable_is_a_verdict_not_an_attribute_error() -> None:
+    verdict = values(lambda xp, a, b: xp.hypot(a, b), X32, X32, fault="missing", function="hypot")
+    assert verdict.kind == "missing"
+
+
+def test_a_wrong_result_dtype_is_found_and_the_standard_blames_the_candidate() -> None:
+    verdict = values("argmax", X32, fault="dtype")
+    assert verdict.kind == "dtype"
+    assert "int64" in (verdict.reason or "")
+    assert "int32" in (verdict.reason or "")
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "standard-rule")
+
+
+def test_plus_zero_for_minus_zero_is_a_signed_zero_failure_blamed_by_special_case() -> None:
+    a = np.array([1.0, -0.0, 2.0, 0.0], np.float32)
+    b = np.array([1.0, 5.0, 2.0, -3.0], np.float32)
+    verdict = values("multiply", a, b, fault="signed-zero")
+    assert verdict.kind == "signed-zero"
+    assert verdict.first is not None
+    assert verdict.first.index == (1,)
+    assert verdict.first.reference.startswith("-0x0")
+    assert verdict.first.candidate.startswith("0x0")
+    assert verdict.failing == 2
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "special-case")
+
+
+def test_nan_where_the_reference_has_a_number_is_found_and_blamed_by_the_oracle() -> None:
+    x = np.array([0.5, -0.25, 1.0], np.float64)
+    verdict = values("log1p", x, fault="nan")
+    assert verdict.kind == "nan"
+    assert verdict.first is not None
+    assert verdict.first.index == (1,)
+    assert verdict.first.candidate == "nan"
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "oracle")
+
+
+def test_three_ulp_off_is_beyond_the_two_ulp_bound_and_localized() -> None:
+    verdict = values("exp", X32, fault="ulp3")
+    assert verdict.kind == "value"
+    assert verdict.bound.kind == "ulp"
+    assert verdict.bound.ulps == 2
+    assert "float32" in verdict.bound.provenance
+    assert verdict.first is not None
+    assert verdict.first.index == (3,)
+    assert verdict.first.ulp == 3
+    assert verdict.worst is not None
+    assert verdict.worst.ulp == 3
+    assert verdict.failing == len(range(3, 41, 5))
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "oracle")
+
+
+def test_float64_keeps_its_dtype_and_ulps_are_counted_in_float64() -> None:
+    x = np.linspace(-1, 1, 9)
+    verdict = values("exp", x, fault="ulp3")
+    assert verdict.kind == "value"
+    assert verdict.dtype == "float64"
+    assert verdict.first is not None
+    assert verdict.first.ulp == 3
+
+
+def test_a_shift_count_taken_modulo_the_width_is_wrong_by_the_standard() -> None:
+    x = np.array([1, 3, -5, 7], np.int32)
+    counts = np.array([1, 33, 31, 40], np.int32)
+    verdict = values("bitwise_left_shift", x, counts, fault="shift-wrap")
+    assert verdict.kind == "value"
+    assert verdict.first is not None
+    assert verdict.first.index == (1,)
+    assert (verdict.first.reference, verdict.first.candidate) == ("0", "6")
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "standard-rule")
+
+
+def test_a_uint8_cumulative_sum_that_wraps_fails_on_dtype_by_the_standard() -> None:
+    x = np.array([200, 100, 7], np.uint8)
+    verdict = values("cumulative_sum", x, fault="narrow-cumsum")
+    assert verdict.kind == "dtype"
+    assert "uint64" in (verdict.reason or "")
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "standard-rule")
+
+
+def test_the_dtype_argument_sets_the_required_dtype_and_both_sides_can_be_wrong() -> None:
+    x = np.array([200, 100, 7], np.uint8)
+    given = values("cumulative_sum", x, fault="none", kwargs={"dtype": np.uint16})
+    assert given.passed, str(given)
+    assert given.dtype == "uint16"
+
+    both = diffcheck.compare(
+        "cumulative_sum",
+        x,
+        reference=FaultyAdapter("narrow-cumsum"),
+        candidate=FaultyAdapter("narrow-cumsum"),
+        mode="values",
+        allow_self_test=True,  # the same faulty backend on both sides, on purpose
+    )
+    assert both.kind == "dtype"
+    assert "both sides return uint8" in (both.reason or "")
+    assert both.blame is not None
+    assert both.blame.side == "both"
+
+
+def test_a_callable_that_casts_inside_sets_no_dtype_rule() -> None:
+    x = np.array([200, 100, 7], np.uint8)
+
+    def narrow(xp: Any, v: Any) -> Any:
+        return xp.cumulative_sum(v, dtype=xp.uint16)
+
+    verdict = values(narrow, x, fault="none", function="cumulative_sum")
+    assert verdict.passed, str(verdict)
+    assert verdict.dtype == "uint16"
+
+
+def test_one_side_raising_is_a_raises_verdict() -> None:
+    verdict = values("atan2", X32, X32, fault="raises")
+    assert verdict.kind == "raises"
+    assert "NotImplementedError" in (verdict.reason or "")
+    assert verdict.blame is not None
+    assert verdict.blame.side == "candidate"
+
+
+def test_a_wrong_reference_is_blamed_as_the_reference() -> None:
+    x = np.array([-0.0, 0.0, 1.0], np.float32)
+    verdict = values("expm1", x, fault="special-case", reference="faulty")
+    assert verdict.kind == "signed-zero"
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("reference", "special-case")
+    off = values("exp", X32, fault="ulp3", reference="faulty")
+    assert off.blame is not None
+    assert (off.blame.side, off.blame.evidence) == ("reference", "oracle")
+
+
+def test_a_vote_is_the_last_resort_and_recorded_as_such() -> None:
+    # Integer overflow is not specified by the standard: only a vote can decide.
+    x = np.array([2**31 - 1], np.int32)
+
+    def overflow(xp: Any, v: Any) -> Any:
+        result = xp.add(v, v)
+        return result if "fake" in xp.__name__ else xp.add(v, xp.asarray(0, dtype=xp.int32))
+
+    voters = [("wrapping", lambda v: np.add(v, v)), ("also-wrapping", lambda v: np.add(v, v))]
+    verdict = values(overflow, x, fault="none", function="add", voters=voters)
+    assert verdict.kind == "value"
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("reference", "vote")
+    assert "wrapping" in verdict.blame.why
+    undecided = values(overflow, x, fault="none", function="add")
+    assert undecided.blame is not None
+    assert undecided.blame.side == "undecided"
+
+
+def test_a_backend_cannot_vouch_for_itself_in_values_mode() -> None:
+    with pytest.raises(ConfigError, match="cannot vouch for itself"):
+        diffcheck.compare("exp", X32, candidate="numpy:cpu", mode="values")
+    assert diffcheck.compare(
+        "exp", X32, candidate="numpy:cpu", mode="values", allow_self_test=True
+    ).passed
+
+
+def test_nmse_options_are_refused_in_values_mode() -> None:
+    with pytest.raises(ConfigError, match="max_nmse"):
+        diffcheck.compare("exp", X32, candidate=FaultyAdapter(), mode="values", max_nmse=1e-3)
+    with pytest.raises(ConfigError, match="values"):
+        diffcheck.compare("exp", X32, candidate=FaultyAdapter(), function="exp")
+    with pytest.raises(ConfigError, match="mode"):
+        diffcheck.compare("exp", X32, candidate=FaultyAdapter(), mode="bits")  # type: ignore[call-overload]
+
+
+def test_nmse_mode_takes_a_spec_name_too() -> None:
+    verdict = diffcheck.compare("exp", X32, candidate=FaultyAdapter("ulp3"))
+    assert verdict.passed  # 3 ULP is far below the float32 NMSE bucket: the old contract
+    assert not values("exp", X32, fault="ulp3").passed
+
+
+def test_nudge_moves_by_ulps() -> None:
+    one = np.float32(1.0)
+    assert nudge(one, 2) == np.float32(1.0) + 2 * np.finfo(np.float32).eps
+
+
+def test_nmse_mode_turns_a_missing_or_raising_candidate_into_a_verdict() -> None:
+    missing = diffcheck.compare(
+        lambda xp, a: xp.hypot(a, a), X32, candidate=FaultyAdapter("missing")
+    )
+    assert missing.status == "failed"
+    assert (missing.reason or "").startswith("missing: candidate faulty[missing]")
+    raising = diffcheck.compare("atan2", X32, X32, candidate=FaultyAdapter("raises"))
+    assert (raising.reason or "").startswith("raises: ")
+    assert "NotImplementedError" in (raising.reason or "")
+    with pytest.raises(AttributeError):  # the reference's own error is the function's bug
+        diffcheck.compare(lambda xp, a: xp.no_such_function(a), X32, candidate=FaultyAdapter())
+
+
+def test_backends_vote_by_name_and_one_that_cannot_run_abstains_with_its_reason() -> None:
+    x = np.array([2**31 - 1], np.int32)
+
+    def overflow(xp: Any, v: Any) -> Any:
+        if "fake" in xp.__name__:
+            return xp.add(v, v)  # wraps on the candidate only
+        return xp.add(v, xp.asarray(0, dtype=xp.int32))
+
+    verdict = values(
+        overflow,
+        x,
+        fault="none",
+        function="add",
+        voters=["array_api_strict", "array_api_strict:gpu"],
+    )
+    assert verdict.blame is not None
+    assert (verdict.blame.side, verdict.blame.evidence) == ("candidate", "vote")
+    assert "with the reference: array_api_strict;" in verdict.blame.why
+    assert "array_api_strict:gpu abstains" in verdict.blame.why
+    assert "unavailable" in verdict.blame.why
+
+
+def test_a_blame_that_cannot_decide_leaves_the_verdict_standing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import diffcheck.values.call as call
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no evidence today")
+
+    monkeypatch.setattr(call, "blame", broken)
+    verdict = values("exp", X32, fault="ulp3")
+    assert verdict.kind == "value"
+    assert verdict.blame is not None
+    assert verdict.blame.side == "undecided"
+    assert "no evidence today" in verdict.blame.why

@@ -1,0 +1,253 @@
+"""The standard's rules as data: promotion, result dtypes, bounds, special cases, oracle."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from diffcheck.values import blame, bound_for, compare_values, expected_result_dtype, promote
+from diffcheck.values.oracle import true_value, ulps_from_truth
+from diffcheck.values.rules import exact_element, expected_shape
+from diffcheck.values.special_cases import special_case
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "result"),
+    [
+        ("int8", "uint8", "int16"),
+        ("uint16", "int32", "int32"),
+        ("uint32", "int32", "int64"),
+        ("int64", "uint64", None),
+        ("uint8", "uint32", "uint32"),
+        ("float32", "complex128", "complex128"),
+        ("float64", "complex64", "complex128"),
+        ("bool", "int8", None),
+        ("int32", "float32", None),
+        ("float16", "float32", "float32"),
+        ("float16", "bfloat16", None),
+    ],
+)
+def test_promotion_follows_the_standards_table(a: str, b: str, result: str | None) -> None:
+    assert promote([a, b]) == result
+    assert promote([b, a]) == result
+
+
+@pytest.mark.parametrize(
+    ("function", "inputs", "kwargs", "result"),
+    [
+        ("sum", ("int8",), {}, "int64"),
+        ("sum", ("uint8",), {}, "uint64"),
+        ("cumulative_sum", ("bool",), {"default_int": "int32"}, "int32"),
+        ("sum", ("float32",), {}, "float32"),
+        ("sum", ("int8",), {"dtype": "int16"}, "int16"),
+        ("argmax", ("float32",), {}, "int64"),
+        ("abs", ("complex64",), {}, "float32"),
+        ("equal", ("float32", "float32"), {}, "bool"),
+        ("divide", ("int32", "int32"), {}, None),
+        ("bitwise_left_shift", ("int8", "uint8"), {}, "int16"),
+        ("fft.rfft", ("float32",), {}, "complex64"),
+        ("fft.irfft", ("complex128",), {}, "float64"),
+        ("linalg.vecdot", ("float32", "float64"), {}, "float64"),
+        ("no_such_function", ("float32",), {}, None),
+    ],
+)
+def test_expected_result_dtype(
+    function: str, inputs: tuple[str, ...], kwargs: dict[str, Any], result: str | None
+) -> None:
+    assert expected_result_dtype(function, *inputs, **kwargs) == result
+
+
+def test_bounds_carry_their_provenance() -> None:
+    assert bound_for("add", "int32").kind == "exact"
+    assert bound_for("floor", "float32").kind == "exact"
+    basic = bound_for("divide", "float32")
+    assert (basic.kind, basic.ulps) == ("ulp", 0.0)
+    assert "correctly rounded" in basic.provenance
+    exp = bound_for("exp", "float32")
+    assert exp.ulps == 2
+    assert exp.provenance.endswith("within 2 ULP of float32")
+    total = bound_for("sum", "float32", reduced=100, magnitude=10.0)
+    assert total.kind == "reduction"
+    assert "reduction over 100 elements" in total.provenance
+    assert total.atol == pytest.approx(200 * 2.0**-23 * 10.0)
+    other = bound_for(None, "bfloat16")
+    assert (other.kind, other.nmse) == ("nmse", 1e-4)
+    assert "NMSE bucket" in other.provenance
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "expected"),
+    [
+        ("exp", [-math.inf], 0.0),
+        ("log", [-0.0], -math.inf),
+        ("sqrt", [-1.0], math.nan),
+        ("expm1", [-0.0], -0.0),
+        ("tanh", [math.inf], 1.0),
+        ("multiply", [-0.0, 2.0], -0.0),
+        ("divide", [-1.0, 0.0], -math.inf),
+        ("add", [-0.0, -0.0], -0.0),
+        ("subtract", [-0.0, 0.0], -0.0),
+        ("subtract", [3.0, 3.0], 0.0),
+        ("pow", [math.nan, 0.0], 1.0),
+        ("pow", [-0.0, -3.0], -math.inf),
+        ("pow", [-8.0, 1 / 3], math.nan),
+        ("hypot", [math.inf, math.nan], math.inf),
+        ("atan2", [-0.0, 1.0], -0.0),
+        ("atan2", [1.0, -math.inf], math.pi),
+        ("remainder", [-1.0, math.inf], math.inf),
+        ("remainder", [-0.0, 2.0], 0.0),
+        ("floor_divide", [-0.0, 2.0], -0.0),
+        ("copysign", [3.0, -math.nan], -3.0),
+        ("logaddexp", [math.inf, -5.0], math.inf),
+        ("sign", [-2.5], -1.0),
+    ],
+)
+def test_special_cases_give_the_standards_result(
+    function: str, args: list[float], expected: float
+) -> None:
+    found = special_case(function, args)
+    assert found is not None
+    value, rule, exact = found
+    assert exact == (function != "atan2" or value == 0)
+    assert function in rule
+    if math.isnan(expected):
+        assert math.isnan(value)
+    else:
+        assert value == expected
+        assert math.copysign(1.0, value) == math.copysign(1.0, expected)
+    assert special_case("exp", [1.0]) is None
+    assert special_case("floor_divide", [math.inf, 2.0]) is None  # the standard allows NaN too
+
+
+def test_the_oracle_measures_distance_from_the_truth() -> None:
+    truth = true_value("exp", [1.0])
+    assert truth is not None
+    assert ulps_from_truth(float(np.float32(math.e)), truth, "float32") <= 0.5
+    assert (
+        ulps_from_truth(float(np.nextafter(np.float32(math.e), np.float32(3))), truth, "float32")
+        > 0.5
+    )
+    assert true_value("log", [-1.0]) is None  # complex: no real truth
+    assert true_value("no_such", [1.0]) is None
+
+
+def test_integer_rules_of_the_standard() -> None:
+    assert exact_element("bitwise_left_shift", [1, 40], "int32") == 0
+    assert exact_element("bitwise_left_shift", [3, 31], "int32") == -(2**31)
+    assert exact_element("bitwise_right_shift", [-5, 70], "int64") == -1
+    assert exact_element("bitwise_left_shift", [1, -1], "int32") is None
+    assert exact_element("add", [2**31 - 1, 1], "int32") is None  # overflow: unspecified
+    assert exact_element("remainder", [-7, 3], "int8") == 2
+    assert exact_element("floor_divide", [1, 0], "int8") is None
+    assert exact_element("less", [1.0, math.nan], "bool") is False
+    assert expected_shape("add", [(3, 1), (4,)], {}) == (3, 4)
+    assert expected_shape("sum", [(2, 3, 4)], {"axis": 1, "keepdims": True}) == (2, 1, 4)
+
+
+def test_rounding_to_bfloat16_is_to_nearest_even() -> None:
+    from diffcheck.values.ulp import round_to_bfloat16
+
+    values = np.array([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-9, -0.0, np.inf], np.float32)
+    rounded = round_to_bfloat16(values)
+    assert rounded.tolist()[:3] == [1.0, 1 + 2**-6, 1.0]
+    assert np.signbit(rounded[3])
+    assert rounded[4] == np.inf
+    assert np.isnan(round_to_bfloat16(np.array([np.nan], np.float32))[0])
+
+
+def test_several_outputs_have_their_own_required_dtypes() -> None:
+    from diffcheck.values.dtypes import expected_result_dtypes
+
+    assert expected_result_dtypes("unique_counts", "float32") == ("float32", "int64")
+    assert expected_result_dtypes("linalg.eigh", "complex64") == ("float32", "complex64")
+    assert expected_result_dtypes("nonzero", "bool", outputs=2) == ("int64", "int64")
+    assert expected_result_dtypes("broadcast_arrays", "int8", "float32", outputs=2) == (
+        "int8",
+        "float32",
+    )
+    values = np.array([1.0, 2.0], np.float32)
+    ref = (values, np.array([1, 3], np.int64))
+    cand = (values, np.array([1, 3], np.int32))
+    wanted = expected_result_dtypes("unique_counts", "float32")
+    verdict = compare_values(ref, cand, function="unique_counts", expected_dtype=wanted)
+    assert verdict.kind == "dtype"
+    assert "output 1" in (verdict.reason or "")
+    judged = blame("unique_counts", [np.array([1.0, 2, 2, 2], np.float32)], {}, ref, cand, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "standard-rule")
+    assert "output 1" in judged.why
+
+
+def test_the_oracle_knows_when_the_correct_result_overflows() -> None:
+    truth = true_value("exp", [100.0])  # e**100 is beyond float32's range
+    assert ulps_from_truth(math.inf, truth, "float32") == 0.0
+    assert ulps_from_truth(-math.inf, truth, "float32") == math.inf
+    assert ulps_from_truth(float(np.finfo(np.float32).max), truth, "float32") > 0.5
+    assert ulps_from_truth(math.inf, true_value("exp", [10.0]), "float64") == math.inf
+    x = np.array([100.0], np.float32)
+    right, wrong = np.array([np.inf], np.float32), np.array([np.finfo(np.float32).max], np.float32)
+    verdict = compare_values(right, wrong, function="exp")
+    assert verdict.kind == "inf"
+    judged = blame("exp", [x], {}, right, wrong, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "oracle")
+
+
+def test_python_scalars_of_another_kind_leave_the_dtype_open() -> None:
+    from diffcheck.values.dtypes import scalars_fit
+
+    assert scalars_fit("int8", [np.ones(2, np.int8), 1])
+    assert not scalars_fit("int8", [np.ones(2, np.int8), 1.5])
+    assert not scalars_fit("float32", [np.ones(2, np.float32), 1j])
+    assert not scalars_fit("bool", [np.ones(2, bool), 1])
+    x = np.array([1, 2], np.int8)
+    ref, cand = np.array([2.5, 3.5]), np.array([2.5, 3.5], np.float32)
+    verdict = compare_values(ref, cand, function="add")
+    assert verdict.kind == "dtype"
+    assert blame("add", [x, 1.5], {}, ref, cand, verdict).side == "undecided"
+
+
+def test_the_standards_names_include_the_2024_12_additions() -> None:
+    from diffcheck.values.spec import is_standard_name
+
+    assert is_standard_name("linalg.vecdot")
+    assert is_standard_name("nextafter")
+    assert is_standard_name("int8")
+    assert not is_standard_name("bfloat16")
+    assert not is_standard_name("left_shift")
+    assert expected_result_dtype("diff", "int16") == "int16"
+    assert expected_result_dtype("count_nonzero", "float32") == "int64"
+
+
+def test_complex_special_cases_agree_with_c99_numpy_and_blame_a_side() -> None:
+    import itertools
+
+    from diffcheck.values.complex_cases import complex_special_case
+    from diffcheck.values.judges import _complex_matches
+
+    edges = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 2.5]
+    checked = 0
+    for name in ("exp", "log", "sqrt", "abs"):
+        for a, b in itertools.product(edges, edges):
+            case = complex_special_case(name, complex(a, b))
+            if case is None:
+                continue
+            with np.errstate(all="ignore"):
+                numpy_result = complex(getattr(np, name)(np.complex128(complex(a, b))))
+            assert _complex_matches(numpy_result, case, "float64", 1.0), (name, a, b, case)
+            checked += 1
+    assert checked > 150
+    z = np.array([complex(-math.inf, 1.0)], np.complex64)
+    right = np.exp(z)
+    wrong = np.array([complex(math.nan, math.nan)], np.complex64)
+    verdict = compare_values(right, wrong, function="exp")
+    judged = blame("exp", [z], {}, right, wrong, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "special-case")
+
+
+def test_abs_of_a_complex_input_is_rounded_math() -> None:
+    assert bound_for("abs", "float32").kind == "exact"
+    complex_abs = bound_for("abs", "float32", inputs=("complex64",))
+    assert (complex_abs.kind, complex_abs.ulps) == ("ulp", 2.0)
+    assert "hypot" in complex_abs.provenance
