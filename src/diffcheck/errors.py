@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "BackendError",
+    "BundleError",
     "ConfigError",
     "DiffcheckError",
     "ReportError",
@@ -52,3 +53,7 @@ class BackendError(DiffcheckError):
 
 class ReportError(DiffcheckError):
     """A report cannot be created, written or read back."""
+
+
+class BundleError(ReportError):
+    """A finding bundle cannot be written, or is not a bundle this diffcheck can replay."""

@@ -11,6 +11,7 @@ from ._registry import (
     parse_backend,
     resolve,
 )
+from .api_divergences import KnownApiDivergence, matching_api_divergence
 from .divergences import (
     Failure,
     KnownDivergence,
@@ -27,6 +28,7 @@ __all__ = [
     "Capabilities",
     "Execution",
     "Failure",
+    "KnownApiDivergence",
     "KnownDivergence",
     "KnownDivergenceFailure",
     "Probe",
@@ -35,6 +37,7 @@ __all__ = [
     "adapter_entry_points",
     "failure_of",
     "known_backends",
+    "matching_api_divergence",
     "matching_divergence",
     "parse_backend",
     "resolve",

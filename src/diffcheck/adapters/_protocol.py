@@ -26,6 +26,7 @@ from ..ops import ContextLifecycle, HostInputs, Op, OpParams
 from ..ops.lifecycle import ContextLifecycleParams
 from ..precision import PRECISIONS, PrecisionName
 from ..programs import CommandDevice, run_lifecycle
+from .api_divergences import KnownApiDivergence
 from .divergences import KnownDivergence
 
 __all__ = [
@@ -213,6 +214,21 @@ class Adapter(abc.ABC):
         Returns
         -------
         tuple[KnownDivergence, ...]
+            The declared divergences, each with its reason and upstream reference.
+        """
+        return ()
+
+    def known_api_divergences(self) -> tuple[KnownApiDivergence, ...]:
+        """Known divergences of this backend's API functions (``diffcheck fuzz --api``); none.
+
+        A finding of the API search that one of them matches (function, kind, input
+        dtypes) is marked ``known``; a declared one the search did not meet is listed as
+        no longer reproducing. Like :meth:`known_divergences`, it must not import the
+        backend library and must not raise.
+
+        Returns
+        -------
+        tuple[KnownApiDivergence, ...]
             The declared divergences, each with its reason and upstream reference.
         """
         return ()

@@ -71,8 +71,9 @@ def replay(argv: Sequence[str]) -> int:
     """``diffcheck replay REPORT``: does the stored verdict follow from the stored bits?"""
     from ..report.replay import load_report
     from ..report.replay import replay as replay_document
+    from ..search.replay import EPILOG, replay_bundle_command, sniff_bundle
 
-    parser = OneLineParser(prog="diffcheck replay", description=replay.__doc__)
+    parser = OneLineParser(prog="diffcheck replay", description=replay.__doc__, epilog=EPILOG)
     parser.add_argument("report", type=Path, nargs="+", help="report file(s) to re-check")
     parser.add_argument(
         "--require-pass", action="store_true", help="also exit 1 unless every report passed"
@@ -80,6 +81,9 @@ def replay(argv: Sequence[str]) -> int:
     options = parser.parse_args(argv)
     exit_code = 0
     for path in options.report:
+        if sniff_bundle(path):  # a finding bundle of `diffcheck fuzz --api`: run it again
+            exit_code = max(exit_code, replay_bundle_command(path))
+            continue
         outcome = replay_document(load_report(path))
         if not outcome.agrees:
             print(f"{path}: DISAGREES: {'; '.join(outcome.disagreements)}", file=sys.stderr)

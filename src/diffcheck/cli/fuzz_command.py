@@ -3,6 +3,9 @@
 Exit status 0 when every example passed; 1 when one failed (the minimal failing shape, its
 reason and, with ``--report-dir``, its report are printed on stderr), when the candidate is
 not_run, or for a bad option (one line on stderr, before anything runs).
+
+``diffcheck fuzz --api`` searches the Array API standard's functions instead of one op (see
+:mod:`diffcheck.cli.api_search_command`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def _f64(text: str) -> float:
 def _parser() -> OneLineParser:
     from .._fuzz_space import fuzzable_ops
     from ..fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_ELEMENTS
+    from ..search.api import DEFAULT_API_EXAMPLES
 
     parser = OneLineParser(
         prog="diffcheck fuzz",
@@ -45,14 +49,30 @@ def _parser() -> OneLineParser:
         ),
         epilog=(
             "Exit status 0 when every example passed; 1 on a failure (minimal shape, reason and "
-            "report on stderr) or when the backend is not_run. Needs hypothesis "
+            "report on stderr) or when the backend is not_run. With --api (instead of --op): "
+            "search every function of the Array API standard, exit 0 when every finding is a "
+            "declared known divergence, 1 otherwise. Needs hypothesis "
             "(pip install 'diffcheck[fuzz]')."
         ),
     )
     parser.add_argument(
         "--require-backend", required=True, metavar="BACKEND", help="the candidate (no fallback)"
     )
-    parser.add_argument("--op", required=True, help=", ".join(fuzzable_ops()))
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--op", help=", ".join(fuzzable_ops()))
+    what.add_argument(
+        "--api",
+        action="store_true",
+        help="search the Array API standard's functions (with --functions, --out)",
+    )
+    parser.add_argument(
+        "--functions",
+        metavar="A,B,...",
+        help="--api: only these functions (the standard's names, e.g. exp,linalg.vecdot)",
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="--api: a new directory for the findings"
+    )
     parser.add_argument(
         "--reference", default="numpy", metavar="BACKEND", help="the trusted backend (numpy)"
     )
@@ -61,9 +81,9 @@ def _parser() -> OneLineParser:
     parser.add_argument(
         "--examples",
         type=_u64,
-        default=DEFAULT_EXAMPLES,
         metavar="N",
-        help=f"examples to draw (default {DEFAULT_EXAMPLES})",
+        help=f"examples to draw (default {DEFAULT_EXAMPLES}; with --api, per function, "
+        f"default {DEFAULT_API_EXAMPLES})",
     )
     parser.add_argument(
         "--seed", type=_u64, default=0, metavar="S", help="seeds the search (same S, same shapes)"
@@ -90,9 +110,20 @@ def _progress(message: str) -> None:
 
 def fuzz(argv: Sequence[str]) -> int:
     """``diffcheck fuzz``: return the exit status."""
+    from ..fuzz import DEFAULT_EXAMPLES
     from ..fuzz import fuzz as run_fuzz
 
-    options = _parser().parse_args(argv)
+    parser = _parser()
+    options = parser.parse_args(argv)
+    if options.api:
+        from .api_search_command import api_search
+
+        return api_search(parser, options)
+    for name in ("functions", "out"):
+        if getattr(options, name) is not None:
+            parser.error(f"--{name} belongs to --api, not to --op")
+    if options.examples is None:
+        options.examples = DEFAULT_EXAMPLES
     result = run_fuzz(
         options.require_backend,
         options.op,

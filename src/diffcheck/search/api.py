@@ -1,0 +1,307 @@
+""":func:`search_api`: search every function of the standard on one candidate backend.
+
+Validates the options, finds the dtypes both backends hold, searches each function the
+reference has (:func:`~diffcheck.search.runner.search_function`), lists every other one as
+skipped with its reason, marks findings that the candidate's adapter declares as known,
+and writes the bundles, ``findings.json`` and ``index.html`` into a new directory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from .._numbers import U64_MAX
+from ..errors import BackendError, ConfigError, DiffcheckError
+from ..values.call import resolve_function
+from ..values.dtypes import dtype_name
+from ..values.spec import STANDARD_DTYPES
+from .arrays import CATEGORIES, Space
+from .findings import (
+    Counts,
+    DeclaredDivergence,
+    FindingEntry,
+    FindingsDocument,
+    FunctionRun,
+    SkippedFunction,
+)
+from .runner import Finding, FunctionResult
+
+if TYPE_CHECKING:
+    from ..adapters import Adapter, KnownApiDivergence
+
+__all__ = ["DEFAULT_API_EXAMPLES", "Progress", "SearchResult", "search_api"]
+
+DEFAULT_API_EXAMPLES: Final = 30
+#: Called after each function: (function, functions done, functions in all, findings so far).
+Progress = Callable[[str, int, int, int], None]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What :func:`search_api` found: the document and the findings with their examples."""
+
+    document: FindingsDocument
+    findings: list[Finding] = field(repr=False)
+    out: Path | None = None
+
+    @property
+    def unexplained(self) -> int:
+        """Findings no declared known divergence explains."""
+        return sum(1 for f in self.document.findings if f.known is None)
+
+    def summary(self) -> str:
+        """One line: functions searched and skipped, findings, known ones, where."""
+        doc = self.document
+        where = f"; findings: {self.out / 'findings.json'}" if self.out else ""
+        return (
+            f"api search: {len(doc.functions_tried)} functions of {doc.candidate.backend} "
+            f"against {doc.reference.backend} ({doc.examples_per_function} examples each, "
+            f"{len(doc.skipped)} skipped), {doc.counts.findings} findings "
+            f"({doc.counts.known} known) in {doc.duration_s:.0f} s{where}"
+        )
+
+
+def _adapter(backend: str | Adapter) -> Adapter:
+    from ..adapters import Adapter, resolve
+
+    adapter = backend if isinstance(backend, Adapter) else resolve(backend)
+    probe = adapter.probe()
+    if not probe.is_available:
+        raise BackendError(adapter.spec, probe.reason or probe.status)
+    return adapter
+
+
+def _holds(adapter: Adapter, dtype: str) -> bool:
+    """Whether arrays of ``dtype`` survive the move onto ``adapter`` with their dtype."""
+    try:
+        moved = adapter.to_device(np.zeros(2, dtype))
+        return dtype_name(moved.dtype) == dtype
+    except Exception:  # a backend refusing a dtype is an answer, not an error
+        return False
+
+
+def _has(adapter: Adapter, function: str) -> bool:
+    try:
+        resolve_function(adapter.namespace(), function)
+    except AttributeError:
+        return False
+    return True
+
+
+def _chosen(functions: Sequence[str] | None) -> tuple[str, ...]:
+    from .table import all_functions
+
+    every = all_functions()
+    if functions is None:
+        return every
+    unknown = [f for f in functions if f not in every]
+    if unknown:
+        raise ConfigError(
+            f"--functions {','.join(unknown)}: not a function of the standard "
+            "(names as in the standard, e.g. exp, linalg.vecdot, fft.rfft)"
+        )
+    return tuple(dict.fromkeys(functions))
+
+
+def _declared(d: KnownApiDivergence) -> DeclaredDivergence:
+    return DeclaredDivergence(
+        function=d.function,
+        kind=d.kind,
+        condition=d.condition,
+        reason=d.reason,
+        upstream=d.upstream,
+    )
+
+
+def search_api(
+    require_backend: str | Adapter,
+    *,
+    reference: str | Adapter = "numpy",
+    functions: Sequence[str] | None = None,
+    examples: int = DEFAULT_API_EXAMPLES,
+    seed: int = 0,
+    out: Path | str | None = None,
+    budget_s: float = 60.0,
+    progress: Progress | None = None,
+) -> SearchResult:
+    """Search the standard's functions on ``require_backend`` against ``reference``.
+
+    Parameters
+    ----------
+    require_backend
+        The candidate: a backend name (``mlx:cpu``) or an adapter instance; no fallback.
+    reference
+        The trusted side (NumPy by default): only functions it has are searched.
+    functions
+        The standard's names to search (default: every function of the standard).
+    examples
+        Examples drawn per function (shrinking a finding runs more).
+    seed
+        Seeds the search: the same seed draws the same examples (same Hypothesis version).
+    out
+        A new directory for ``findings.json``, ``index.html`` and ``bundles/``; it must not
+        exist. Nothing is written without it.
+    budget_s
+        Seconds per function after which no new example is drawn.
+    progress
+        Called after each function (see :data:`Progress`).
+
+    Returns
+    -------
+    SearchResult
+        The findings document and the findings.
+
+    Raises
+    ------
+    ConfigError
+        An invalid option, an unknown function or an existing ``out``, before anything runs.
+    BackendError
+        When either backend is unavailable.
+    DiffcheckError
+        When Hypothesis is not installed.
+    """
+    if examples < 1:
+        raise ConfigError(f"--examples {examples}, but it must be at least 1")
+    if not 0 <= seed <= U64_MAX:
+        raise ConfigError(f"--seed {seed}, but it must be a u64 (0 to {U64_MAX})")
+    directory = None if out is None else Path(out)
+    if directory is not None and (directory.exists() or directory.is_symlink()):
+        raise ConfigError(f"--out {directory} exists; it must be a new directory")
+    try:
+        import hypothesis  # noqa: F401  (only whether it imports)
+    except ImportError:
+        raise DiffcheckError(
+            "diffcheck fuzz --api needs hypothesis, which is not installed; "
+            "run \"pip install 'diffcheck[fuzz]'\""
+        ) from None
+    names = _chosen(functions)
+    started_at, started = datetime.now(UTC), time.monotonic()
+    ref, cand = _adapter(reference), _adapter(require_backend)
+    if ref.spec == cand.spec:
+        raise ConfigError(f'the candidate and the reference are both "{ref.spec}"')
+    shared = tuple(d for d in STANDARD_DTYPES if _holds(ref, d) and _holds(cand, d))
+    space = Space(shared)
+    runs, skipped, findings = _search(names, space, ref, cand, examples, seed, budget_s, progress)
+    from .record import backend_identity
+
+    entries, known, missed = _classify(findings, runs, cand)
+    document = FindingsDocument(
+        reference=backend_identity(ref),
+        candidate=backend_identity(cand),
+        seed=seed,
+        examples_per_function=examples,
+        dtypes=list(shared),
+        dtypes_not_shared=[d for d in STANDARD_DTYPES if d not in shared],
+        functions_tried=[
+            FunctionRun(
+                function=r.function,
+                examples=r.examples,
+                shrink_runs=r.shrink_runs,
+                findings=len(r.findings),
+                seconds=round(r.seconds, 3),
+                error=r.error,
+            )
+            for r in runs
+        ],
+        skipped=skipped,
+        findings=entries,
+        counts=Counts(
+            findings=len(entries),
+            known=sum(1 for e in entries if e.known is not None),
+            by_kind=dict(Counter(e.kind for e in entries)),
+            by_blame=dict(Counter(e.blame for e in entries)),
+        ),
+        known=known,
+        no_longer_reproduces=missed,
+        started=started_at.isoformat(timespec="seconds"),
+        duration_s=round(time.monotonic() - started, 3),
+    )
+    if directory is not None:
+        from .output import write_outputs
+
+        write_outputs(directory, document, findings, ref, cand)
+    return SearchResult(document, findings, directory)
+
+
+def _search(
+    names: Sequence[str],
+    space: Space,
+    ref: Adapter,
+    cand: Adapter,
+    examples: int,
+    seed: int,
+    budget_s: float,
+    progress: Progress | None,
+) -> tuple[list[FunctionResult], list[SkippedFunction], list[Finding]]:
+    from .runner import search_function
+    from .table import SKIPPED, recipes
+
+    table = recipes()
+    runs: list[FunctionResult] = []
+    skipped: list[SkippedFunction] = []
+    findings: list[Finding] = []
+    for done, name in enumerate(names, start=1):
+        reason = SKIPPED.get(name)
+        recipe = table.get(name)
+        if reason is None and recipe is not None and not space.of(recipe.category):
+            wanted = ", ".join(CATEGORIES[recipe.category])
+            reason = f"the backends share no {recipe.category} dtype ({wanted})"
+        if reason is None and not _has(ref, name):
+            reason = f"the reference {ref.spec} lacks it"
+        if reason is not None or recipe is None:
+            skipped.append(SkippedFunction(function=name, reason=reason or "no recipe"))
+        else:
+            result = search_function(
+                name, recipe, space, ref, cand, examples=examples, seed=seed, budget_s=budget_s
+            )
+            runs.append(result)
+            findings.extend(result.findings)
+        if progress is not None:
+            progress(name, done, len(names), len(findings))
+    return runs, skipped, findings
+
+
+def _classify(
+    findings: Sequence[Finding], runs: Sequence[FunctionResult], cand: Adapter
+) -> tuple[list[FindingEntry], list[DeclaredDivergence], list[DeclaredDivergence]]:
+    """Entries for the findings (known ones marked), and the declared divergences not met."""
+    from ..adapters import matching_api_divergence
+    from .output import bundle_name, describe_example
+
+    declared = cand.known_api_divergences()
+    entries: list[FindingEntry] = []
+    used: set[int] = set()
+    for index, finding in enumerate(findings):
+        match = matching_api_divergence(declared, finding.function, finding.kind, finding.dtype)
+        if match is not None:
+            used.add(declared.index(match))
+        blame = finding.verdict.blame
+        entries.append(
+            FindingEntry(
+                function=finding.function,
+                kind=finding.kind,
+                dtype=finding.dtype,
+                blame=blame.side if blame else "undecided",
+                blame_evidence=blame.evidence if blame else "none",
+                blame_why=" ".join(blame.why.split()) if blame else "not judged",
+                reason=" ".join((finding.verdict.reason or "").split()),
+                bound=str(finding.verdict.bound),
+                bundle=f"bundles/{bundle_name(index, finding)}",
+                example=describe_example(finding.example),
+                known=None if match is None else _declared(match),
+            )
+        )
+    searched = {r.function for r in runs}
+    known = [_declared(d) for i, d in enumerate(declared) if i in used]
+    missed = [
+        _declared(d) for i, d in enumerate(declared) if i not in used and d.function in searched
+    ]
+    return entries, known, missed

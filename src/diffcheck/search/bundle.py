@@ -1,0 +1,302 @@
+"""Replay bundles: one finding as data only, checked before any byte is used.
+
+A bundle is a JSON document (no pickle, no code): the function, its arguments (arrays as
+base64 of their little-endian bytes with dtype, shape, byte count and SHA-256; Python
+scalars typed, floats as hex so NaN, infinities and -0.0 survive), both outputs stored the
+same way, both backends' names, library versions and devices, the verdict's kind, reason,
+blame and bound with its provenance.
+
+Reading is hostile-input safe: a bounded read of a regular file
+(:func:`~diffcheck.sweep.files.read_regular`), a strict model (an unknown field or kind is
+an error), and every array's byte count (``prod(shape) * itemsize``) and digest checked
+before its bytes are decoded. Every problem is one :class:`BundleError` line.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import BundleError
+from ..sweep.files import read_regular
+from ..values.model import FAILURE_KINDS
+from ..values.spec import STANDARD_DTYPES
+
+__all__ = [
+    "BUNDLE_KIND",
+    "BUNDLE_VERSION",
+    "MAX_BUNDLE_BYTES",
+    "Bundle",
+    "decode_value",
+    "encode_value",
+    "is_bundle",
+    "read_bundle",
+    "write_bundle",
+]
+
+BUNDLE_KIND = "diffcheck-finding"
+BUNDLE_VERSION = 1
+#: The largest bundle read (a minimal example is a few kilobytes; 64 MiB is generous).
+MAX_BUNDLE_BYTES = 64 * 1024 * 1024
+_DTYPES = (*STANDARD_DTYPES, "float16")
+_MAX_DIMS = 32
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArrayData(_Strict):
+    """An array's exact bytes (little-endian, C order) and what they must add up to."""
+
+    dtype: Literal[_DTYPES]  # type: ignore[valid-type]
+    shape: list[int] = Field(max_length=_MAX_DIMS)
+    bytes: int = Field(ge=0, description="prod(shape) * itemsize; checked before decoding")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="digest of the decoded bytes")
+    data: str = Field(description="base64 of the bytes")
+    stored_as: str | None = Field(
+        None, description="the dtype the values had on the device (bfloat16 comes home widened)"
+    )
+
+
+class Value(_Strict):
+    """One argument: exactly one of its fields is set."""
+
+    array: ArrayData | None = None
+    integer: int | None = None
+    float_hex: str | None = Field(None, max_length=64, description="float.hex of a float")
+    boolean: bool | None = None
+    complex_hex: list[str] | None = Field(
+        None, min_length=2, max_length=2, description="float.hex of the real and imaginary parts"
+    )
+    ints: list[int] | None = Field(None, max_length=_MAX_DIMS, description="a tuple of ints")
+    text: str | None = Field(None, max_length=64)
+    none: Literal[True] | None = None
+
+
+class Call(_Strict):
+    """The call: ``xp.<function>(*args, *positional, *dtype positional, **kwargs)``."""
+
+    args: list[Value]
+    positional: list[Value] = []
+    kwargs: dict[str, Value] = {}
+    dtypes: dict[str, Literal[_DTYPES]] = {}  # type: ignore[valid-type]
+    sequence: bool = False
+
+
+class BackendIdentity(_Strict):
+    """A backend as found when the bundle was written."""
+
+    backend: str = Field(description="its name, as diffcheck resolves it (mlx:cpu)")
+    library: str
+    version: str
+    device: str | None = None
+
+
+class Output(_Strict):
+    """One side's result: its arrays, or why there are none."""
+
+    arrays: list[ArrayData] | None = None
+    several: bool = Field(False, description="the function returned a tuple of arrays")
+    missing: str | None = None
+    raised: str | None = None
+
+
+class BoundData(_Strict):
+    kind: Literal["exact", "ulp", "reduction", "nmse"]
+    ulps: float | None = None
+    nmse: float | None = None
+    atol: float | None = None
+    provenance: str
+
+
+class BlameData(_Strict):
+    side: Literal["candidate", "reference", "both", "undecided"]
+    evidence: Literal["special-case", "oracle", "standard-rule", "vote", "none"]
+    why: str
+
+
+class FindingData(_Strict):
+    kind: Literal[FAILURE_KINDS]  # type: ignore[valid-type]
+    dtype: str
+    reason: str
+    blame: BlameData | None = None
+
+
+class Bundle(_Strict):
+    """One finding, replayable: ``diffcheck replay BUNDLE``."""
+
+    kind: Literal["diffcheck-finding"]
+    bundle_version: Literal[1]
+    function: str = Field(max_length=64)
+    finding: FindingData
+    bound: BoundData
+    call: Call
+    reference: BackendIdentity
+    candidate: BackendIdentity
+    outputs: dict[Literal["reference", "candidate"], Output]
+
+
+def encode_array(array: Any, stored_as: str | None = None) -> ArrayData:
+    """An array's exact little-endian bytes with its dtype, shape, size and digest."""
+    host = np.ascontiguousarray(array)
+    raw = host.astype(host.dtype.newbyteorder("<"), copy=False).tobytes()
+    return ArrayData(
+        dtype=host.dtype.name,
+        shape=[int(n) for n in host.shape],
+        bytes=len(raw),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        data=base64.b64encode(raw).decode("ascii"),
+        stored_as=stored_as,
+    )
+
+
+def decode_array(data: ArrayData, *, where: str) -> np.ndarray[Any, Any]:
+    """The array, after its stated size and digest are checked; BundleError otherwise."""
+    if any(n < 0 for n in data.shape):
+        raise BundleError(f"{where}: shape {data.shape} has a negative length")
+    dtype = np.dtype(data.dtype)
+    count = math.prod(data.shape)
+    if count * dtype.itemsize != data.bytes:
+        raise BundleError(
+            f"{where}: states {data.bytes} bytes, but shape {data.shape} of {data.dtype} "
+            f"needs {count * dtype.itemsize}"
+        )
+    if len(data.data) != 4 * math.ceil(data.bytes / 3):
+        raise BundleError(f"{where}: its base64 text does not hold {data.bytes} bytes")
+    try:
+        raw = base64.b64decode(data.data, validate=True)
+    except (binascii.Error, ValueError):
+        raise BundleError(f"{where}: its data is not base64") from None
+    if len(raw) != data.bytes:
+        raise BundleError(f"{where}: holds {len(raw)} bytes, but states {data.bytes}")
+    if hashlib.sha256(raw).hexdigest() != data.sha256:
+        raise BundleError(f"{where}: the SHA-256 of its bytes is not the stated one")
+    return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(data.shape)
+
+
+def encode_value(value: Any) -> Value:
+    """One argument as typed JSON data (arrays by bytes, floats by hex)."""
+    if isinstance(value, np.ndarray):
+        return Value(array=encode_array(value))
+    if isinstance(value, bool):
+        return Value(boolean=value)
+    if isinstance(value, int):
+        return Value(integer=value)
+    if isinstance(value, float):
+        return Value(float_hex=value.hex())
+    if isinstance(value, complex):
+        return Value(complex_hex=[value.real.hex(), value.imag.hex()])
+    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+        return Value(ints=list(value))
+    if isinstance(value, str):
+        return Value(text=value)
+    if value is None:
+        return Value(none=True)
+    raise BundleError(f"an argument of type {type(value).__name__} cannot be stored")
+
+
+def decode_value(value: Value, *, where: str) -> Any:
+    """The argument back, exactly; BundleError when not exactly one field is set."""
+    fields = [name for name in Value.model_fields if getattr(value, name) is not None]
+    if len(fields) != 1:
+        raise BundleError(f"{where}: must set exactly one of {', '.join(Value.model_fields)}")
+    name = fields[0]
+    item = getattr(value, name)
+    try:
+        if name == "array":
+            return decode_array(item, where=where)
+        if name == "float_hex":
+            return float.fromhex(item)
+        if name == "complex_hex":
+            return complex(float.fromhex(item[0]), float.fromhex(item[1]))
+    except (ValueError, OverflowError):
+        raise BundleError(f"{where}: {item!r} is not a float's hex text") from None
+    if name == "ints":
+        return tuple(item)
+    if name == "none":
+        return None
+    return item
+
+
+def _one_line(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the document"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+def is_bundle(data: bytes) -> bool:
+    """Whether ``data`` (a file's bytes) claims to be a finding bundle."""
+    try:
+        document = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(document, dict) and document.get("kind") == BUNDLE_KIND
+
+
+def parse_bundle(data: bytes, *, where: str) -> Bundle:
+    """The bundle in ``data``; BundleError (one line) for anything else."""
+    try:
+        document = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise BundleError(f"{where} is not a JSON document") from None
+    if not isinstance(document, dict) or document.get("kind") != BUNDLE_KIND:
+        raise BundleError(f'{where} is not a finding bundle (no "kind": "{BUNDLE_KIND}")')
+    if document.get("bundle_version") != BUNDLE_VERSION:
+        raise BundleError(
+            f"{where}: bundle_version {document.get('bundle_version')!r}, but this diffcheck "
+            f"reads version {BUNDLE_VERSION}"
+        )
+    try:
+        return Bundle.model_validate(document)
+    except ValidationError as error:
+        raise BundleError(f"{where}: {_one_line(error)}") from None
+
+
+def read_bundle(path: Path) -> Bundle:
+    """Read and check the bundle at ``path`` (a regular file of at most 64 MiB)."""
+    try:
+        data = read_regular(Path(path), limit=MAX_BUNDLE_BYTES)
+    except FileNotFoundError:
+        raise BundleError(f"{path}: no such file") from None
+    bundle = parse_bundle(data, where=str(path))
+    check_arrays(bundle, where=str(path))
+    return bundle
+
+
+def check_arrays(bundle: Bundle, *, where: str) -> None:
+    """Decode every array once, so a bad size or digest fails before anything runs."""
+    for index, value in enumerate([*bundle.call.args, *bundle.call.positional]):
+        decode_value(value, where=f"{where}: argument {index}")
+    for key, value in bundle.call.kwargs.items():
+        decode_value(value, where=f"{where}: keyword {key}")
+    for side, output in bundle.outputs.items():
+        for index, array in enumerate(output.arrays or []):
+            decode_array(array, where=f"{where}: {side} output {index}")
+
+
+def write_bundle(path: Path, bundle: Bundle) -> None:
+    """Write ``bundle`` as a new file (never over an existing one, never through a link)."""
+    data = (json.dumps(bundle.model_dump(mode="json", exclude_none=True), indent=1) + "\n").encode()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        raise BundleError(f"cannot create {path}: {error.strerror}") from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)

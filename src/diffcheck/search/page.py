@@ -1,0 +1,117 @@
+"""``index.html`` of an API search: findings grouped by function, inputs and both outputs.
+
+Self-contained (inline CSS, no script, no network); every text from a backend, a reason or
+an input is escaped, control characters made visible (:func:`~diffcheck.sweep.text.html_text`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+from typing import Any
+
+import numpy as np
+
+from ..sweep.text import html_text as escape
+from ..values.call import Outcome
+from ..values.compare import host_value
+from .findings import FindingEntry, FindingsDocument
+from .output import describe_example
+from .runner import Finding
+
+__all__ = ["render_page"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#24292f}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:24px 0 6px}
+.meta{color:#57606a}.finding{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;
+margin:8px 0}.finding.known{background:#fff8c5}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;
+background:#cf222e}.badge.known{background:#bf8700}
+pre{background:#f6f8fa;padding:6px;overflow-x:auto;font-size:12px;margin:4px 0}
+table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #d0d7de;
+padding:3px 8px;text-align:left}
+"""
+
+
+def _output(outcome: Outcome) -> str:
+    if outcome.missing is not None:
+        return f"missing: {outcome.missing}"
+    if outcome.raised is not None:
+        return f"raised: {outcome.raised}"
+    value = outcome.value
+    tagged = isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], str)
+    items: Any = value if isinstance(value, tuple) and not tagged else (value,)
+    lines = []
+    for item in items:
+        array, dtype = host_value(item)
+        text = np.array2string(np.asarray(array), threshold=64, floatmode="unique")
+        lines.append(f"{dtype}{list(array.shape)} {text}")
+    return "\n".join(lines)
+
+
+def _finding(entry: FindingEntry, finding: Finding) -> str:
+    known = entry.known
+    badge = (
+        f'<span class="badge known">known</span> {escape(known.reason)} '
+        f"(upstream: {escape(known.upstream)})"
+        if known
+        else '<span class="badge">finding</span>'
+    )
+    return (
+        f'<div class="finding{" known" if known else ""}">'
+        f"<b>{escape(entry.kind)}</b> on <code>{escape(entry.dtype)}</code> {badge}"
+        f"<div>blame: <b>{escape(entry.blame)}</b> ({escape(entry.blame_evidence)}): "
+        f"{escape(entry.blame_why)}</div>"
+        f"<div>{escape(entry.reason)}</div>"
+        f"<div class='meta'>bound: {escape(entry.bound)}; bundle: "
+        f"<a href='{escape(entry.bundle)}'>{escape(entry.bundle)}</a></div>"
+        f"<div>minimal inputs</div><pre>{escape(describe_example(finding.example))}</pre>"
+        f"<div>reference output</div><pre>{escape(_output(finding.reference))}</pre>"
+        f"<div>candidate output</div><pre>{escape(_output(finding.candidate))}</pre></div>"
+    )
+
+
+def render_page(document: FindingsDocument, findings: Sequence[Finding]) -> str:
+    """The whole page as text."""
+    doc = document
+    head = (
+        f"<h1>API search: {escape(doc.candidate.backend)} against "
+        f"{escape(doc.reference.backend)}</h1><p class='meta'>"
+        f"{escape(doc.candidate.library)} {escape(doc.candidate.version)} on "
+        f"{escape(str(doc.candidate.device))}; {escape(doc.reference.library)} "
+        f"{escape(doc.reference.version)}; seed {doc.seed}; {doc.examples_per_function} "
+        f"examples per function; {len(doc.functions_tried)} functions searched, "
+        f"{len(doc.skipped)} skipped; {doc.counts.findings} findings ({doc.counts.known} "
+        f"known); {doc.duration_s:.0f} s; started {escape(doc.started)}</p>"
+    )
+    pairs = sorted(zip(doc.findings, findings, strict=True), key=lambda p: p[0].function)
+    body = []
+    for function, group in groupby(pairs, key=lambda p: p[0].function):
+        items = list(group)
+        body.append(f"<h2 id='{escape(function)}'>{escape(function)} ({len(items)})</h2>")
+        body.extend(_finding(entry, finding) for entry, finding in items)
+    missed = "".join(
+        f"<tr><td>{escape(d.function)}</td><td>{escape(d.kind)}</td>"
+        f"<td>{escape(d.condition)}</td><td>{escape(d.reason)}</td></tr>"
+        for d in doc.no_longer_reproduces
+    )
+    skipped = "".join(
+        f"<tr><td>{escape(s.function)}</td><td>{escape(s.reason)}</td></tr>" for s in doc.skipped
+    )
+    tail = (
+        "<h2>Declared known divergences not seen</h2>"
+        + (
+            f"<table><tr><th>function</th><th>kind</th><th>condition</th><th>reason</th></tr>"
+            f"{missed}</table>"
+            if missed
+            else "<p>none</p>"
+        )
+        + "<h2>Skipped functions</h2>"
+        + f"<table><tr><th>function</th><th>reason</th></tr>{skipped}</table>"
+    )
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>diffcheck API search</title><style>{_CSS}</style></head><body>"
+        f"{head}{''.join(body) or '<p>No findings.</p>'}{tail}</body></html>\n"
+    )

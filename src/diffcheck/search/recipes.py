@@ -1,0 +1,234 @@
+"""How to draw one call of a standard function: examples, calls, and families of recipes.
+
+An :class:`Example` is one call's host inputs: arrays (exact dtype) and Python scalars,
+keyword arguments as JSON values, and the few arguments that must be built in each
+namespace (a dtype, an array sequence). A :class:`Recipe` draws examples for one function
+from a :class:`~diffcheck.search.arrays.Space`; the families below (``unary``, ``binary``,
+``reduction``...) build recipes, and :mod:`diffcheck.search.table` says which family
+each function of the standard uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..values.call import resolve_function
+from .arrays import Space, shift_counts
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+
+__all__ = ["Example", "Recipe", "SpecCall", "call_for"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One call's inputs, on the host.
+
+    Attributes
+    ----------
+    args
+        The positional array arguments (NumPy arrays of an exact dtype) and Python scalars.
+    kwargs
+        Keyword arguments: JSON scalars, strings and tuples of ints (``axis=(0, 2)``).
+    positional
+        Positional arguments after ``args`` that are not arrays (a shape, an axes tuple).
+    dtypes
+        Arguments that name a dtype, by keyword (``"dtype": "int16"``); the key ``"#"``
+        is a positional dtype after ``positional`` (``astype(x, dtype)``).
+    sequence
+        The arrays are passed as one list (``concat``, ``stack``).
+    """
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    positional: tuple[Any, ...] = ()
+    dtypes: dict[str, str] = field(default_factory=dict)
+    sequence: bool = False
+
+    def input_dtypes(self) -> str:
+        """The dtypes of the array inputs (or the requested dtype), comma-separated."""
+        names = [str(a.dtype) for a in self.args if isinstance(a, np.ndarray)]
+        names += [v for v in self.dtypes.values()]
+        unique = list(dict.fromkeys(names))
+        return ",".join(unique) if unique else "none"
+
+    def size(self) -> int:
+        """Elements of every array input: how large the example is."""
+        return sum(int(a.size) for a in self.args if isinstance(a, np.ndarray))
+
+
+@dataclass(frozen=True)
+class SpecCall:
+    """``xp.<function>(*arrays, *positional, dtype, **kwargs)`` with dtypes built in ``xp``."""
+
+    function: str
+    positional: tuple[Any, ...] = ()
+    dtypes: tuple[tuple[str, str], ...] = ()
+    sequence: bool = False
+
+    def __call__(self, xp: Any, *arrays: Any, **kwargs: Any) -> Any:
+        function = resolve_function(xp, self.function)
+        named = {key: getattr(xp, name) for key, name in self.dtypes if key != "#"}
+        trailing = [getattr(xp, name) for key, name in self.dtypes if key == "#"]
+        head = [list(arrays)] if self.sequence else list(arrays)
+        return function(*head, *self.positional, *trailing, **named, **kwargs)
+
+
+def call_for(function: str, example: Example) -> str | SpecCall:
+    """The spec name itself where the call is plain (it keeps the standard's dtype rules)."""
+    if not (example.positional or example.dtypes or example.sequence):
+        return function
+    return SpecCall(
+        function, example.positional, tuple(sorted(example.dtypes.items())), example.sequence
+    )
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to draw the arguments of one function.
+
+    Attributes
+    ----------
+    category
+        The dtype category of its main input (the function is skipped, with that reason,
+        when both backends share no dtype of it).
+    draw
+        ``draw(space)`` -> a Hypothesis strategy of :class:`Example`.
+    """
+
+    category: str
+    draw: Callable[[Space], SearchStrategy[Example]]
+
+
+def _axis(draw: DrawFn, ndim: int, *, allow_none: bool = True, many: bool = True) -> Any:
+    from hypothesis import strategies as st
+
+    options: list[SearchStrategy[Any]] = []
+    if allow_none:
+        options.append(st.none())
+    if ndim:
+        options.append(st.integers(-ndim, ndim - 1))
+        if many:
+            options.append(
+                st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True).map(
+                    lambda axes: tuple(sorted(axes))
+                )
+            )
+    return draw(st.one_of(options)) if options else None
+
+
+def unary(category: str, *, finite: bool = False, **options: Any) -> Recipe:
+    """``f(x)`` on any shape; ``options`` maps keyword names to strategies of their values."""
+    from hypothesis import strategies as st
+
+    def build(space: Space) -> SearchStrategy[Example]:
+        @st.composite
+        def example(draw: DrawFn) -> Example:
+            dtype = draw(space.dtype(category))
+            x = draw(space.array(dtype, space.shape(), finite=finite))
+            kwargs = {k: draw(v) for k, v in options.items()}
+            return Example((x,), {k: v for k, v in kwargs.items() if v is not None})
+
+        return example()
+
+    return Recipe(category, build)
+
+
+def binary(
+    category: str,
+    *,
+    rhs: Callable[[str], SearchStrategy[Any]] | None = None,
+    rhs_category: str | None = None,
+    shift: bool = False,
+) -> Recipe:
+    """``f(x1, x2)`` on broadcasting shapes, both of one dtype (``rhs`` draws x2's elements).
+
+    ``shift`` draws x2 as shift counts (at and past the bit width, never negative, where
+    the standard specifies no result).
+    """
+    from hypothesis import strategies as st
+
+    def build(space: Space) -> SearchStrategy[Example]:
+        @st.composite
+        def example(draw: DrawFn) -> Example:
+            dtype = draw(space.dtype(category))
+            other = draw(space.dtype(rhs_category)) if rhs_category else dtype
+            shapes = draw(_broadcastable(space, 2))
+            x1 = draw(space.array(dtype, shapes[0]))
+            if shift:
+                limit = int(np.iinfo(dtype).max)
+                counts = st.one_of(
+                    st.sampled_from(shift_counts(dtype)), st.integers(0, min(limit, 70))
+                )
+                x2 = draw(space.array(other, shapes[1], elements=counts))
+            elif rhs is not None:
+                x2 = draw(space.array(other, shapes[1], elements=rhs(other)))
+            else:
+                x2 = draw(space.array(other, shapes[1]))
+            return Example((x1, x2))
+
+        return example()
+
+    return Recipe(category, build)
+
+
+def _broadcastable(space: Space, count: int) -> SearchStrategy[tuple[tuple[int, ...], ...]]:
+    from hypothesis.extra.array_api import BroadcastableShapes
+
+    from .arrays import strategies_namespace
+
+    shapes: SearchStrategy[BroadcastableShapes] = (
+        strategies_namespace().mutually_broadcastable_shapes(
+            count, max_dims=space.max_dims, max_side=space.max_side
+        )
+    )
+    return shapes.map(lambda drawn: tuple(drawn.input_shapes))
+
+
+def reduction(
+    category: str,
+    *,
+    keepdims: bool = True,
+    finite: bool = False,
+    many_axes: bool = True,
+    min_dims: int = 0,
+    **options: Any,
+) -> Recipe:
+    """``f(x, axis=..., keepdims=...)`` with axis None, one axis or several."""
+    from hypothesis import strategies as st
+
+    def build(space: Space) -> SearchStrategy[Example]:
+        @st.composite
+        def example(draw: DrawFn) -> Example:
+            dtype = draw(space.dtype(category))
+            x = draw(space.array(dtype, space.shape(min_dims=min_dims), finite=finite))
+            kwargs: dict[str, Any] = {}
+            axis = _axis(draw, x.ndim, allow_none=min_dims == 0, many=many_axes)
+            if axis is not None:
+                kwargs["axis"] = axis
+            if keepdims and draw(st.booleans()):
+                kwargs["keepdims"] = True
+            for key, strategy in options.items():
+                value = draw(strategy)
+                if value is not None:
+                    kwargs[key] = value
+            return Example((x,), kwargs)
+
+        return example()
+
+    return Recipe(category, build)
+
+
+def custom(category: str, body: Callable[[DrawFn, Space], Example]) -> Recipe:
+    """A recipe whose example ``body(draw, space)`` builds (functions with coupled arguments)."""
+    from hypothesis import strategies as st
+
+    def build(space: Space) -> SearchStrategy[Example]:
+        return st.composite(lambda draw: body(draw, space))()
+
+    return Recipe(category, build)
