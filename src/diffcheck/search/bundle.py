@@ -148,7 +148,7 @@ class Bundle(_Strict):
 
 def encode_array(array: Any, stored_as: str | None = None) -> ArrayData:
     """An array's exact little-endian bytes with its dtype, shape, size and digest."""
-    host = np.ascontiguousarray(array)
+    host = np.asarray(array, order="C")  # ascontiguousarray would make a 0-d array 1-d
     raw = host.astype(host.dtype.newbyteorder("<"), copy=False).tobytes()
     return ArrayData(
         dtype=host.dtype.name,

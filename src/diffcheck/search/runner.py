@@ -139,10 +139,22 @@ def finding_key(verdict: ValueVerdict, example: Example) -> tuple[str, str]:
     says so in its message.
     """
     kind = verdict.kind or ""
+    if kind == "missing":  # what is missing: the function, or a dtype name it was given
+        return kind, _missing_name(verdict.reason)
     if kind == "raises":
         first = (verdict.reason or "").split("\n", 1)[0]
         return kind, _DTYPE_WORDS.sub("<dtype>", first)[:160]
     return kind, example.input_dtypes()
+
+
+def _missing_name(reason: str | None) -> str:
+    found = re.search(r"has no attribute '([^']+)'", reason or "")
+    return found.group(1) if found else (reason or "")[:160]
+
+
+def _lacks_function(function: str, verdict: ValueVerdict) -> bool:
+    """Whether a ``missing`` verdict is about the function itself (nothing more to find)."""
+    return _missing_name(verdict.reason) == function.rsplit(".", 1)[-1]
 
 
 def _seed(seed: int, function: str) -> int:
@@ -175,7 +187,8 @@ def search_function(
         except _Found as found:
             result.findings.append(_finding(function, found, reference, candidate))
             excluded.add(finding_key(found.verdict, found.example))
-            if found.verdict.kind == "missing" or time.monotonic() > started + budget_s:
+            lacks = found.verdict.kind == "missing" and _lacks_function(function, found.verdict)
+            if lacks or time.monotonic() > started + budget_s:
                 break  # a function the candidate lacks has nothing more to find
             continue
         except Exception as error:  # Hypothesis' own refusal (flaky backend, bad draw)

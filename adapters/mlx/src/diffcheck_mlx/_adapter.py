@@ -77,6 +77,20 @@ class MlxAdapter(Adapter):
 
         return mlx.core
 
+    def to_device(self, host: Any) -> Any:
+        """``host`` on MLX in its own dtype: float64 stays float64 on the CPU.
+
+        ``mx.asarray`` narrows a float64 NumPy array to float32 (MLX's default float); MLX
+        computes float64 on its CPU device only, so there it is asked for explicitly.
+        """
+        import mlx.core as mx
+        import numpy as np
+
+        array = np.asarray(host)
+        if array.dtype == np.float64 and not self.is_gpu():
+            return mx.array(array, dtype=mx.float64)
+        return mx.asarray(array)
+
     def device_object(self) -> mx.Device:
         """The MLX device this adapter runs on (MLX's default device for plain ``mlx``)."""
         import mlx.core as mx
