@@ -24,6 +24,8 @@ ADAPTERS = [MLX, "adapters/wgpu", METAL, "adapters/example"]
 # Op plugins, each installed from its own folder like the adapters (the example is a third
 # party's op; the tests run it through run, sweep, fuzz and replay).
 OP_PLUGINS = ["ops/example"]
+# Examples per function of `nox -s api_search` (about 5 minutes on 2 cores; docs/api-search.md).
+API_SEARCH_EXAMPLES = 60
 # The CPU build of PyTorch that installs without a multi-gigabyte CUDA download.
 TORCH_CPU = "torch==2.13.0"
 
@@ -86,6 +88,31 @@ def numerics(session: nox.Session) -> None:
 
 
 @nox.session
+def api_search(session: nox.Session) -> None:
+    """Search every Array API function of MLX (CPU) against NumPy; write reports/api-search-*/.
+
+    A new directory per run, holding findings.json, index.html and one replay bundle per
+    finding (`diffcheck replay BUNDLE`). Posargs replace the default arguments.
+    """
+    _install_project(session, "fuzz")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = ROOT / "reports" / f"api-search-{stamp}"
+    args = session.posargs or [
+        "--require-backend",
+        "mlx:cpu",
+        "--api",
+        "--examples",
+        str(API_SEARCH_EXAMPLES),
+        "--seed",
+        "0",
+        "--out",
+        str(out),
+    ]
+    # Exit 1 means findings no known divergence explains: the search still succeeded.
+    session.run("diffcheck", "fuzz", *args, success_codes=[0, 1])
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """Lint and format-check with ruff."""
     session.install("ruff")
@@ -134,6 +161,7 @@ def schema(session: nox.Session) -> None:
     _install_project(session)
     session.run("diffcheck", "schema", "--write", "reports/schema")
     session.run("python", "-m", "diffcheck.sweep.schema", "reports/schema", silent=False)
+    session.run("python", "-m", "diffcheck.search.schema", "reports/schema", silent=False)
 
 
 @nox.session

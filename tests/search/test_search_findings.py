@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from value_fakes import FaultyAdapter
 
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.search import search_api
 from diffcheck.search.bundle import read_bundle
 from diffcheck.search.record import example_of
 from diffcheck.search.replay import replay_bundle
+from value_fakes import FaultyAdapter
 
 EXAMPLES = 40
 
@@ -134,9 +134,12 @@ def test_the_directory_holds_findings_page_and_bundles(tmp_path: Path) -> None:
     result = _search(tmp_path, FaultyAdapter("nan"), "log1p")
     out = tmp_path / "out"
     document = json.loads((out / "findings.json").read_text())
-    assert document["findings"] and document["seed"] == 3
+    assert document["findings"]
+    assert document["seed"] == 3
     assert sorted(p.name for p in (out / "bundles").iterdir()) == sorted(
         Path(f.bundle).name for f in result.document.findings
     )
     page = (out / "index.html").read_text()
-    assert "log1p" in page and "reference output" in page and "candidate output" in page
+    assert "log1p" in page
+    assert "reference output" in page
+    assert "candidate output" in page

@@ -61,7 +61,7 @@ class KnownApiDivergence:
             raise ValueError(
                 f"kind={self.kind!r}, but it must be one of {', '.join(FAILURE_KINDS)}"
             )
-        if isinstance(self.dtypes, str):
+        if isinstance(self.dtypes, str):  # type: ignore[unreachable]  # callers are untyped
             raise ValueError(f"dtypes={self.dtypes!r}, but it must be a tuple of dtype names")
         object.__setattr__(self, "dtypes", tuple(self.dtypes))
         unknown = [d for d in self.dtypes if d not in (*STANDARD_DTYPES, "float16")]

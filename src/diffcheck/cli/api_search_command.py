@@ -68,7 +68,7 @@ def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
             options.require_backend,
             reference=options.reference,
             functions=functions,
-            examples=options.examples or DEFAULT_API_EXAMPLES,
+            examples=DEFAULT_API_EXAMPLES if options.examples is None else options.examples,
             seed=options.seed,
             out=options.out,
             progress=progress,  # type: ignore[arg-type]

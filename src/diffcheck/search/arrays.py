@@ -81,7 +81,7 @@ def edge_values(dtype: str) -> list[Any]:
     floats = [float(np.asarray(v, real)) for v in floats]
     if dtype in COMPLEX:
         pairs = [complex(a, b) for a in floats[:8] for b in (0.0, -0.0, 1.0, float("inf"))]
-        return pairs + [complex(floats[8], floats[11]), complex(floats[12], floats[13])]
+        return [*pairs, complex(floats[8], floats[11]), complex(floats[12], floats[13])]
     return floats
 
 
@@ -161,7 +161,10 @@ class Space:
                 edges = st.sampled_from([*edge_values(dtype), *extra])
                 elements = st.one_of(edges, edges, own)  # two thirds edges: where bugs are
         # fill=elements: large arrays are not filled with one value (edges stay scattered)
-        return xps.arrays(dtype, shape, elements=elements, fill=elements)
+        drawn: SearchStrategy[np.ndarray[Any, Any]] = xps.arrays(
+            dtype, shape, elements=elements, fill=elements
+        )
+        return drawn
 
 
 _XPS: Any = None

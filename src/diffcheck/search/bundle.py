@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import BundleError
+from ..errors import BundleError, ReportError
 from ..sweep.files import read_regular
 from ..values.model import FAILURE_KINDS
 from ..values.spec import STANDARD_DTYPES
@@ -269,6 +269,8 @@ def read_bundle(path: Path) -> Bundle:
         data = read_regular(Path(path), limit=MAX_BUNDLE_BYTES)
     except FileNotFoundError:
         raise BundleError(f"{path}: no such file") from None
+    except ReportError as error:  # not a regular file, over the limit, unreadable
+        raise BundleError(str(error)) from None
     bundle = parse_bundle(data, where=str(path))
     check_arrays(bundle, where=str(path))
     return bundle

@@ -2,16 +2,13 @@
 
 The document is a pydantic model (``extra="forbid"``, a literal ``schema_version``) whose
 JSON Schema is checked in as ``reports/schema/findings-v1.json``
-(``python -m diffcheck.search.findings reports/schema`` regenerates it; a test fails on
+(``python -m diffcheck.search.schema reports/schema`` regenerates it; a test fails on
 drift).
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -127,16 +124,3 @@ def findings_schema() -> dict[str, Any]:
 def findings_schema_text() -> str:
     """The schema as the checked-in file holds it."""
     return json.dumps(findings_schema(), indent=2, sort_keys=True) + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write the schema file (``python -m diffcheck.search.findings [DIR]``)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    path = Path(args[0] if args else "reports/schema") / FINDINGS_SCHEMA_FILE
-    path.write_text(findings_schema_text())
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -53,7 +53,7 @@ class Example:
     def input_dtypes(self) -> str:
         """The dtypes of the array inputs (or the requested dtype), comma-separated."""
         names = [str(a.dtype) for a in self.args if isinstance(a, np.ndarray)]
-        names += [v for v in self.dtypes.values()]
+        names += list(self.dtypes.values())
         unique = list(dict.fromkeys(names))
         return ",".join(unique) if unique else "none"
 
@@ -178,14 +178,10 @@ def binary(
 
 
 def _broadcastable(space: Space, count: int) -> SearchStrategy[tuple[tuple[int, ...], ...]]:
-    from hypothesis.extra.array_api import BroadcastableShapes
-
     from .arrays import strategies_namespace
 
-    shapes: SearchStrategy[BroadcastableShapes] = (
-        strategies_namespace().mutually_broadcastable_shapes(
-            count, max_dims=space.max_dims, max_side=space.max_side
-        )
+    shapes: SearchStrategy[Any] = strategies_namespace().mutually_broadcastable_shapes(
+        count, max_dims=space.max_dims, max_side=space.max_side
     )
     return shapes.map(lambda drawn: tuple(drawn.input_shapes))
 

@@ -103,8 +103,8 @@ def replay_bundle(
     bundle = read_bundle(path)
     function, kind = bundle.function, bundle.finding.kind
     sides: list[Adapter] = []
-    for given, stored in ((reference, bundle.reference), (candidate, bundle.candidate)):
-        adapter, why = (given, None) if given is not None else _resolve(stored.backend)
+    for given, named in ((reference, bundle.reference), (candidate, bundle.candidate)):
+        adapter, why = (given, None) if given is not None else _resolve(named.backend)
         if adapter is None:
             return BundleReplay("not_run", function, kind, why or "unavailable")
         sides.append(adapter)
