@@ -129,7 +129,7 @@ def search_api(
     examples: int = DEFAULT_API_EXAMPLES,
     seed: int = 0,
     out: Path | str | None = None,
-    budget_s: float = 60.0,
+    budget_s: float = 30.0,
     progress: Progress | None = None,
 ) -> SearchResult:
     """Search the standard's functions on ``require_backend`` against ``reference``.

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["Finding", "FunctionResult", "finding_key", "judge", "outputs", "search_function"]
 
 #: At most this many findings (distinct kind and dtype) per function: each costs a search.
-MAX_FINDINGS_PER_FUNCTION = 4
+MAX_FINDINGS_PER_FUNCTION = 6
 
 
 @dataclass(frozen=True)

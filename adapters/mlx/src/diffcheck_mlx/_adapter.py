@@ -7,7 +7,15 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from diffcheck.adapters import Adapter, Capabilities, Execution, KnownDivergence, Probe, Role
+from diffcheck.adapters import (
+    Adapter,
+    Capabilities,
+    Execution,
+    KnownApiDivergence,
+    KnownDivergence,
+    Probe,
+    Role,
+)
 from diffcheck.ops import ContextLifecycle, HostInputs, Op, OpParams
 from diffcheck.precision import PRECISIONS, PrecisionName
 
@@ -135,6 +143,16 @@ class MlxAdapter(Adapter):
         if self.device is not None:
             return (TF32_DIVERGENCE,)
         return (replace(TF32_DIVERGENCE, devices=(), active=self._default_device_uses_tf32),)
+
+    def known_api_divergences(self) -> tuple[KnownApiDivergence, ...]:
+        """What the API search finds on MLX (``diffcheck fuzz --api``), with the reasons.
+
+        Measured on the CPU; the GPU runs the same functions through other kernels, so only
+        the CPU variant declares them.
+        """
+        from ._api_divergences import MLX_API_DIVERGENCES
+
+        return MLX_API_DIVERGENCES if self.device == "cpu" else ()
 
     def _default_device_uses_tf32(self) -> bool:
         # Never import MLX to find out: a label or a classification is no reason to load it.
