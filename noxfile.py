@@ -24,8 +24,8 @@ ADAPTERS = [MLX, "adapters/wgpu", METAL, "adapters/example"]
 # Op plugins, each installed from its own folder like the adapters (the example is a third
 # party's op; the tests run it through run, sweep, fuzz and replay).
 OP_PLUGINS = ["ops/example"]
-# Examples per function of `nox -s api_search` (about 5 minutes on 2 cores; docs/api-search.md).
-API_SEARCH_EXAMPLES = 60
+# Examples per function of `nox -s api_search`: 35 s to 7 min on 2 cores (docs/api-search.md).
+API_SEARCH_EXAMPLES = 100
 # The CPU build of PyTorch that installs without a multi-gigabyte CUDA download.
 TORCH_CPU = "torch==2.13.0"
 

@@ -238,7 +238,7 @@ _BACKEND = ["--require-backend", CANDIDATE]
     ("args", "message"),
     [
         (["--op", "gemm"], "the following arguments are required: --require-backend"),
-        (_BACKEND, "the following arguments are required: --op"),
+        (_BACKEND, "one of the arguments --op --api is required"),
         ([*_BACKEND, "--op", "nope"], 'unsupported operator "nope"'),
         ([*_BACKEND, "--op", "gemm", "--examples", "x"], "--examples: invalid unsigned integer"),
         ([*_BACKEND, "--op", "gemm", "--examples", "0"], "--examples 0, but it must be at least 1"),

@@ -192,7 +192,17 @@ def search_function(
                 break  # a function the candidate lacks has nothing more to find
             continue
         except Exception as error:  # Hypothesis' own refusal (flaky backend, bad draw)
-            result.error = result.error or f"{type(error).__name__}: {error}"
+            flaky = _found_in(error)
+            text = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+            if flaky is None:
+                result.error = result.error or text
+                break
+            # The backend failed, then passed the same example: a finding all the same
+            # (nondeterminism is a divergence), kept unshrunk beyond where it flipped.
+            result.error = result.error or f"the failure did not always reproduce: {text}"
+            result.findings.append(_finding(function, flaky, reference, candidate))
+            excluded.add(finding_key(flaky.verdict, flaky.example))
+            continue
         break
     result.seconds = time.monotonic() - started
     return result
@@ -220,6 +230,17 @@ def _property(state: _Round, strategy: Any, seed: int, examples: int) -> Callabl
 
     result: Callable[[], None] = property_
     return result
+
+
+def _found_in(error: BaseException) -> _Found | None:
+    """The failure inside Hypothesis' report of a flaky one (an exception group), if any."""
+    for inner in getattr(error, "exceptions", ()):
+        if isinstance(inner, _Found):
+            return inner
+        found = _found_in(inner)
+        if found is not None:
+            return found
+    return None
 
 
 def _finding(function: str, found: _Found, reference: Adapter, candidate: Adapter) -> Finding:
