@@ -29,6 +29,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .api import compare, run
+    from .search import search_api
 
 __all__ = [
     "BackendError",
@@ -45,6 +46,7 @@ __all__ = [
     "compare",
     "diff",
     "run",
+    "search_api",
 ]
 
 
@@ -54,4 +56,8 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name == "search_api":  # the API search (diffcheck fuzz --api); Hypothesis loads as it runs
+        from .search import search_api
+
+        return search_api
     raise AttributeError(f"module 'diffcheck' has no attribute {name!r}")

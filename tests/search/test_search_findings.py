@@ -143,3 +143,41 @@ def test_the_directory_holds_findings_page_and_bundles(tmp_path: Path) -> None:
     assert "log1p" in page
     assert "reference output" in page
     assert "candidate output" in page
+
+
+class _Once(FaultyAdapter):
+    """A backend whose exp is wrong once, on its first non-empty input: it never reproduces."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrong_left = 1
+        space = self._namespace
+        original = type(space).exp
+
+        def exp(x: object) -> object:
+            result = np.asarray(original(space, x))
+            if self.wrong_left and result.size and result.dtype.kind == "f":
+                self.wrong_left -= 1
+                return np.full_like(result, 7)  # wrong for every input, NaN and inf too
+            return result
+
+        space.exp = exp  # type: ignore[method-assign]
+
+
+def test_a_failure_that_does_not_reproduce_is_still_a_finding(tmp_path: Path) -> None:
+    result = search_api(_Once(), functions=["exp"], examples=30, seed=3, out=tmp_path / "o")
+    run = result.document.functions_tried[0]
+    assert [f.function for f in result.document.findings] == ["exp"]
+    assert result.document.findings[0].blame == "candidate"
+    assert run.error is not None
+    assert run.error.startswith("the failure did not always reproduce")
+    bundle = tmp_path / "o" / result.document.findings[0].bundle
+    assert replay_bundle(bundle, reference=NumpyAdapter(), candidate=FaultyAdapter()).status == (
+        "no_longer_reproduces"
+    )
+
+
+def test_the_package_offers_the_search_as_diffcheck_search_api() -> None:
+    import diffcheck
+
+    assert diffcheck.search_api is search_api

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .._fuzz_search import _without_local_constants
 from ..values.call import Outcome, call_on, compare_call, host_inputs
@@ -64,6 +67,13 @@ class FunctionResult:
 
 def judge(function: str, example: Example, reference: Adapter, candidate: Adapter) -> ValueVerdict:
     """The value model's verdict (with blame) of ``example`` on both backends."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        # NaN and infinities are the inputs under test: their arithmetic warns by design.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _judge(function, example, reference, candidate)
+
+
+def _judge(function: str, example: Example, reference: Adapter, candidate: Adapter) -> ValueVerdict:
     return compare_call(
         call_for(function, example),
         example.args,
