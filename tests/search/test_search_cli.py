@@ -152,3 +152,25 @@ def test_a_malformed_declaration_is_one_line(fields: dict[str, object], words: s
     with pytest.raises(ValueError, match=words) as error:
         KnownApiDivergence(reason="because", **fields)  # type: ignore[arg-type]
     assert "\n" not in str(error.value)
+
+
+class _Hostile(FaultyAdapter):
+    """A backend whose error message carries markup and control characters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def atan2(x1: object, x2: object) -> object:
+            raise ValueError("<script>alert(1)</script>\x07\x1b[31m")
+
+        self._namespace.atan2 = atan2  # type: ignore[attr-defined]
+
+
+def test_the_page_escapes_markup_and_control_characters(tmp_path: Path) -> None:
+    search_api(_Hostile(), functions=["atan2"], examples=10, out=tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "<script>" not in page
+    assert "&lt;script&gt;" in page
+    assert "\x07" not in page
+    assert "\x1b" not in page
+    assert "\\x07" in page
