@@ -1,0 +1,176 @@
+"""Replay trusts nothing a report says: every forged metric, flag or reason is a disagreement.
+
+A report is written by a real check whose candidate is slightly off (so every metric is
+non-trivial: NMSE, max |diff|, its index and the ULP distance are all non-zero), then one
+field of the file is forged. ``load_report`` + ``replay`` and ``diffcheck replay`` must each
+disagree with the forged file, and agree with the untouched one. Counts and flags must match
+exactly; floats within 8 float64 epsilons relative (the contract's rule), so a float metric
+off by 1e-9 relative is a forgery and one off by a couple of float64 ulps is not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from diffcheck.adapters import resolve
+from diffcheck.cli import main
+from diffcheck.config import make_check
+from diffcheck.report import load_report, replay
+from diffcheck.runner import run_check
+from diffcheck.testing import WrappedAdapter
+
+Forgery = Callable[[dict[str, Any]], None]
+
+
+def _slightly_off(values: Any, precision: Any) -> Any:
+    # Off by about 1e-6 relative, unevenly, so the worst element is one index and the
+    # check still passes (NMSE ~1e-12 against 1e-7).
+    ramp = np.linspace(0.0, 2e-6, values.size, dtype=np.float64)
+    return (values.astype(np.float64) * (1.0 + ramp)).astype(np.float32)
+
+
+def _write(tmp_path: Path, op: str, **params: int) -> dict[str, Any]:
+    report = tmp_path / f"{op}.json"
+    candidate = WrappedAdapter(resolve("array_api_strict"), transform=_slightly_off)
+    run_check(make_check("array_api_strict", op, **params), report, candidate=candidate)
+    data: dict[str, Any] = json.loads(report.read_text())
+    assert data["result"]["status"] == "passed", data["result"]["reason"]
+    return data
+
+
+@pytest.fixture(scope="module")
+def gemm_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    data = _write(tmp_path_factory.mktemp("gemm"), "gemm", m=4, n=6, k=5)
+    metrics = data["result"]["metrics"]
+    # Every metric is non-trivial, so a forgery of any of them is a change.
+    assert metrics["nmse"] > 0
+    assert metrics["max_abs"] > 0
+    assert metrics["max_ulp"] > 0
+    assert metrics["max_abs_index"] > 0
+    assert metrics["uses_absolute_mse"] is False
+    return data
+
+
+@pytest.fixture(scope="module")
+def lifecycle_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from fakes import FakeAdapter
+
+    report = tmp_path_factory.mktemp("lifecycle") / "r.json"
+    run_check(
+        make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4),
+        report,
+        candidate=FakeAdapter(),
+    )
+    data: dict[str, Any] = json.loads(report.read_text())
+    assert data["result"]["status"] == "passed"
+    assert len(data["submission_metrics"]) == 4
+    return data
+
+
+def _replayed(data: dict[str, Any], path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The disagreements of ``replay`` on ``data`` written at ``path``, checked by the CLI too."""
+    path.write_text(json.dumps(data))
+    disagreements = replay(load_report(path)).disagreements
+    code = main(["replay", str(path)])
+    captured = capsys.readouterr()
+    if disagreements:
+        assert code == 1
+        assert "agrees" not in captured.out
+        assert str(path) in captured.err
+    else:
+        assert code == 0
+        assert captured.out == f"{path}: agrees: {replay(load_report(path)).status}\n"
+    return disagreements
+
+
+def _scaled(factor: float) -> Callable[[Any], Any]:
+    return lambda value: value * factor
+
+
+def _set(*keys: str | int, to: Callable[[Any], Any]) -> Forgery:
+    def forge(data: dict[str, Any]) -> None:
+        node: Any = data
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = to(node[keys[-1]])
+
+    return forge
+
+
+METRIC_FORGERIES: dict[str, Forgery] = {
+    "max_ulp": _set("result", "metrics", "max_ulp", to=lambda v: v + 1),
+    "max_ulp_zeroed": _set("result", "metrics", "max_ulp", to=lambda v: 0),
+    "max_abs_index": _set("result", "metrics", "max_abs_index", to=lambda v: v - 1),
+    "uses_absolute_mse": _set("result", "metrics", "uses_absolute_mse", to=lambda v: not v),
+    "element_count": _set("result", "metrics", "element_count", to=lambda v: v + 1),
+    "nmse": _set("result", "metrics", "nmse", to=_scaled(1 + 1e-9)),
+    "max_abs": _set("result", "metrics", "max_abs", to=_scaled(1 - 1e-9)),
+    "reference_mse": _set("result", "metrics", "reference_mse", to=_scaled(1 + 1e-9)),
+}
+
+
+def test_the_untouched_report_agrees(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _replayed(gemm_report, tmp_path / "r.json", capsys) == []
+
+
+@pytest.mark.parametrize("field", list(METRIC_FORGERIES))
+def test_a_forged_aggregate_metric_makes_replay_disagree(
+    field: str,
+    gemm_report: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    METRIC_FORGERIES[field](data)
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    name = field.removesuffix("_zeroed")
+    assert any(f"metrics.{name}" in line for line in disagreements), disagreements
+
+
+@pytest.mark.parametrize("field", ["max_ulp", "max_abs_index", "uses_absolute_mse", "nmse"])
+def test_a_forged_phase_metric_makes_replay_disagree(
+    field: str,
+    lifecycle_report: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(json.dumps(lifecycle_report))
+    forge = {
+        "max_ulp": lambda v: v + 1,
+        "max_abs_index": lambda v: v + 1,
+        "uses_absolute_mse": lambda v: not v,
+        "nmse": lambda v: v * (1 + 1e-9) + 1e-300,  # + tiny: the fault-free phase NMSE is 0
+    }[field]
+    _set("submission_metrics", 1, field, to=forge)(data)
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any(f"submission_metrics[1].{field}" in line for line in disagreements), disagreements
+
+
+def test_a_passed_result_that_carries_a_reason_makes_replay_disagree(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    data["result"]["reason"] = "looked fine to me"
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("reason" in line for line in disagreements), disagreements
+
+
+def test_a_float_metric_a_few_float64_ulps_off_still_agrees(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The contract's rule is 8 float64 epsilons relative, not bit equality: a reader that
+    # prints and parses a float in another way is not a forger.
+    data = json.loads(json.dumps(gemm_report))
+    metrics = data["result"]["metrics"]
+    for name in ("nmse", "max_abs", "reference_mse"):
+        metrics[name] = math.nextafter(math.nextafter(metrics[name], math.inf), math.inf)
+    assert _replayed(data, tmp_path / "near.json", capsys) == []
