@@ -184,14 +184,6 @@ def _metrics(figures: Figures) -> Metrics:
     )
 
 
-def _measure(
-    reference: npt.NDArray[Any], actual: npt.NDArray[Any], ulp_dtype: Any = None
-) -> Metrics:
-    """Metrics of two finite flat arrays of equal non-zero size, in one pass."""
-    fmt = default_ulp_format(actual) if ulp_dtype is None else ulp_format(ulp_dtype)
-    return _metrics(measure(reference, actual, fmt))
-
-
 def _check_tolerance(tolerance: float) -> None:
     if not math.isfinite(tolerance) or tolerance <= 0.0:
         raise _Failure("tolerance must be finite and strictly positive")
