@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from diffcheck import runner
-from diffcheck.adapters import Capabilities, Execution, Probe, resolve
+from diffcheck.adapters import Capabilities, Execution, Probe
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.config import make_check
 from diffcheck.differ import diff
@@ -283,28 +283,22 @@ def test_a_wrong_precision_and_a_wrong_value_are_both_in_the_reason() -> None:
 
 
 def test_segment_ulps_count_in_the_checks_precision(tmp_path: Path) -> None:
-    def nudge(values: Any, precision: Any) -> Any:
-        return values * np.float32(1 + 2**-9)
-
-    from diffcheck.testing import WrappedAdapter
-
-    check = make_check("array_api_strict", "attention", precision="f32")
-    candidate = WrappedAdapter(resolve("array_api_strict"), transform=nudge)
-    document = run_check(check, tmp_path / "r.json", candidate=candidate)
+    # An f16 attention: each head's max_ulp counts float16 ulps, not float32 ones.
+    check = make_check("array_api_strict", "attention", precision="f16")
+    document = run_check(check, tmp_path / "r.json", candidate=FakeAdapter())
     assert document.result is not None
+    assert document.result.status == "passed", document.result.reason
     assert document.segments
     reference = f32_from_bits(document.result.reference.f32_bits)  # type: ignore[union-attr]
     actual = f32_from_bits(document.result.actual.f32_bits)  # type: ignore[union-attr]
     for record in document.segments:
-        own = diff(
-            reference[record.start : record.stop],
-            actual[record.start : record.stop],
-            max_nmse=1.0,
-            ulp_dtype="f32",
-        )
+        pair = reference[record.start : record.stop], actual[record.start : record.stop]
+        in_f16 = diff(*pair, max_nmse=1.0, ulp_dtype="f16").metrics
+        in_f32 = diff(*pair, max_nmse=1.0, ulp_dtype="f32").metrics
         assert record.metrics is not None
-        assert own.metrics is not None
-        assert record.metrics.max_ulp == own.metrics.max_ulp
+        assert in_f16 is not None
+        assert in_f32 is not None
+        assert record.metrics.max_ulp == in_f16.max_ulp < in_f32.max_ulp
     assert replay(document).agrees
 
 

@@ -153,7 +153,10 @@ _NOT_YET_IN_REPLAY = pytest.mark.xfail(
     ],
 )
 def test_replay_never_agrees_with_a_wrong_answer_forged_to_pass(
-    kind: str, wrong_candidate: Callable[[str], tuple[str, str]]
+    kind: str,
+    wrong_candidate: Callable[[str], tuple[str, str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     op, precision = wrong_candidate(kind)
     check = make_check(CANDIDATE, op, precision=precision, **PARAMS[op])
@@ -163,6 +166,10 @@ def test_replay_never_agrees_with_a_wrong_answer_forged_to_pass(
     forged = document.model_copy(
         update={"result": document.result.model_copy(update={"status": "passed", "reason": None})}
     )
+    path = tmp_path / "forged.json"
+    path.write_bytes(forged.to_json())
+    assert main(["replay", str(path)]) == 1
+    assert "agrees" not in capsys.readouterr().out
     assert not replay(ReportDocument.model_validate_json(forged.to_json())).agrees
 
 
