@@ -174,3 +174,98 @@ def test_a_float_metric_a_few_float64_ulps_off_still_agrees(
     for name in ("nmse", "max_abs", "reference_mse"):
         metrics[name] = math.nextafter(math.nextafter(metrics[name], math.inf), math.inf)
     assert _replayed(data, tmp_path / "near.json", capsys) == []
+
+
+def _without_outputs(*sides: str) -> Forgery:
+    def forge(data: dict[str, Any]) -> None:
+        for side in sides:
+            data["result"][side] = None
+
+    return forge
+
+
+def _nan_tolerance(data: dict[str, Any]) -> None:
+    data["result"]["tolerance"] = None
+    data["result"]["tolerance_f64_bits"] = 0x7FF8000000000000
+
+
+RECORD_FORGERIES: dict[str, Forgery] = {
+    "passed without its actual output": _without_outputs("actual"),
+    "passed without its reference output": _without_outputs("reference"),
+    "passed without either output": _without_outputs("reference", "actual", "metrics"),
+    "passed without its metrics": _set("result", "metrics", to=lambda v: None),
+    "passed with a NaN tolerance": _nan_tolerance,
+    "failed without a reason": lambda data: data["result"].update(status="failed", reason=None),
+    "incomplete but carrying a result": lambda data: data.update(completed=False),
+}
+
+
+@pytest.mark.parametrize("forgery", list(RECORD_FORGERIES))
+def test_a_forged_record_makes_replay_disagree(
+    forgery: str,
+    gemm_report: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    RECORD_FORGERIES[forgery](data)
+    assert _replayed(data, tmp_path / "forged.json", capsys)
+
+
+@pytest.mark.parametrize("side", ["reference", "actual"])
+def test_a_passed_lifecycle_without_one_output_makes_replay_disagree(
+    side: str,
+    lifecycle_report: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A segmented op: the per-phase judging must not run on a missing output either.
+    data = json.loads(json.dumps(lifecycle_report))
+    data["result"][side] = None
+    assert _replayed(data, tmp_path / "forged.json", capsys)
+
+
+def test_metrics_stored_where_none_can_be_derived_make_replay_disagree(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A failed check whose candidate produced nothing, with metrics forged in.
+    data = json.loads(json.dumps(gemm_report))
+    data["result"].update(status="failed", reason="required backend execution failed: X")
+    data["result"]["actual"] = None
+    data["executed_precision"] = None
+    data["result"]["metrics"] = None
+    assert _replayed(data, tmp_path / "honest.json", capsys) == []
+    data["result"]["metrics"] = gemm_report["result"]["metrics"]
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("metrics" in line for line in disagreements), disagreements
+
+
+def test_phase_metrics_removed_from_a_passed_lifecycle_make_replay_disagree(
+    lifecycle_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(json.dumps(lifecycle_report))
+    del data["submission_metrics"]
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("submission_metrics" in line for line in disagreements), disagreements
+
+
+def test_a_report_that_cannot_be_read_is_one_line_naming_the_file_and_why(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.json"
+    not_json = tmp_path / "not.json"
+    not_json.write_text("{")
+    bad_status = tmp_path / "bad.json"
+    data = json.loads(json.dumps(gemm_report))
+    data["result"]["status"] = "probably fine"
+    bad_status.write_text(json.dumps(data))
+    for path, why in (
+        (missing, "No such file or directory"),
+        (not_json, "not JSON"),
+        (bad_status, "result.status"),
+    ):
+        assert main(["replay", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert str(path) in err
+        assert why in err
