@@ -11,7 +11,8 @@ import pytest
 from diffcheck.adapters import Probe
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.config import make_check
-from diffcheck.report.models import MetricsRecord, ReportDocument
+from diffcheck.report.models import MetricsRecord
+from diffcheck.report.read import parse_report
 from diffcheck.report.replay import replay
 from diffcheck.runner import execute_check, run_check
 from fakes import FakeAdapter
@@ -179,7 +180,7 @@ def test_truncated_pair_that_compares_equal_still_fails_shape_binding(tmp_path: 
 def test_live_and_replayed_verdicts_agree(fault: str, op: str) -> None:
     live = run_check(make_check("array_api_strict", op), candidate=FakeAdapter(fault))
     assert live.result is not None
-    stored = ReportDocument.model_validate_json(live.to_json())
+    stored = parse_report(live.to_json(), "live")
     replayed = replay(stored)
     assert replayed.agrees, replayed.disagreements
     assert replayed.verdict is not None

@@ -40,6 +40,7 @@ __all__ = [
     "Segment",
     "SegmentVerdict",
     "Verdict",
+    "bind_precision",
     "bind_segments",
     "bind_shape",
     "compare_outputs",
@@ -412,6 +413,24 @@ def bind_shape(
     if not errors:
         return verdict
     reason = "; ".join([verdict.reason, *errors] if verdict.reason else errors)
+    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+
+
+def bind_precision(
+    verdict: Verdict, configured: str, input_storage: str, output_storage: str
+) -> Verdict:
+    """Fail a verdict whose candidate stored anything but the ``configured`` precision.
+
+    An adapter that ran f32 when f16 was asked would otherwise pass with f32 accuracy, and
+    the check would claim an f16 result it never measured.
+    """
+    if (input_storage, output_storage) == (configured, configured):
+        return verdict
+    problem = (
+        f"executed precision differs from the configured {configured}: the candidate "
+        f"stored inputs as {input_storage} and its output as {output_storage}"
+    )
+    reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
     return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
 
 

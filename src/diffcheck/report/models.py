@@ -1,10 +1,13 @@
-"""The report document, schema version 1.
+"""The report document: schema version 2 (written) and version 1 (still read).
 
 Field for field the reference tool's evidence document, plus ``reference_backend`` (the
 reference is selectable), ``segments`` (every segment's own verdict, for localization) and
-``environment`` (what was found on the machine). Outputs are stored as exact float32 bit
-patterns, so NaN payloads, -0.0 and infinities survive and a reader can re-derive every
-metric. A new incompatible layout is a new model with a new number, never a reused one.
+``environment`` (what was found on the machine). Outputs are stored exactly, so NaN
+payloads, -0.0 and infinities survive and a reader can re-derive every metric: v1 as a list
+of float32 bit patterns (:class:`OutputBits`, the reference tool's layout), v2 as the base64
+of the little-endian float32 bytes with their count and SHA-256 (:class:`OutputArray`, about
+9x smaller). v2 differs from v1 only there. A new incompatible layout is a new model with a
+new number, never a reused one.
 """
 
 from __future__ import annotations
@@ -18,18 +21,26 @@ from ..config import AnyCheckConfig
 from ..differ import Metrics
 
 __all__ = [
+    "MODELS",
+    "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "CheckResult",
+    "CheckResultV2",
     "Environment",
     "MetricsRecord",
+    "OutputArray",
     "OutputBits",
     "PrecisionRecord",
     "ReportDocument",
+    "ReportDocumentV2",
     "SegmentRecord",
     "Status",
 ]
 
-SCHEMA_VERSION: Literal[1] = 1
+#: The schema version new reports are written with.
+SCHEMA_VERSION: Literal[2] = 2
+#: Every schema version this diffcheck reads (replay, upgrade, sweep --resume).
+READABLE_VERSIONS: tuple[int, ...] = (1, 2)
 
 Status = Literal["passed", "failed", "not_run"]
 Phase = Literal["initial", "reused_context", "independent_context", "drop_flush"]
@@ -81,6 +92,22 @@ class OutputBits(_Strict):
     f32_bits: list[U32] = Field(description="uint32 bit patterns, one per element.")
 
 
+class OutputArray(_Strict):
+    """An output as the exact little-endian bytes of its float32 values (schema v2).
+
+    A reader checks ``nbytes`` against ``element_count``, the base64 length against
+    ``nbytes`` and the bytes against ``sha256`` before it uses any of them.
+    """
+
+    dtype: Literal["float32"] = Field(description="Element type of the stored bytes.")
+    element_count: int = Field(ge=0, description="Elements stored (row-major, flattened).")
+    nbytes: int = Field(ge=0, description="Bytes stored: 4 per element.")
+    sha256: str = Field(
+        pattern="^[0-9a-f]{64}$", description="SHA-256 of the bytes, lower-case hex."
+    )
+    base64: str = Field(description="The bytes, standard base64 with padding.")
+
+
 class SegmentRecord(_Strict):
     """One segment's own verdict."""
 
@@ -95,7 +122,7 @@ class SegmentRecord(_Strict):
 class CheckResult(_Strict):
     """The required check's result (the reference tool's RequiredReport, generalized)."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     op: str = Field(
         description="Report op name (rms_norm, gemm, fused_silu_mul, context_lifecycle)."
     )
@@ -130,7 +157,7 @@ _OMITTED_WHEN_NULL = ("submission_phases", "submission_metrics", "segments")
 class ReportDocument(_Strict):
     """A complete or incomplete evidence record of one check."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     config: AnyCheckConfig
     reference_backend: str = Field(description="The backend whose output is the reference.")
     output_shape: tuple[int, int]
@@ -170,3 +197,23 @@ class ReportDocument(_Strict):
     def to_json(self) -> bytes:
         """Pretty JSON (2-space indent) with a trailing newline, as the reference tool writes."""
         return self.model_dump_json(indent=2).encode() + b"\n"
+
+
+# v2 changes only how outputs are stored; the overriding fields keep their places.
+class CheckResultV2(CheckResult):
+    """The result of a schema v2 report: outputs as :class:`OutputArray`."""
+
+    schema_version: Literal[2] = 2  # type: ignore[assignment]
+    reference: OutputArray | None  # type: ignore[assignment]
+    actual: OutputArray | None  # type: ignore[assignment]
+
+
+class ReportDocumentV2(ReportDocument):
+    """A complete or incomplete evidence record of one check, schema v2 (the written one)."""
+
+    schema_version: Literal[2] = 2  # type: ignore[assignment]
+    result: CheckResultV2 | None
+
+
+#: The model of each readable schema version.
+MODELS: dict[int, type[ReportDocument]] = {1: ReportDocument, 2: ReportDocumentV2}

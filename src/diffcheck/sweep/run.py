@@ -31,8 +31,8 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import ConfigError, ReportError
+from ..files import MAX_MATRIX_BYTES, read_regular, write_replacing
 from .executors import Executor
-from .files import MAX_MATRIX_BYTES, read_regular, write_replacing
 from .html import render_html
 from .isolate import WorkerOutcome
 from .junit import junit_xml
