@@ -23,12 +23,11 @@ from .config import Check
 from .differ import Segment, Verdict
 from .ops import ContextLifecycle, ContextLifecycleParams
 from .ops.lifecycle import CHAIN_COVERAGE
-from .report.arrays import encode_output
+from .report.arrays import encode_outputs
 from .report.models import (
     CheckResultV2,
     Environment,
     MetricsRecord,
-    OutputArray,
     PrecisionRecord,
     ReportDocument,
     ReportDocumentV2,
@@ -144,6 +143,7 @@ def result_record(
 ) -> CheckResultV2:
     """The report's ``result`` object for ``check`` (schema v2: outputs as exact bytes)."""
     tolerance = check.max_nmse
+    stored = encode_outputs(reference, actual)
     return CheckResultV2(
         op=check.op.report_name,
         backend=check.require_backend,
@@ -152,8 +152,8 @@ def result_record(
         tolerance_f64_bits=f64_bits(tolerance),
         status=status,
         reason=reason,
-        reference=_bits(reference),
-        actual=_bits(actual),
+        reference=stored[0],
+        actual=stored[1],
         metrics=MetricsRecord.of(verdict.metrics if verdict else None),
     )
 
@@ -175,10 +175,6 @@ def completed_document(
             **updates,
         }
     )
-
-
-def _bits(values: npt.NDArray[np.float32] | None) -> OutputArray | None:
-    return None if values is None else encode_output(values)
 
 
 def _final_document(

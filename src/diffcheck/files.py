@@ -28,6 +28,7 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import ReportError
@@ -132,11 +133,13 @@ _TEMPORARY = re.compile(r"\.dc-(?P<pid>[0-9]+)-[0-9a-f]{16}\.tmp")
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def write_temporary(directory: Path, data: bytes) -> Path:
+def write_temporary(directory: Path, data: bytes | Sequence[bytes]) -> Path:
     """A new, fsynced file in ``directory`` holding ``data``, under an unpredictable name.
 
-    On any error (a kill signal's exception included) the file is removed again.
+    ``data`` may be a sequence of pieces, written in turn (a large report is never joined
+    into one buffer). On any error (a kill signal's exception included) the file is removed.
     """
+    pieces = [data] if isinstance(data, bytes) else data
     for _ in range(16):
         temporary = Path(directory) / f".dc-{os.getpid()}-{secrets.token_hex(8)}.tmp"
         try:
@@ -144,9 +147,10 @@ def write_temporary(directory: Path, data: bytes) -> Path:
         except FileExistsError:
             continue
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(fd, view) :]
             os.fsync(fd)
         except BaseException:
             os.close(fd)
@@ -210,7 +214,7 @@ def write_replacing(path: Path, data: bytes) -> None:
     fsync_directory(path.parent)
 
 
-def replace_if_unchanged(path: Path, expected: FileIdentity, data: bytes) -> None:
+def replace_if_unchanged(path: Path, expected: FileIdentity, data: bytes | Sequence[bytes]) -> None:
     """Replace ``path`` with ``data`` only while it is still the file ``expected`` names.
 
     Raises

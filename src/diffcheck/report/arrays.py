@@ -14,20 +14,25 @@ checked before an array is made from them.
 
 from __future__ import annotations
 
-import base64
 import binascii
+import functools
 import hashlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
+import pybase64
 
 from ..errors import ReportError
 from ..precision import f32_from_bits
 from .models import OutputArray, OutputBits
 
-__all__ = ["decode_output", "encode_output"]
+__all__ = ["decode_output", "encode_output", "encode_outputs"]
 
 _LITTLE_F32 = np.dtype("<f4")
+# Below this many elements a thread costs more than it saves.
+_PARALLEL_ELEMENTS = 1 << 18
 
 
 def encode_output(values: npt.ArrayLike) -> OutputArray:
@@ -38,8 +43,27 @@ def encode_output(values: npt.ArrayLike) -> OutputArray:
         element_count=len(data) // _LITTLE_F32.itemsize,
         nbytes=len(data),
         sha256=hashlib.sha256(data).hexdigest(),
-        base64=base64.b64encode(data).decode("ascii"),
+        base64=pybase64.b64encode(data).decode("ascii"),
     )
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="encode")
+
+
+def encode_outputs(*outputs: npt.ArrayLike | None) -> list[OutputArray | None]:
+    """:func:`encode_output` of each output (None stays None), large ones in parallel.
+
+    SHA-256 and base64 release the GIL on large buffers, so two outputs of a million
+    elements encode in about the time of one.
+    """
+    arrays = [None if values is None else np.asarray(values) for values in outputs]
+    large = [a for a in arrays if a is not None and a.size >= _PARALLEL_ELEMENTS]
+    if len(large) < 2 or (os.cpu_count() or 1) < 2:
+        return [None if a is None else encode_output(a) for a in arrays]
+    futures = [None if a is None else _pool().submit(encode_output, a) for a in arrays]
+    return [None if f is None else f.result() for f in futures]
 
 
 def decode_output(record: OutputBits | OutputArray, label: str) -> npt.NDArray[np.float32]:
@@ -65,7 +89,7 @@ def decode_output(record: OutputBits | OutputArray, label: str) -> npt.NDArray[n
             f"not the {len(record.base64)} stored"
         )
     try:
-        data = base64.b64decode(record.base64, validate=True)
+        data = pybase64.b64decode(record.base64, validate=True)
     except (binascii.Error, ValueError) as error:
         raise ReportError(f"{label}: not strict base64 ({error})") from None
     if len(data) != record.nbytes:  # padding characters can shorten what the length promised

@@ -12,9 +12,17 @@ new number, never a reused one.
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FieldSerializationInfo,
+    field_serializer,
+    model_serializer,
+)
 
 from .._numbers import U64_MAX
 from ..config import AnyCheckConfig
@@ -107,6 +115,20 @@ class OutputArray(_Strict):
     )
     base64: str = Field(description="The bytes, standard base64 with padding.")
 
+    @field_serializer("base64", when_used="json")
+    def _spliced(self, value: str, info: FieldSerializationInfo) -> str:
+        # While a report is written, the (large) text is left out of the serialized JSON and
+        # written from its own buffer instead: see ReportDocument.to_json_parts.
+        splice = info.context.get(_SPLICE) if isinstance(info.context, dict) else None
+        if splice is None:
+            return value
+        marker: str = splice["marker"]
+        splice["values"].append(value)
+        return marker
+
+
+_SPLICE = "diffcheck.splice"
+
 
 class SegmentRecord(_Strict):
     """One segment's own verdict."""
@@ -196,7 +218,30 @@ class ReportDocument(_Strict):
 
     def to_json(self) -> bytes:
         """Pretty JSON (2-space indent) with a trailing newline, as the reference tool writes."""
-        return self.model_dump_json(indent=2).encode() + b"\n"
+        return b"".join(self.to_json_parts())
+
+    def to_json_parts(self) -> list[bytes]:
+        """:meth:`to_json` as pieces whose concatenation it is, for a writer to write in turn.
+
+        The outputs' base64 texts (all but a few bytes of a large report) are not copied
+        into one document: the JSON is serialized with a random marker in their place and
+        each marker replaced by the text's own ASCII bytes (base64 needs no JSON escaping).
+        """
+        marker = f"dc-splice-{secrets.token_hex(16)}"
+        splice: dict[str, Any] = {"marker": marker, "values": []}
+        skeleton: bytes = self.__pydantic_serializer__.to_json(
+            self, indent=2, context={_SPLICE: splice}
+        )
+        quoted = f'"{marker}"'.encode()
+        pieces = skeleton.split(quoted)
+        values: list[str] = splice["values"]
+        if len(pieces) != len(values) + 1:  # the marker is random: this cannot happen
+            raise ValueError("report serialization lost track of its output texts")
+        parts = [pieces[0]]
+        for value, piece in zip(values, pieces[1:], strict=True):
+            parts += [b'"', value.encode("ascii"), b'"', piece]
+        parts.append(b"\n")
+        return parts
 
 
 # v2 changes only how outputs are stored; the overriding fields keep their places.

@@ -85,7 +85,7 @@ class ReportWriter:
             appeared at the path meanwhile; the path then holds what it held before.
         """
         try:
-            data = document.to_json()
+            data = document.to_json_parts()
         except ValueError as error:
             raise ReportError(f"serialize report: {error}") from None
         directory = self.path.parent

@@ -165,7 +165,7 @@ def run_guarded(check: Check, path: Path, candidate: Adapter) -> ReportDocument:
     created = identity(path)
     document = run_check(check, None, candidate=candidate)
     try:
-        data = document.to_json()
+        data = document.to_json_parts()
     except ValueError as error:
         raise ReportError(f"serialize report: {error}") from None
     replace_if_unchanged(path, created, data)
