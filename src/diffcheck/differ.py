@@ -317,6 +317,28 @@ def _judge_segments(
     return tuple(verdicts), first_failure
 
 
+def _as_segments(segments: Sequence[Any]) -> list[Segment]:
+    """``Segment`` objects from segments, ``(start, stop)`` or ``(name, start, stop)`` tuples."""
+    result = []
+    for item in segments:
+        if isinstance(item, Segment):
+            result.append(item)
+        elif isinstance(item, tuple) and len(item) == 2 and all(type(v) is int for v in item):
+            result.append(Segment(f"[{item[0]}, {item[1]})", item[0], item[1]))
+        elif (
+            isinstance(item, tuple)
+            and len(item) == 3
+            and isinstance(item[0], str)
+            and all(type(v) is int for v in item[1:])
+        ):
+            result.append(Segment(item[0], item[1], item[2]))
+        else:
+            raise ValueError(
+                f"segment {item!r} is neither a Segment, (start, stop) nor (name, start, stop)"
+            )
+    return result
+
+
 def _validate_segments(segments: Sequence[Segment]) -> None:
     if not segments:
         raise ValueError("segments must name at least one segment")
@@ -346,7 +368,7 @@ def diff(
     *,
     max_nmse: float,
     expected_elements: int | None = None,
-    segments: Sequence[Segment] | int | None = None,
+    segments: Sequence[Segment | tuple[int, int] | tuple[str, int, int]] | int | None = None,
     ulp_dtype: Any = None,
 ) -> Verdict:
     """Compare ``actual`` against ``reference`` with the strict NMSE rule.
@@ -361,7 +383,8 @@ def diff(
         Shape binding: both outputs must have exactly this many elements, so a pair that is
         equally truncated cannot pass.
     segments
-        Named ranges judged on their own (or a count of equal segments), so a large correct
+        Ranges judged on their own: :class:`Segment` objects, ``(start, stop)`` or
+        ``(name, start, stop)`` tuples (or a count of equal segments), so a large correct
         region cannot hide a small wrong one. Every segment is measured; the first failing
         one names the reason. Ranges may overlap, and need not cover the output: every range
         that no segment covers is judged as a segment of its own named ``uncovered`` (so
@@ -390,6 +413,7 @@ def diff(
         return verdict
     if isinstance(segments, int):
         segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
+    segments = _as_segments(segments)
     _validate_segments(segments)
     return bind_segments(verdict, ref, act, segments, ulp_dtype=ulp_dtype)
 
