@@ -86,7 +86,9 @@ def _replayed(data: dict[str, Any], path: Path, capsys: pytest.CaptureFixture[st
         assert str(path) in captured.err
     else:
         assert code == 0
-        assert captured.out == f"{path}: agrees: {replay(load_report(path)).status}\n"
+        first, *notes = captured.out.splitlines()
+        assert first == f"{path}: agrees: {replay(load_report(path)).status}"
+        assert all(line.startswith(f"{path}: note: ") for line in notes), notes
     return disagreements
 
 

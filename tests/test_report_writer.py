@@ -44,12 +44,10 @@ def test_every_record_is_readable_by_all_and_writable_by_its_owner_only(
     tmp_path: Path, umask_022: None
 ) -> None:
     path = tmp_path / "r.json"
-    ReportWriter(path)
-    modes = [_mode(path)]  # the file as created, before its first record
-    path.unlink()
+    modes: list[int] = []
     run_check(CHECK, path, candidate=FakeAdapter(on_execute=lambda: modes.append(_mode(path))))
     modes.append(_mode(path))
-    assert modes == [0o644, 0o644, 0o644]  # created, the incomplete record, the final one
+    assert modes == [0o644, 0o644]  # the incomplete record, then the final one
 
 
 def test_a_filesystem_that_cannot_fsync_a_directory_still_gets_its_report(
@@ -79,22 +77,33 @@ def test_a_document_that_cannot_be_serialized_leaves_the_incomplete_record(
     def refuse(self: ReportDocument) -> bytes:
         raise ValueError("float out of range")
 
-    monkeypatch.setattr(ReportDocument, "to_json", refuse)
+    monkeypatch.setattr(ReportDocument, "to_json_parts", refuse)
     with pytest.raises(ReportError, match=r"^serialize report: float out of range$"):
         writer.write(document)
     assert json.loads(path.read_text())["completed"] is False
 
 
-def test_a_temporary_that_cannot_be_created_is_a_report_error_naming_the_report(
-    tmp_path: Path,
+def test_a_record_that_cannot_be_written_is_a_report_error_naming_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from diffcheck.report import writer as writer_module
+
+    def full(*args: object) -> Path:
+        raise OSError(28, "No space left on device")
+
     path = tmp_path / "r.json"
     writer = ReportWriter(path)
-    # Something already sits where the temporary goes (and cannot be unlinked as a file).
-    (tmp_path / f".r.json.{os.getpid()}.tmp").mkdir()
-    with pytest.raises(ReportError, match=f"^write report {re.escape(str(path))}: File exists$"):
-        writer.write(initial_document(CHECK, FakeAdapter()))
-    assert path.read_bytes() == b""
+    document = initial_document(CHECK, FakeAdapter())
+    with monkeypatch.context() as patch:
+        patch.setattr(writer_module, "write_temporary", full)
+        with pytest.raises(ReportError, match=f"^create report {re.escape(str(path))}: No space"):
+            writer.write(document)
+    assert not path.exists()
+    writer.write(document)
+    monkeypatch.setattr(writer_module, "write_temporary", full)
+    with pytest.raises(ReportError, match=f"^write report {re.escape(str(path))}: No space"):
+        writer.write(document)
+    assert json.loads(path.read_text())["completed"] is False
 
 
 def test_a_record_created_elsewhere_is_completed_in_place(tmp_path: Path) -> None:

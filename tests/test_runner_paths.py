@@ -24,8 +24,7 @@ from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.config import make_check
 from diffcheck.differ import diff
 from diffcheck.inputs import random_vec
-from diffcheck.precision import f32_from_bits
-from diffcheck.report import replay
+from diffcheck.report import decode_output, replay
 from diffcheck.runner import Outcome, bind, execute_check, run_check
 from fakes import FakeAdapter
 
@@ -246,7 +245,7 @@ def test_the_reference_runs_as_the_reference_and_accumulates_in_float64(tmp_path
     assert reference.roles == ["reference"]
     assert document.result is not None
     assert document.result.reference is not None
-    stored = f32_from_bits(document.result.reference.f32_bits)
+    stored = decode_output(document.result.reference, "reference")
     a = random_vec(8 * 256, -1.0, 1.0, 42).astype(np.float64).reshape(8, 256)
     b = random_vec(8 * 256, -1.0, 1.0, 43).astype(np.float64).reshape(8, 256)
     # Bit for bit the float64 product rounded once (float32 accumulation differs in most).
@@ -289,8 +288,10 @@ def test_segment_ulps_count_in_the_checks_precision(tmp_path: Path) -> None:
     assert document.result is not None
     assert document.result.status == "passed", document.result.reason
     assert document.segments
-    reference = f32_from_bits(document.result.reference.f32_bits)  # type: ignore[union-attr]
-    actual = f32_from_bits(document.result.actual.f32_bits)  # type: ignore[union-attr]
+    assert document.result.reference is not None
+    assert document.result.actual is not None
+    reference = decode_output(document.result.reference, "reference")
+    actual = decode_output(document.result.actual, "actual")
     for record in document.segments:
         pair = reference[record.start : record.stop], actual[record.start : record.stop]
         in_f16 = diff(*pair, max_nmse=1.0, ulp_dtype="f16").metrics
