@@ -18,6 +18,7 @@ import pytest
 from diffcheck.differ import (
     Segment,
     Verdict,
+    bind_precision,
     bind_segments,
     bind_shape,
     compare_outputs,
@@ -200,3 +201,29 @@ def test_passing_segments_keep_an_earlier_failure_and_its_tolerance() -> None:
         1e-3,
     )
     assert [s.status for s in verdict.segments] == ["passed"]
+
+
+def test_segments_given_as_ranges_are_named_by_their_range() -> None:
+    verdict = diff(REFERENCE, REFERENCE, max_nmse=TOLERANCE, segments=[(0, 4), (4, 8)])
+    assert [s.segment.name for s in verdict.segments] == ["[0, 4)", "[4, 8)"]
+
+
+@pytest.mark.parametrize("bound", [1.5, True], ids=["float", "bool"])
+def test_a_named_segment_with_a_start_that_is_not_an_int_is_misuse(bound: object) -> None:
+    with pytest.raises(ValueError, match="is neither a Segment"):
+        diff(REFERENCE, REFERENCE, max_nmse=TOLERANCE, segments=[("a", bound, 8)])
+
+
+def test_a_precision_failure_keeps_what_was_measured_and_judged() -> None:
+    measured = diff(REFERENCE, ACTUAL, max_nmse=1e-3, segments=2)
+    bound = bind_precision(measured, "f16", "f32", "f32")
+    assert bound.status == "failed"
+    assert bound.reason == (
+        "executed precision differs from the configured f16: the candidate stored inputs as "
+        "f32 and its output as f32"
+    )
+    assert (bound.metrics, bound.tolerance, bound.segments) == (
+        measured.metrics,
+        measured.tolerance,
+        measured.segments,
+    )

@@ -2,7 +2,7 @@
 
 tests/test_report.py covers create-new and the incomplete record; these pin what a reader
 of the file and an operator see: the mode of every record, a filesystem that cannot fsync a
-directory, a document that cannot be serialized, a temporary that cannot be created, and
+directory, a document that cannot be serialized, a record that cannot be written, and
 completing a record this process did not create.
 """
 

@@ -41,8 +41,12 @@ def main() -> int:
     untested = sorted(name for name, s in checked.items() if s == "no tests")
     explained = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", {})
     unexplained = [name for name in survivors if name not in explained]
-    # An entry is stale only when its mutant was checked this time and did not survive.
-    stale = sorted(name for name in explained if name in checked and name not in survivors)
+    # An entry is stale when its mutant no longer exists, or was checked and did not survive.
+    stale = sorted(
+        name
+        for name in explained
+        if name not in status_of or (name in checked and name not in survivors)
+    )
     killed = sum(counts[s] for s in KILLED)
     total = len(checked)
     score = killed / max(total - len(survivors) + len(unexplained), 1)
@@ -60,7 +64,7 @@ def main() -> int:
     for name in untested:
         print(f"  NO TESTS   {name}")
     for name in stale:
-        print(f"  stale equivalent entry (killed now): {name}")
+        print(f"  stale equivalent entry (killed now, or no such mutant): {name}")
     for status in sorted(set(counts) - KILLED - {"survived", "no tests"}):
         print(f"  {status}: {counts[status]}")
     return 1 if unexplained or untested or stale else 0
