@@ -271,3 +271,49 @@ def test_a_report_that_cannot_be_read_is_one_line_naming_the_file_and_why(
         assert err.count("\n") == 1, err
         assert str(path) in err
         assert why in err
+
+
+@pytest.mark.parametrize("field", ["nmse", "max_abs", "reference_mse"])
+def test_a_nan_stored_metric_never_matches_a_finite_one(
+    field: str, gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    data["result"]["metrics"][field] = "NaN"
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any(f"metrics.{field}" in line for line in disagreements), disagreements
+
+
+def test_phase_metrics_added_to_a_failed_lifecycle_make_replay_disagree(
+    lifecycle_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fakes import FakeAdapter
+
+    path = tmp_path / "failed.json"
+    check = make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4)
+    run_check(check, path, candidate=FakeAdapter("reuse_output"))
+    data = json.loads(path.read_text())
+    assert data["result"]["status"] == "failed"
+    assert "submission_metrics" not in data
+    data["submission_metrics"] = lifecycle_report["submission_metrics"]
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("submission_metrics" in line for line in disagreements), disagreements
+
+
+def test_the_index_of_a_non_finite_reference_is_re_derived(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def poison(values: Any, precision: Any) -> Any:
+        values = values.copy()
+        values[3] = np.nan
+        return values
+
+    path = tmp_path / "honest.json"
+    reference = WrappedAdapter(resolve("numpy"), transform=poison)
+    run_check(make_check("array_api_strict", "gemm", m=4, n=6, k=5), path, reference=reference)
+    data = json.loads(path.read_text())
+    assert data["result"]["reason"] == "reference contains a non-finite value at 3"
+    assert data["result"]["actual"] is None
+    assert _replayed(data, path, capsys) == []
+    data["result"]["reason"] = "reference contains a non-finite value at 4"
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("value at 3" in line for line in disagreements), disagreements
