@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from diffcheck._numbers import f64_bits
 from diffcheck.adapters import resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
@@ -317,3 +318,37 @@ def test_the_index_of_a_non_finite_reference_is_re_derived(
     data["result"]["reason"] = "reference contains a non-finite value at 4"
     disagreements = _replayed(data, tmp_path / "forged.json", capsys)
     assert any("value at 3" in line for line in disagreements), disagreements
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"reference": "torch"}, {"seed": 7}],
+    ids=["another-reference", "another-seed"],
+)
+def test_a_check_away_from_the_defaults_replays_as_agreeing(
+    options: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Replay re-derives the check from config: the reference and seed it records, not defaults.
+    path = tmp_path / "r.json"
+    run_check(make_check("array_api_strict", "gemm", m=2, n=3, k=4, **options), path)
+    assert _replayed(json.loads(path.read_text()), path, capsys) == []
+
+
+def test_a_declared_self_test_replays_as_agreeing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.json"
+    run_check(make_check("numpy", "gemm", m=2, n=3, k=4, allow_self_test=True), path)
+    data = json.loads(path.read_text())
+    assert "SELF-TEST:" in data["coverage"]
+    assert _replayed(data, path, capsys) == []
+
+
+def test_a_lifecycle_config_over_its_f32_ceiling_makes_replay_disagree(
+    lifecycle_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(json.dumps(lifecycle_report))
+    data["config"]["max_nmse"] = data["result"]["tolerance"] = 1e-6
+    data["result"]["tolerance_f64_bits"] = f64_bits(1e-6)
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("config does not describe a valid check" in line for line in disagreements)

@@ -8,6 +8,7 @@ completing a record this process did not create.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -113,3 +114,21 @@ def test_a_record_created_elsewhere_is_completed_in_place(tmp_path: Path) -> Non
     ReportWriter.existing(path).write(final)
     assert load_report(path) == final
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_a_report_that_cannot_be_created_says_why_with_the_os_error(tmp_path: Path) -> None:
+    existing = tmp_path / "r.json"
+    existing.write_text("evidence")
+    long_name = tmp_path / ("r" * 300 + ".json")
+    for path, why in (
+        (existing, f"{os.strerror(errno.EEXIST)} (os error {errno.EEXIST})"),
+        (
+            tmp_path / "missing" / "r.json",
+            f"its directory does not exist (os error {errno.ENOENT})",
+        ),
+        (long_name, f"{os.strerror(errno.ENAMETOOLONG)} (os error {errno.ENAMETOOLONG})"),
+    ):
+        with pytest.raises(ReportError) as raised:
+            ReportWriter(path)
+        assert str(raised.value) == f"create report {path}: {why}"
+    assert existing.read_text() == "evidence"
