@@ -27,6 +27,7 @@ differ measures the exact host copy and decides, so verdicts and reasons are the
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -409,6 +410,25 @@ def _mlx_keys(mx: Any, x: Any, fmt: UlpFormat) -> Any:
     return mx.where(bits < 0, -small, small)
 
 
+_compiled: dict[tuple[str, int], Any] = {}
+
+
+def _mlx_chunk_function(mx: Any, fmt: UlpFormat, block: int) -> Callable[[Any, Any], list[Any]]:
+    """:func:`_mlx_chunk` for ``fmt`` and ``block``; through ``mx.compile`` (fused kernels,
+    compiled once per chunk shape) when ``DIFFCHECK_MLX_COMPILE=1``."""
+
+    def chunk(r: Any, a: Any) -> list[Any]:
+        return _mlx_chunk(mx, r, a, fmt, block)
+
+    if os.environ.get("DIFFCHECK_MLX_COMPILE", "0") != "1":
+        return chunk
+    key = (fmt.name, block)
+    if key not in _compiled:
+        _compiled[key] = mx.compile(chunk)
+    compiled: Callable[[Any, Any], list[Any]] = _compiled[key]
+    return compiled
+
+
 def _mlx_chunk(mx: Any, r: Any, a: Any, fmt: UlpFormat, block: int) -> list[Any]:
     """One chunk's device figures: [s_max, e_max], the integers, the block pairs, max ULP."""
     count = int(r.shape[0])
@@ -462,11 +482,10 @@ def _mlx_measure(
     count = int(reference.shape[0])
     chunk = max(block, chunk - chunk % block)
     results: list[tuple[int, list[Any]]] = []
+    measure_chunk = _mlx_chunk_function(mx, fmt, block)
     for start in range(0, count, chunk):
         stop = min(start + chunk, count)
-        results.append(
-            (start, _mlx_chunk(mx, reference[start:stop], actual[start:stop], fmt, block))
-        )
+        results.append((start, measure_chunk(reference[start:stop], actual[start:stop])))
     graph = [parts for _, parts in results]
     mx.async_eval(graph)  # the device works while ``during`` copies the output to the host
     during()
