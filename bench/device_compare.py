@@ -20,6 +20,7 @@ Usage: python bench/device_compare.py [ELEMENTS]  (default 10^8)
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import sys
 import time
@@ -170,7 +171,13 @@ def main() -> None:
         )
     except ImportError:
         print("  cupy: not run: cupy is not installed")
-    rows.extend(_mlx_rows(reference, actual_host, host_verdict))
+    try:
+        rows.extend(_mlx_rows(reference, actual_host, host_verdict))
+    except Exception:  # report it, keep the other rows
+        import traceback
+
+        print("  mlx:gpu: failed:")
+        traceback.print_exc()
     for label, seconds in rows:
         print(f"  {label:<52} {seconds * 1e3:9.1f} ms")
     times = dict(rows)
@@ -183,6 +190,8 @@ def main() -> None:
     if MLX_OURS in times:
         ratio_mlx = times[MLX_OURS] / times[MLX_FLOOR]
         print(f"  mlx:gpu diff_on_device / floor (f32 floor) = {ratio_mlx:.2f} (target <= 3)")
+        ratio_compiled = times[MLX_COMPILED] / times[MLX_FLOOR]
+        print(f"  mlx:gpu diff_on_device (mx.compile) / floor = {ratio_compiled:.2f}")
         end_to_end = times[MLX_COMPARE] / times[MLX_FLOOR]
         print(f"  mlx:gpu compare end to end / floor = {end_to_end:.2f}")
     speedup = times["host path: D2H copy + host differ"] / ours
@@ -205,6 +214,20 @@ def main() -> None:
 MLX_FLOOR = "floor: H2D copy + naive f32 NMSE (mlx:gpu)"
 MLX_OURS = "diff_on_device, mlx:gpu (verdict)"
 MLX_COMPARE = "diffcheck.compare(x * 2, mlx:gpu), end to end"
+MLX_COMPILED = "diff_on_device, mlx:gpu (verdict, mx.compile)"
+
+
+def _compiled_time(fn: Callable[[], object], sync: Callable[[], None]) -> float:
+    """``fn``'s median time with ``DIFFCHECK_MLX_COMPILE=1`` (compiled on the first call)."""
+    saved = os.environ.get("DIFFCHECK_MLX_COMPILE")
+    os.environ["DIFFCHECK_MLX_COMPILE"] = "1"
+    try:
+        return median_time(fn, sync)
+    finally:
+        if saved is None:
+            del os.environ["DIFFCHECK_MLX_COMPILE"]
+        else:
+            os.environ["DIFFCHECK_MLX_COMPILE"] = saved
 
 
 def _mlx_rows(
@@ -254,6 +277,7 @@ def _mlx_rows(
         (MLX_FLOOR, median_time(floor_mlx, mlx_sync)),
         (MLX_OURS, median_time(ours(False), mlx_sync)),
         ("diff_on_device, mlx:gpu (verdict + host copy)", median_time(ours(True), mlx_sync)),
+        (MLX_COMPILED, _compiled_time(ours(False), mlx_sync)),
         (
             "  H2D copy of the reference alone (mlx)",
             median_time(lambda: mx.eval(mx.array(reference)), mlx_sync),
