@@ -319,9 +319,10 @@ def _first_bad_host(values: npt.NDArray[Any]) -> int | None:
 #   error below about 1e-13 (12 levels of ~2**-47 each; the tests hold it to 1e-12);
 # - ULP keys are integer operations on the float32 bits (float32, bfloat16 and float16
 #   formats, the host differ's rounding exactly); first non-finite indices are integer minima.
-# The sums are exact only where the device keeps subnormal numbers (probed once per device)
-# and no float32 difference overflows; otherwise, or for a float64 ULP format, the exact host
-# copy is measured by the host differ, and ``where`` says so.
+# The figures are exact where no float32 difference overflows and either the device keeps
+# subnormal numbers (probed once per device) or no nonzero input lies below 2**-102;
+# otherwise, or for a float64 ULP format, the host differ measures the exact host copy, and
+# ``where`` says so.
 
 #: Elements per block of the double-word tree sum on MLX (partials coming back: n / block).
 MLX_BLOCK: Final = 1 << 12
@@ -410,27 +411,34 @@ def _mlx_keys(mx: Any, x: Any, fmt: UlpFormat) -> Any:
     return mx.where(bits < 0, -small, small)
 
 
-_compiled: dict[tuple[str, int], Any] = {}
+_compiled: dict[tuple[str, int, bool], Any] = {}
 
 
-def _mlx_chunk_function(mx: Any, fmt: UlpFormat, block: int) -> Callable[[Any, Any], list[Any]]:
+def _mlx_chunk_function(
+    mx: Any, fmt: UlpFormat, block: int, flushes: bool
+) -> Callable[[Any, Any], list[Any]]:
     """:func:`_mlx_chunk` for ``fmt`` and ``block``; through ``mx.compile`` (fused kernels,
     compiled once per chunk shape) when ``DIFFCHECK_MLX_COMPILE=1``."""
 
     def chunk(r: Any, a: Any) -> list[Any]:
-        return _mlx_chunk(mx, r, a, fmt, block)
+        return _mlx_chunk(mx, r, a, fmt, block, flushes)
 
     if os.environ.get("DIFFCHECK_MLX_COMPILE", "0") != "1":
         return chunk
-    key = (fmt.name, block)
+    key = (fmt.name, block, flushes)
     if key not in _compiled:
         _compiled[key] = mx.compile(chunk)
     compiled: Callable[[Any, Any], list[Any]] = _compiled[key]
     return compiled
 
 
-def _mlx_chunk(mx: Any, r: Any, a: Any, fmt: UlpFormat, block: int) -> list[Any]:
-    """One chunk's device figures: [s_max, e_max], the integers, the block pairs, max ULP."""
+def _mlx_chunk(mx: Any, r: Any, a: Any, fmt: UlpFormat, block: int, flushes: bool) -> list[Any]:
+    """One chunk's device figures: [s_max, e_max], the integers, the block pairs, max ULP.
+
+    On a device that ``flushes`` subnormal results to zero, the integers also say whether any
+    nonzero input lies below 2**-102: above it, every difference and rounding error is a
+    multiple of 2**-125, so nothing exact is ever subnormal (tiny scaled squares may flush,
+    but they weigh below 2**-200 of the largest)."""
     count = int(r.shape[0])
     good_r, good_a = mx.isfinite(r), mx.isfinite(a)
     good = good_r & good_a
@@ -459,7 +467,12 @@ def _mlx_chunk(mx: Any, r: Any, a: Any, fmt: UlpFormat, block: int) -> list[Any]
     r_hi, r_lo = _mlx_square_pair(mx, (abs_r * g1) * g2, mx.zeros_like(abs_r))
     d_hi, d_lo = _mlx_tree_sum(mx, d_hi, d_lo, block)
     r_hi, r_lo = _mlx_tree_sum(mx, r_hi, r_lo, block)
-    ints = mx.stack([first_max, bad_r, bad_a, overflow, k_d, k_r])
+    if flushes:
+        magnitudes = mx.concatenate([mx.view(r0, mx.int32), mx.view(a0, mx.int32)]) & 0x7FFFFFFF
+        tiny = mx.any((magnitudes != 0) & (magnitudes < (25 << 23))).astype(mx.int32)
+    else:
+        tiny = mx.array(0, mx.int32)
+    ints = mx.stack([first_max, bad_r, bad_a, overflow, k_d, k_r, tiny])
     return [mx.stack([s_max, e_max]), ints, mx.stack([d_hi, d_lo, r_hi, r_lo]), max_ulp]
 
 
@@ -477,12 +490,11 @@ def _mlx_measure(
     ``during`` runs while the device computes (the host copy of the output)."""
     if fmt.name not in _MLX_FORMATS:
         return None, f"ULPs in {fmt.name} need integers wider than the device's int32 keys"
-    if not _mlx_keeps_subnormals(mx):
-        return None, "the device flushes subnormal float32 values to zero"
+    flushes = not _mlx_keeps_subnormals(mx)
     count = int(reference.shape[0])
     chunk = max(block, chunk - chunk % block)
     results: list[tuple[int, list[Any]]] = []
-    measure_chunk = _mlx_chunk_function(mx, fmt, block)
+    measure_chunk = _mlx_chunk_function(mx, fmt, block, flushes)
     for start in range(0, count, chunk):
         stop = min(start + chunk, count)
         results.append((start, measure_chunk(reference[start:stop], actual[start:stop])))
@@ -498,10 +510,12 @@ def _mlx_measure(
     first_bad_a: int | None = None
     for start, (extremes, ints, pairs, ulp) in results:
         s_max, e_max = (float(v) for v in np.array(extremes, np.float32).astype(np.float64))
-        first, bad_r, bad_a, overflow, k_d, k_r = (int(v) for v in np.array(ints, np.int64))
+        first, bad_r, bad_a, overflow, k_d, k_r, tiny = (int(v) for v in np.array(ints, np.int64))
         size = min(chunk, count - start)
         if overflow:
             return None, "a float32 difference overflows"
+        if tiny:
+            return None, "the device flushes subnormals and an input lies below 2**-102"
         if (s_max, e_max) > best:  # chunk order, strictly greater: the first maximum wins
             best = (s_max, e_max)
             max_abs, max_abs_index = s_max + e_max, start + first

@@ -212,3 +212,22 @@ def test_a_tolerance_at_the_nmse_is_decided_by_the_host(nudge: float) -> None:
     _same(compare_outputs(reference, actual, tolerance), measured.verdict)
     assert "host differ" in measured.where
     assert measured.actual is not None
+
+
+def test_a_flushing_device_measures_on_the_host_only_with_inputs_below_2_to_the_minus_102(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import diffcheck.device_metrics as device_metrics
+
+    monkeypatch.setattr(device_metrics, "_mlx_keeps_subnormals", lambda mx: False)
+    reference, actual = _pair(9)
+    reference = np.where(np.abs(reference) < 2.0**-100, 1.0, reference).astype(np.float32)
+    actual = np.where(np.abs(actual) < 2.0**-100, 1.0, actual).astype(np.float32)
+    actual[3] = 0.0
+    normal = _measured(reference, actual)
+    assert normal.where.startswith("device")
+    _same(compare_outputs(reference, actual, 1.0), normal.verdict)
+    actual[CHUNK + 1] = np.float32(2.0**-110)
+    tiny = _measured(reference, actual)
+    assert tiny.where.endswith("an input lies below 2**-102)")
+    _same(compare_outputs(reference, actual, 1.0), tiny.verdict)
