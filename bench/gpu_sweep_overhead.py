@@ -114,8 +114,10 @@ def main() -> None:
                 print(f"{candidate}: not run: {probe.reason}")
                 continue
             runnable.append(candidate)
-        if runnable:  # the fork server starts once, on numpy -> array_api_strict
-            _sweep_wall(root, "array_api_strict", 2, "warm")
+        if not runnable:
+            print("gpu_sweep_overhead: not run: no GPU candidate is available here")
+            return
+        _sweep_wall(root, "array_api_strict", 2, "warm")  # the fork server starts once
         for candidate in runnable:  # before any backend is imported in this process
             rows[candidate] = {
                 "isolated, warm": _isolated(root, candidate, checks, repeats, "warm"),
