@@ -14,8 +14,9 @@ against NumPy, so the figures are the overhead. One job, so checks run one after
   beside it.
 
 Every isolated sweep includes all the parent's work (report settling, reading every report
-back, summary.json, junit.xml and index.html). The isolated sweeps run before any backend is
-imported here, so no worker inherits a started GPU context.
+back, summary.json, junit.xml and index.html). Workers are forked from multiprocessing's fork
+server, a fresh interpreter, so none inherits a GPU context from this process (whose probes
+import each backend, so the in-process first check does not pay that import).
 
 Usage: python bench/gpu_sweep_overhead.py [CHECKS] [COLD_CHECKS] [REPEATS] [CANDIDATE ...]
 (defaults 60, 8, 3, torch:cuda mlx:gpu wgpu:vulkan)
@@ -118,7 +119,7 @@ def main() -> None:
             print("gpu_sweep_overhead: not run: no GPU candidate is available here")
             return
         _sweep_wall(root, "array_api_strict", 2, "warm")  # the fork server starts once
-        for candidate in runnable:  # before any backend is imported in this process
+        for candidate in runnable:
             rows[candidate] = {
                 "isolated, warm": _isolated(root, candidate, checks, repeats, "warm"),
                 "isolated, cold": _isolated(root, candidate, cold_checks, repeats, "cold"),
