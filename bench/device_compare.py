@@ -6,11 +6,11 @@ its floor is the copy plus a naive float32 NMSE in MLX (``mx.mean`` of the squar
 is cheaper than any float64 floor. Against them, median times of:
 - ``diff_on_device`` (the verdict with every metric, plus the overlapped exact host copy of
   the output that the report needs), on torch CUDA, on CuPy and on MLX's GPU;
-- the host path that ``compare`` took before: copy the output to the host, then the host
-  differ;
+- the host path: copy the output to the host, then the host differ (what ``compare`` does
+  for MLX, whose managed memory the host reads without moving the reference over);
 - ``diffcheck.compare(fn, x, candidate=...)`` end to end with a one-op ``fn`` on
   ``torch:cuda`` and ``mlx:gpu`` (it also runs the NumPy reference and moves the input
-  over), for context.
+  over), for context; on ``mlx:gpu`` also through ``diff_on_device``.
 Each on-device verdict is checked against the host differ's on the same values.
 On a machine without CUDA it prints why it did not run and exits 0; MLX is measured when
 it is installed with a GPU device.
