@@ -22,7 +22,6 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -139,15 +138,6 @@ def test_any_replay_argv_agrees_or_is_one_line_per_problem(argv: list[str]) -> N
         event("agrees, but not passed")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason=(
-        "a report path with a NUL byte raises ValueError (embedded null byte) in the "
-        "report reader, which it does not catch: a traceback; remove this mark when it is "
-        "one line"
-    ),
-)
 def test_a_replay_path_with_a_null_byte_is_one_line(tmp_path: Path) -> None:
     code, _, err = _cli(["replay", "r\x00.json"], tmp_path)
     assert code == 1

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
@@ -275,27 +274,10 @@ def test_a_deeply_nested_report_is_one_line() -> None:
     _check_cli_contract(b"[" * 100_000 + b"]" * 100_000)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason=(
-        "an integer of over 4300 digits makes json.loads raise ValueError (not "
-        "JSONDecodeError), which the report reader does not catch: a traceback; remove "
-        "this mark when it is one line"
-    ),
-)
 def test_a_report_with_a_huge_integer_is_one_line() -> None:
     _check_cli_contract(b'{"schema_version": 1' + b"0" * 5000 + b"}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "the report reader puts an unknown key verbatim into its one-line schema error, so "
-        "a key with a line break makes it two lines; remove this mark when it is escaped"
-    ),
-)
 def test_a_key_with_a_line_break_is_still_one_line() -> None:
     data = json.loads(_reports()["passed"])
     data["result"]["bogus\nkey"] = None

@@ -86,6 +86,8 @@ def read_regular(path: Path, *, limit: int, follow_symlinks: bool = True) -> byt
         fd = os.open(path, flags)
     except FileNotFoundError:
         raise
+    except ValueError:  # a NUL byte in the path
+        raise ReportError(f"cannot read {str(path)!r}: the path holds a NUL byte") from None
     except OSError as error:
         if error.errno == errno.ELOOP and not follow_symlinks:
             raise ReportError(f"{path} is a symbolic link; it is not followed") from None

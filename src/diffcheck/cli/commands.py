@@ -83,6 +83,7 @@ def _status_line(document: ReportDocument) -> str:
 
 def replay(argv: Sequence[str]) -> int:
     """``diffcheck replay REPORT``: does the stored verdict follow from the stored bits?"""
+    from ..report.read import one_line
     from ..report.replay import load_report
     from ..report.replay import replay as replay_document
 
@@ -101,12 +102,14 @@ def replay(argv: Sequence[str]) -> int:
             exit_code = 1
             continue
         if not outcome.agrees:
-            print(f"{path}: DISAGREES: {'; '.join(outcome.disagreements)}", file=sys.stderr)
+            # Stored strings (segment names, reasons) come from the report: keep it one line.
+            line = one_line(f"{path}: DISAGREES: {'; '.join(outcome.disagreements)}")
+            print(line, file=sys.stderr)
             exit_code = 1
             continue
-        print(f"{path}: agrees: {outcome.status}")
+        print(one_line(f"{path}: agrees: {outcome.status}"))
         for note in outcome.notes:
-            print(f"{path}: note: {note}")
+            print(one_line(f"{path}: note: {note}"))
         if options.require_pass and outcome.status != "passed":
             exit_code = 1
     return exit_code

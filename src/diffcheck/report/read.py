@@ -10,6 +10,7 @@ unknown schema version and every schema violation into one :class:`ReportError` 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,14 @@ from ..errors import ReportError
 from ..files import MAX_REPORT_BYTES, read_regular
 from .models import MODELS, READABLE_VERSIONS, ReportDocument
 
-__all__ = ["MAX_REPORT_BYTES", "parse_report", "read_report"]
+__all__ = ["MAX_REPORT_BYTES", "one_line", "parse_report", "read_report"]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters and line separators escaped (a key can hold any)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _schema_version(data: Any, source: str) -> int:
@@ -43,6 +51,7 @@ def parse_report(data: bytes, source: str) -> ReportDocument:
     ReportError
         One line saying what is wrong, naming ``source``.
     """
+    source = one_line(source)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -55,6 +64,10 @@ def parse_report(data: bytes, source: str) -> ReportDocument:
         raise ReportError(f"report {source} is nested too deeply to be a report") from None
     except json.JSONDecodeError as error:
         raise ReportError(f"report {source} is not JSON: {error}") from None
+    except ValueError as error:  # e.g. an integer past Python's digit limit
+        raise ReportError(
+            f"report {source} is not a readable report: {one_line(str(error))}"
+        ) from None
     version = _schema_version(parsed, source)
     try:
         return MODELS[version].model_validate(parsed)
@@ -64,7 +77,8 @@ def parse_report(data: bytes, source: str) -> ReportDocument:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise ReportError(
-            f"report {source} does not match schema v{version} at {where}: {first['msg']}"
+            f"report {source} does not match schema v{version} at {one_line(where)}: "
+            f"{one_line(first['msg'])}"
         ) from None
 
 
