@@ -166,9 +166,15 @@ def schema(session: nox.Session) -> None:
 
 @nox.session
 def mutants(session: nox.Session) -> None:
-    """Mutation testing of the verdict path (differ, replay, runner, writer): score and survivors."""
-    _install_project(session, "test")
-    session.install("mutmut==3.8.1")
+    """Mutation testing of the verdict path (differ, replay, runner, writer): score and survivors.
+
+    Every mutant of the four modules by default; posargs are mutant-name globs that narrow the
+    run, e.g. ``nox -s mutants -- "diffcheck.differ*" "diffcheck.runner*"``. The verdict
+    counts only the mutants checked, and fails on a survivor that tests/mutants_equivalent.toml
+    does not explain or on a mutant that no test reaches.
+    """
+    _install_project(session, "test", "fuzz")  # the selected tests fuzz and sweep in process
+    session.install("array-api-strict", "mutmut==3.8.1")
     shutil.rmtree(ROOT / "mutants", ignore_errors=True)
     session.run("mutmut", "run", "--max-children", str(os.cpu_count() or 1), *session.posargs)
     session.run("python", "tools/mutants_verdict.py")

@@ -1,15 +1,19 @@
 """On-device comparison against its floor, measured in the same run on a CUDA GPU.
 
 The floor is what any on-device comparison must pay: one host-to-device copy of the
-(host) reference plus a naive float64 NMSE on the device. Against it, median times of:
+(host) reference plus a naive float64 NMSE on the device. MLX has no float64 on the GPU:
+its floor is the copy plus a naive float32 NMSE in MLX (``mx.mean`` of the squares), which
+is cheaper than any float64 floor. Against them, median times of:
 - ``diff_on_device`` (the verdict with every metric, plus the overlapped exact host copy of
-  the output that the report needs), on torch CUDA and on CuPy;
-- the host path that ``compare`` took before: copy the output to the host, then the host
-  differ;
-- ``diffcheck.compare(fn, x, candidate="torch:cuda")`` end to end with a one-op ``fn``
-  (it also runs the NumPy reference and moves the input over), for context.
+  the output that the report needs), on torch CUDA, on CuPy and on MLX's GPU;
+- the host path: copy the output to the host, then the host differ (what ``compare`` does
+  for MLX, whose managed memory the host reads without moving the reference over);
+- ``diffcheck.compare(fn, x, candidate=...)`` end to end with a one-op ``fn`` on
+  ``torch:cuda`` and ``mlx:gpu`` (it also runs the NumPy reference and moves the input
+  over), for context; on ``mlx:gpu`` also through ``diff_on_device``.
 Each on-device verdict is checked against the host differ's on the same values.
-On a machine without CUDA it prints why it did not run and exits 0.
+On a machine without CUDA it prints why it did not run and exits 0; MLX is measured when
+it is installed with a GPU device.
 Usage: python bench/device_compare.py [ELEMENTS]  (default 10^8)
 """
 
@@ -166,6 +170,13 @@ def main() -> None:
         )
     except ImportError:
         print("  cupy: not run: cupy is not installed")
+    try:
+        rows.extend(_mlx_rows(reference, actual_host, host_verdict))
+    except Exception:  # report it, keep the other rows
+        import traceback
+
+        print("  mlx:gpu: failed:")
+        traceback.print_exc()
     for label, seconds in rows:
         print(f"  {label:<52} {seconds * 1e3:9.1f} ms")
     times = dict(rows)
@@ -175,6 +186,13 @@ def main() -> None:
     if "diff_on_device, cupy" in times:
         ratio_cp = times["diff_on_device, cupy"] / times["floor: H2D copy + naive f64 NMSE (cupy)"]
         print(f"  cupy diff_on_device / floor = {ratio_cp:.2f} (target <= 3)")
+    if MLX_OURS in times:
+        ratio_mlx = times[MLX_OURS] / times[MLX_FLOOR]
+        print(f"  mlx:gpu diff_on_device / floor (f32 floor) = {ratio_mlx:.2f} (target <= 3)")
+        end_to_end = times[MLX_COMPARE] / times[MLX_FLOOR]
+        print(f"  mlx:gpu compare end to end / floor = {end_to_end:.2f}")
+        host_path = times["host path, mlx: D2H copy + host differ"] / times[MLX_OURS]
+        print(f"  mlx:gpu host path / diff_on_device = {host_path:.2f}")
     speedup = times["host path: D2H copy + host differ"] / ours
     print(f"  host path / diff_on_device = {speedup:.1f}x; verdicts equal the host differ's")
     for dtype, storage in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
@@ -190,6 +208,103 @@ def main() -> None:
         print(
             f"  {storage} output on cuda: max_ulp {on_gpu.verdict.metrics.max_ulp} equals the host's"
         )
+
+
+MLX_FLOOR = "floor: H2D copy + naive f32 NMSE (mlx:gpu)"
+MLX_OURS = "diff_on_device, mlx:gpu (verdict)"
+MLX_COMPARE = "diffcheck.compare(x * 2, mlx:gpu), end to end"
+MLX_COMPARE_DEVICE = "  the same, measured by diff_on_device instead"
+
+
+def _mlx_rows(
+    reference: np.ndarray, actual_host: np.ndarray, host_verdict: object
+) -> list[tuple[str, float]]:
+    """The MLX GPU rows (none, with the reason printed, without an MLX GPU)."""
+    try:
+        import mlx.core as mx
+    except ImportError:
+        print("  mlx:gpu: not run: mlx is not installed")
+        return []
+    if not mx.is_available(mx.gpu):
+        print("  mlx:gpu: not run: MLX has no GPU device here (mx.is_available(mx.gpu))")
+        return []
+    import diffcheck
+
+    mx.set_default_device(mx.gpu)
+
+    def mlx_sync() -> None:
+        mx.synchronize()
+
+    actual = mx.array(actual_host)
+    mx.eval(actual)
+
+    def floor_mlx() -> float:
+        r = mx.array(reference)
+        return float(mx.mean(mx.square(r - actual)) / mx.mean(r * r))
+
+    def ours(copy: bool) -> Callable[[], object]:
+        return lambda: diff_on_device(reference, actual, max_nmse=1.0, host_copy=copy)
+
+    measured = diff_on_device(reference, actual, max_nmse=1.0)
+    print(f"  mlx:gpu: measured {measured.where}")
+    check_equal("mlx:gpu", measured.verdict, host_verdict)
+    assert measured.actual is not None
+    assert np.array_equal(measured.actual, actual_host)
+    x = reference.reshape(1000, -1)
+    end_to_end = diffcheck.compare(lambda xp, v: v * 2, x, candidate="mlx:gpu")
+    assert end_to_end.passed, end_to_end.reason
+
+    def naive_f32_mlx() -> float:
+        return float(mx.mean(mx.square(on_gpu - actual)) / mx.mean(on_gpu * on_gpu))
+
+    on_gpu = mx.array(reference)
+    mx.eval(on_gpu)
+
+    def compare_mlx() -> object:
+        return diffcheck.compare(lambda xp, v: v * 2, x, candidate="mlx:gpu")
+
+    def compare_mlx_on_device() -> object:
+        # compare reads MLX outputs on the host (see on_device); here through diff_on_device.
+        import diffcheck.api
+
+        saved = diffcheck.api.on_device
+        diffcheck.api.on_device = lambda array: True
+        try:
+            return compare_mlx()
+        finally:
+            diffcheck.api.on_device = saved
+
+    rows = [
+        (MLX_FLOOR, median_time(floor_mlx, mlx_sync)),
+        (MLX_OURS, median_time(ours(False), mlx_sync)),
+        ("diff_on_device, mlx:gpu (verdict + host copy)", median_time(ours(True), mlx_sync)),
+        (
+            "  H2D copy of the reference alone (mlx)",
+            median_time(lambda: mx.eval(mx.array(reference)), mlx_sync),
+        ),
+        ("  naive f32 NMSE on the GPU alone (mlx)", median_time(naive_f32_mlx, mlx_sync)),
+        ("  D2H copy: np.array (mlx)", median_time(lambda: np.array(actual), mlx_sync)),
+        (
+            "host path, mlx: D2H copy + host differ",
+            median_time(lambda: compare_outputs(reference, np.array(actual), 1.0), mlx_sync, 3),
+        ),
+        (MLX_COMPARE, median_time(compare_mlx, mlx_sync, 3)),
+        (MLX_COMPARE_DEVICE, median_time(compare_mlx_on_device, mlx_sync, 3)),
+    ]
+    for dtype, storage in ((mx.float16, "f16"), (mx.bfloat16, "bf16")):
+        half = actual[: 10**6].astype(dtype)
+        widened = np.array(half.astype(mx.float32))
+        on_dev = diff_on_device(reference[: 10**6], half, max_nmse=1.0)
+        assert on_dev.actual is not None
+        assert np.array_equal(on_dev.actual, widened)
+        on_host = compare_outputs(reference[: 10**6], widened, 1.0, ulp_dtype=storage)
+        check_equal(f"mlx {storage}", on_dev.verdict, on_host)
+        assert on_dev.verdict.metrics is not None
+        print(
+            f"  {storage} output on mlx:gpu: max_ulp {on_dev.verdict.metrics.max_ulp} equals "
+            "the host's"
+        )
+    return rows
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from diffcheck import ConfigError
 from diffcheck.cli import main
 from diffcheck.cli.run_args import parse_run_args
 from diffcheck.inputs import random_vec
-from diffcheck.precision import f32_from_bits
+from diffcheck.report import OutputArray, decode_output
 
 CANDIDATE = "array_api_strict"  # passes with no adapter code; a test dependency
 UNAVAILABLE = "cupy"  # an array-api-compat library that is not installed in CI
@@ -179,7 +179,7 @@ def test_operations_pass_bind_shape_and_write_a_replayable_report(
     assert document["result"]["status"] == "passed"
     assert document["result"]["reason"] is None
     assert document["executed_precision"]["backend_input_storage"] == "f32"
-    assert len(document["result"]["actual"]["f32_bits"]) == shape[0] * shape[1]
+    assert document["result"]["actual"]["element_count"] == shape[0] * shape[1]
     assert main(["replay", str(report), "--require-pass"]) == 0
 
 
@@ -303,8 +303,8 @@ def test_stored_bits_are_the_outputs(tmp_path: Path, capsys: pytest.CaptureFixtu
     report = tmp_path / "r.json"
     assert run_cli([*argv(report, op="gemm"), "--m", "1", "--n", "3", "--k", "5"], capsys)[0] == 0
     result = json.loads(report.read_text())["result"]
-    reference = f32_from_bits(result["reference"]["f32_bits"])
-    actual = f32_from_bits(result["actual"]["f32_bits"])
+    reference = decode_output(OutputArray.model_validate(result["reference"]), "reference")
+    actual = decode_output(OutputArray.model_validate(result["actual"]), "actual")
     assert reference.shape == (3,)
     # An independent oracle from the seeded inputs: C = A @ B.T in float64.
     a = random_vec(1 * 5, -1.0, 1.0, 42).astype(np.float64).reshape(1, 5)

@@ -16,6 +16,7 @@ import pytest
 import diffcheck
 from diffcheck.device_metrics import diff_on_device, on_device
 from diffcheck.differ import compare_outputs
+from diffcheck.report import decode_output
 
 torch = pytest.importorskip("torch", reason="torch (CPU) is a test dependency")
 strict = pytest.importorskip("array_api_strict", reason="array-api-strict is a test dependency")
@@ -189,8 +190,8 @@ def test_a_half_precision_check_counts_ulps_in_its_storage_and_replays(precision
     assert result.metrics is not None
     assert result.reference is not None
     assert result.actual is not None
-    reference = np.asarray(result.reference.f32_bits, np.uint32).view(np.float32)
-    actual = np.asarray(result.actual.f32_bits, np.uint32).view(np.float32)
+    reference = decode_output(result.reference, "reference")
+    actual = decode_output(result.actual, "actual")
     in_f32 = compare_outputs(reference, actual, 1.0).metrics
     assert in_f32 is not None
     assert result.metrics.max_ulp > 0

@@ -10,9 +10,10 @@ import pytest
 
 from diffcheck.adapters import Probe
 from diffcheck.adapters.numpy_ref import NumpyAdapter
+from diffcheck.cli import main
 from diffcheck.config import make_check
-from diffcheck.report.models import MetricsRecord, ReportDocument
-from diffcheck.report.replay import replay
+from diffcheck.report.models import MetricsRecord
+from diffcheck.report.replay import load_report, replay
 from diffcheck.runner import execute_check, run_check
 from fakes import FakeAdapter
 
@@ -176,10 +177,15 @@ def test_truncated_pair_that_compares_equal_still_fails_shape_binding(tmp_path: 
         ("skip_copy", "context-lifecycle"),
     ],
 )
-def test_live_and_replayed_verdicts_agree(fault: str, op: str) -> None:
-    live = run_check(make_check("array_api_strict", op), candidate=FakeAdapter(fault))
+def test_live_and_replayed_verdicts_agree(
+    fault: str, op: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The written file is what is replayed: read back by load_report and by the CLI.
+    path = tmp_path / "r.json"
+    live = run_check(make_check("array_api_strict", op), path, candidate=FakeAdapter(fault))
     assert live.result is not None
-    stored = ReportDocument.model_validate_json(live.to_json())
+    stored = load_report(path)
+    assert stored == live
     replayed = replay(stored)
     assert replayed.agrees, replayed.disagreements
     assert replayed.verdict is not None
@@ -188,3 +194,5 @@ def test_live_and_replayed_verdicts_agree(fault: str, op: str) -> None:
     assert MetricsRecord.of(replayed.verdict.metrics) == live.result.metrics
     judged = [(s.segment.name, s.status) for s in replayed.verdict.segments]
     assert judged == [(s.name, s.status) for s in live.segments or ()]
+    assert main(["replay", "--require-pass", str(path)]) == (0 if fault == "none" else 1)
+    assert capsys.readouterr().out == f"{path}: agrees: {live.result.status}\n"

@@ -34,7 +34,7 @@ from diffcheck.config import make_check
 from diffcheck.differ import Segment, diff
 from diffcheck.errors import ConfigError
 from diffcheck.fuzz import fuzz
-from diffcheck.report import ReportDocument, replay
+from diffcheck.report import parse_report, replay
 from diffcheck.runner import run_check
 from diffcheck.sweep.isolate import WorkerOutcome
 from diffcheck.sweep.known import classify
@@ -129,31 +129,19 @@ def test_the_run_cli_never_passes_a_wrong_answer(
     report = tmp_path / "r.json"
     assert main(cli_args(op, precision, report)) == 1
     assert "Numerical check completed" not in capsys.readouterr().out
-    document = ReportDocument.model_validate_json(report.read_text())
+    document = parse_report(report.read_bytes(), str(report))
     assert document.result is not None
     assert document.result.status == "failed"
     # ... and replaying the report never turns it into a pass.
     assert main(["replay", "--require-pass", str(report)]) == 1
 
 
-_NOT_YET_IN_REPLAY = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "replay does not yet compare executed_precision with config.precision (issue 12 "
-        "item 5, replay's side); strict, so the fix shows up here"
-    ),
-)
-
-
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(k, marks=_NOT_YET_IN_REPLAY) if k in ("dtype", "precision") else k
-        for k in KINDS
-    ],
-)
+@pytest.mark.parametrize("kind", KINDS)
 def test_replay_never_agrees_with_a_wrong_answer_forged_to_pass(
-    kind: str, wrong_candidate: Callable[[str], tuple[str, str]]
+    kind: str,
+    wrong_candidate: Callable[[str], tuple[str, str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     op, precision = wrong_candidate(kind)
     check = make_check(CANDIDATE, op, precision=precision, **PARAMS[op])
@@ -163,7 +151,11 @@ def test_replay_never_agrees_with_a_wrong_answer_forged_to_pass(
     forged = document.model_copy(
         update={"result": document.result.model_copy(update={"status": "passed", "reason": None})}
     )
-    assert not replay(ReportDocument.model_validate_json(forged.to_json())).agrees
+    path = tmp_path / "forged.json"
+    path.write_bytes(forged.to_json())
+    assert main(["replay", str(path)]) == 1
+    assert "agrees" not in capsys.readouterr().out
+    assert not replay(parse_report(forged.to_json(), "forged")).agrees
 
 
 @pytest.mark.parametrize("kind", KINDS)

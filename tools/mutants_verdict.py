@@ -2,47 +2,72 @@
 
 A surviving mutant is either killed by a new test or listed in tests/mutants_equivalent.toml
 with one line of reasoning why no test can tell it from the original (an equivalent mutant).
+Only the mutants that were checked count: `nox -s mutants -- "diffcheck.differ*"` runs and
+judges the differ's alone, and the others are reported as not checked. A mutant no test
+reaches ("no tests") fails the session like a survivor: nothing would notice it.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tomllib
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENT = ROOT / "tests" / "mutants_equivalent.toml"
+KILLED = {"killed", "timeout", "segfault", "caught by type check"}
+
+
+def statuses() -> dict[str, str]:
+    """Every mutant's name and status, from ``mutmut results --all true``."""
+    listing = subprocess.run(
+        ["mutmut", "results", "--all", "true"], check=True, capture_output=True, text=True
+    ).stdout
+    found = {}
+    for line in listing.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep:
+            found[name] = status
+    return found
 
 
 def main() -> int:
-    subprocess.run(["mutmut", "export-cicd-stats"], check=True, capture_output=True)
-    stats = json.loads((ROOT / "mutants" / "mutmut-cicd-stats.json").read_text())
-    listing = subprocess.run(
-        ["mutmut", "results"], check=True, capture_output=True, text=True
-    ).stdout
-    survivors = sorted(
-        line.split(":")[0].strip() for line in listing.splitlines() if line.endswith(": survived")
-    )
+    status_of = statuses()
+    checked = {name: s for name, s in status_of.items() if s not in ("not checked", "skipped")}
+    counts = Counter(checked.values())
+    survivors = sorted(name for name, s in checked.items() if s == "survived")
+    untested = sorted(name for name, s in checked.items() if s == "no tests")
     explained = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", {})
     unexplained = [name for name in survivors if name not in explained]
-    stale = sorted(set(explained) - set(survivors))
-    total = stats["total"] - stats["skipped"]
-    killed = stats["killed"] + stats["timeout"] + stats["segfault"]
+    # An entry is stale when its mutant no longer exists, or was checked and did not survive.
+    stale = sorted(
+        name
+        for name in explained
+        if name not in status_of or (name in checked and name not in survivors)
+    )
+    killed = sum(counts[s] for s in KILLED)
+    total = len(checked)
+    score = killed / max(total - len(survivors) + len(unexplained), 1)
     print(
-        f"mutants: {total}, killed {killed} ({killed / max(total, 1):.1%}), "
-        f"survived {len(survivors)} ({len(survivors) - len(unexplained)} equivalent, "
-        f"{len(unexplained)} unexplained), no tests {stats['no_tests']}"
+        f"mutants checked: {total} (not checked: {len(status_of) - total}), killed {killed} "
+        f"({killed / max(total, 1):.1%}); survived {len(survivors)}: "
+        f"{len(survivors) - len(unexplained)} equivalent, {len(unexplained)} unexplained; "
+        f"no tests {len(untested)}; score over non-equivalent mutants {score:.1%}"
     )
     for name in survivors:
-        print(
-            f"  {'equivalent' if name in explained else 'SURVIVED  '} {name}"
-            + (f": {explained[name]}" if name in explained else "")
-        )
+        if name in explained:
+            print(f"  equivalent {name}: {explained[name]}")
+        else:
+            print(f"  SURVIVED   {name}")
+    for name in untested:
+        print(f"  NO TESTS   {name}")
     for name in stale:
-        print(f"  stale equivalent entry (no longer survives): {name}")
-    return 1 if unexplained or stats["no_tests"] else 0
+        print(f"  stale equivalent entry (killed now, or no such mutant): {name}")
+    for status in sorted(set(counts) - KILLED - {"survived", "no tests"}):
+        print(f"  {status}: {counts[status]}")
+    return 1 if unexplained or untested or stale else 0
 
 
 if __name__ == "__main__":

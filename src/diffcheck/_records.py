@@ -23,14 +23,14 @@ from .config import Check
 from .differ import Segment, Verdict
 from .ops import ContextLifecycle, ContextLifecycleParams
 from .ops.lifecycle import CHAIN_COVERAGE
-from .precision import f32_bits
+from .report.arrays import encode_outputs
 from .report.models import (
-    CheckResult,
+    CheckResultV2,
     Environment,
     MetricsRecord,
-    OutputBits,
     PrecisionRecord,
     ReportDocument,
+    ReportDocumentV2,
     SegmentRecord,
     Status,
 )
@@ -38,7 +38,13 @@ from .report.models import (
 if TYPE_CHECKING:
     from .runner import Outcome
 
-__all__ = ["completed_document", "initial_document", "result_record"]
+__all__ = [
+    "completed_document",
+    "coverage_of",
+    "initial_document",
+    "result_record",
+    "segments_of",
+]
 
 
 def _ran_as_chains(check: Check, run: Execution | None, adapter: Adapter | None = None) -> bool:
@@ -50,14 +56,14 @@ def _ran_as_chains(check: Check, run: Execution | None, adapter: Adapter | None 
     return adapter is not None and not adapter.has_command_contexts
 
 
-def _segments(check: Check, chains: bool) -> list[Segment]:
+def segments_of(check: Check, chains: bool) -> list[Segment]:
     if isinstance(check.op, ContextLifecycle):
         assert isinstance(check.params, ContextLifecycleParams)
         return check.op.segments(check.params, independent_chains=chains)
     return check.op.segments(check.params)
 
 
-def _coverage(check: Check, chains: bool) -> str:
+def coverage_of(check: Check, chains: bool) -> str:
     text = CHAIN_COVERAGE if chains else check.op.coverage
     if check.allow_self_test:
         text += (
@@ -96,7 +102,7 @@ def initial_document(check: Check, candidate: Adapter | None = None) -> ReportDo
     entrypoint, path = _labels(check, candidate)
     chains = _ran_as_chains(check, None, candidate)
     segments = check.op.segment_names if not chains else ()
-    return ReportDocument.model_validate(
+    return ReportDocumentV2.model_validate(
         {
             "config": check.record().model_dump(),
             "reference_backend": check.reference,
@@ -110,7 +116,7 @@ def initial_document(check: Check, candidate: Adapter | None = None) -> ReportDo
             ),
             "executed_precision": None,
             "execution_path": path,
-            "coverage": _coverage(check, chains),
+            "coverage": coverage_of(check, chains),
             "submission_phases": list(segments) if segments else None,
             "environment": Environment(
                 diffcheck_version=__version__,
@@ -134,10 +140,11 @@ def result_record(
     reference: npt.NDArray[np.float32] | None = None,
     actual: npt.NDArray[np.float32] | None = None,
     verdict: Verdict | None = None,
-) -> CheckResult:
-    """The report's ``result`` object for ``check``."""
+) -> CheckResultV2:
+    """The report's ``result`` object for ``check`` (schema v2: outputs as exact bytes)."""
     tolerance = check.max_nmse
-    return CheckResult(
+    stored = encode_outputs(reference, actual)
+    return CheckResultV2(
         op=check.op.report_name,
         backend=check.require_backend,
         seed=check.seed,
@@ -145,16 +152,20 @@ def result_record(
         tolerance_f64_bits=f64_bits(tolerance),
         status=status,
         reason=reason,
-        reference=_bits(reference),
-        actual=_bits(actual),
+        reference=stored[0],
+        actual=stored[1],
         metrics=MetricsRecord.of(verdict.metrics if verdict else None),
     )
 
 
 def completed_document(
-    document: ReportDocument, result: CheckResult, elapsed_ms: float | None, **updates: object
+    document: ReportDocument, result: CheckResultV2, elapsed_ms: float | None, **updates: object
 ) -> ReportDocument:
-    """``document`` as a final record holding ``result``."""
+    """``document`` as a final record holding ``result`` (a v1 incomplete record becomes v2)."""
+    if not isinstance(document, ReportDocumentV2):
+        document = ReportDocumentV2.model_validate(
+            document.model_dump() | {"schema_version": 2, "result": None}
+        )
     return document.model_copy(
         update={
             "result": result,
@@ -164,10 +175,6 @@ def completed_document(
             **updates,
         }
     )
-
-
-def _bits(values: npt.NDArray[np.float32] | None) -> OutputBits | None:
-    return None if values is None else OutputBits(f32_bits=f32_bits(values))
 
 
 def _final_document(
@@ -208,7 +215,7 @@ def _final_document(
         # What ran: four independent chains, no submissions; say so wherever the record
         # would otherwise claim submission phases or their coverage.
         updates["submission_phases"] = None
-        updates["coverage"] = _coverage(check, chains)
+        updates["coverage"] = coverage_of(check, chains)
     if verdict is not None and verdict.segments:
         updates["segments"] = [
             SegmentRecord(

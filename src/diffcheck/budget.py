@@ -35,9 +35,9 @@ __all__ = [
 #: The share of available memory one check may use by default.
 DEFAULT_FRACTION: Final = 0.5
 
-# A report stores each output element as a decimal u32 on its own indented line (about 20
-# bytes of JSON) and, while it is built, as a Python int in a list (28 + 8 bytes).
-_REPORT_BYTES_PER_OUTPUT: Final = 2 * (20 + 36)
+# A v2 report holds each output's 4 bytes an element as raw bytes, their base64 text, the
+# JSON document and its encoded bytes while it is written (4 + 3 x 5.34, rounded up).
+_REPORT_BYTES_PER_OUTPUT: Final = 2 * 21
 
 _UNITS: Final = {
     "": 1,
@@ -113,7 +113,7 @@ def estimate_memory(check: Any) -> MemoryEstimate:
     Counts the float32 host inputs, one device copy of them (host memory on a CPU backend),
     the reference's float64 widening of inputs and output where the op accumulates wide,
     the float32 outputs (reference, candidate, and the candidate's storage copy), and the
-    report, whose two outputs are serialized as bit patterns. The differ's scratch is
+    report, whose two outputs are serialized as base64 of their bytes. The differ's scratch is
     bounded by its chunk size and left out.
     """
     outputs = check.expected_elements

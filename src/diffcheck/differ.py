@@ -40,6 +40,7 @@ __all__ = [
     "Segment",
     "SegmentVerdict",
     "Verdict",
+    "bind_precision",
     "bind_segments",
     "bind_shape",
     "compare_outputs",
@@ -184,14 +185,6 @@ def _metrics(figures: Figures) -> Metrics:
     )
 
 
-def _measure(
-    reference: npt.NDArray[Any], actual: npt.NDArray[Any], ulp_dtype: Any = None
-) -> Metrics:
-    """Metrics of two finite flat arrays of equal non-zero size, in one pass."""
-    fmt = default_ulp_format(actual) if ulp_dtype is None else ulp_format(ulp_dtype)
-    return _metrics(measure(reference, actual, fmt))
-
-
 def _check_tolerance(tolerance: float) -> None:
     if not math.isfinite(tolerance) or tolerance <= 0.0:
         raise _Failure("tolerance must be finite and strictly positive")
@@ -316,6 +309,28 @@ def _judge_segments(
     return tuple(verdicts), first_failure
 
 
+def _as_segments(segments: Sequence[Any]) -> list[Segment]:
+    """``Segment`` objects from segments, ``(start, stop)`` or ``(name, start, stop)`` tuples."""
+    result = []
+    for item in segments:
+        if isinstance(item, Segment):
+            result.append(item)
+        elif isinstance(item, tuple) and len(item) == 2 and all(type(v) is int for v in item):
+            result.append(Segment(f"[{item[0]}, {item[1]})", item[0], item[1]))
+        elif (
+            isinstance(item, tuple)
+            and len(item) == 3
+            and isinstance(item[0], str)
+            and all(type(v) is int for v in item[1:])
+        ):
+            result.append(Segment(item[0], item[1], item[2]))
+        else:
+            raise ValueError(
+                f"segment {item!r} is neither a Segment, (start, stop) nor (name, start, stop)"
+            )
+    return result
+
+
 def _validate_segments(segments: Sequence[Segment]) -> None:
     if not segments:
         raise ValueError("segments must name at least one segment")
@@ -345,7 +360,7 @@ def diff(
     *,
     max_nmse: float,
     expected_elements: int | None = None,
-    segments: Sequence[Segment] | int | None = None,
+    segments: Sequence[Segment | tuple[int, int] | tuple[str, int, int]] | int | None = None,
     ulp_dtype: Any = None,
 ) -> Verdict:
     """Compare ``actual`` against ``reference`` with the strict NMSE rule.
@@ -360,7 +375,8 @@ def diff(
         Shape binding: both outputs must have exactly this many elements, so a pair that is
         equally truncated cannot pass.
     segments
-        Named ranges judged on their own (or a count of equal segments), so a large correct
+        Ranges judged on their own: :class:`Segment` objects, ``(start, stop)`` or
+        ``(name, start, stop)`` tuples (or a count of equal segments), so a large correct
         region cannot hide a small wrong one. Every segment is measured; the first failing
         one names the reason. Ranges may overlap, and need not cover the output: every range
         that no segment covers is judged as a segment of its own named ``uncovered`` (so
@@ -389,6 +405,7 @@ def diff(
         return verdict
     if isinstance(segments, int):
         segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
+    segments = _as_segments(segments)
     _validate_segments(segments)
     return bind_segments(verdict, ref, act, segments, ulp_dtype=ulp_dtype)
 
@@ -412,6 +429,24 @@ def bind_shape(
     if not errors:
         return verdict
     reason = "; ".join([verdict.reason, *errors] if verdict.reason else errors)
+    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+
+
+def bind_precision(
+    verdict: Verdict, configured: str, input_storage: str, output_storage: str
+) -> Verdict:
+    """Fail a verdict whose candidate stored anything but the ``configured`` precision.
+
+    An adapter that ran f32 when f16 was asked would otherwise pass with f32 accuracy, and
+    the check would claim an f16 result it never measured.
+    """
+    if (input_storage, output_storage) == (configured, configured):
+        return verdict
+    problem = (
+        f"executed precision differs from the configured {configured}: the candidate "
+        f"stored inputs as {input_storage} and its output as {output_storage}"
+    )
+    reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
     return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
 
 

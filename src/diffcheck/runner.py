@@ -31,15 +31,15 @@ import numpy.typing as npt
 from ._records import (
     _final_document,
     _ran_as_chains,
-    _segments,
     completed_document,
     initial_document,
     result_record,
+    segments_of,
 )
 from .adapters import Adapter, Capabilities, Execution, resolve
 from .budget import check_budget
 from .config import Check
-from .differ import Verdict, bind_segments, bind_shape, compare_outputs
+from .differ import Verdict, bind_precision, bind_segments, bind_shape, compare_outputs
 from .report.models import ReportDocument, Status
 from .report.writer import ReportWriter
 
@@ -182,30 +182,14 @@ def execute_check(
         outcome.reason = f"required backend execution failed: {_error_text(error)}"
         return outcome
     outcome.actual, outcome.candidate_execution = candidate_run.output, candidate_run
-    verdict = _bind_precision(
+    verdict = bind_precision(
         compare_outputs(expected, candidate_run.output, tolerance, ulp_dtype=check.precision),
-        check,
-        candidate_run,
+        check.precision,
+        candidate_run.input_storage,
+        candidate_run.output_storage,
     )
     outcome.status, outcome.reason, outcome.verdict = verdict.status, verdict.reason, verdict
     return outcome
-
-
-def _bind_precision(verdict: Verdict, check: Check, run: Execution) -> Verdict:
-    """Fail a verdict whose candidate stored anything but the configured precision.
-
-    An adapter that ran f32 when f16 was asked would otherwise pass with f32 accuracy, and
-    the check would claim an f16 result it never measured.
-    """
-    executed = (run.input_storage, run.output_storage)
-    if executed == (check.precision, check.precision):
-        return verdict
-    problem = (
-        f"executed precision differs from the configured {check.precision}: the candidate "
-        f"stored inputs as {run.input_storage} and its output as {run.output_storage}"
-    )
-    reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
-    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
 
 
 def bind(outcome: Outcome, check: Check) -> Verdict | None:
@@ -216,7 +200,7 @@ def bind(outcome: Outcome, check: Check) -> Verdict | None:
     reference_count = None if outcome.reference is None else outcome.reference.size
     actual_count = None if outcome.actual is None else outcome.actual.size
     bound = bind_shape(base, reference_count, actual_count, check.expected_elements)
-    segments = _segments(check, _ran_as_chains(check, outcome.candidate_execution))
+    segments = segments_of(check, _ran_as_chains(check, outcome.candidate_execution))
     if segments and outcome.reference is not None and outcome.actual is not None:
         bound = bind_segments(
             bound, outcome.reference, outcome.actual, segments, ulp_dtype=check.precision

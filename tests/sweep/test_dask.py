@@ -149,4 +149,7 @@ def test_a_remote_task_never_sees_the_parent_path_and_its_result_is_checked(
     good = run_remote(remote_spec(WorkerSpec.of("b", check, "x.json")), 30.0)
     landing.land(replace(good, report=b"[" * 100_000))
     reason = load_report(tmp_path / "b.json").result.reason  # type: ignore[union-attr]
-    assert reason == "the remote task returned a report nested too deeply"
+    assert reason == (
+        "the remote task returned an invalid report: report of the remote task is nested too "
+        "deeply to be a report"
+    )

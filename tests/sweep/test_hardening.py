@@ -69,7 +69,7 @@ def test_resume_replays_a_reused_report_and_never_trusts_an_edited_verdict(
     assert resumed.code == 1
     aside = out / f"{SECOND}.unverified.json"
     assert aside.read_bytes() == evidence  # kept aside, byte for byte
-    assert "does not replay (status: stored passed, derived failed)" in resumed.err
+    assert "does not replay (a passed result must store both outputs)" in resumed.err
     assert resumed.err.count("\n") == 1
 
 
@@ -130,7 +130,7 @@ def test_a_deeply_nested_or_binary_report_is_moved_aside_and_rerun(
         "1x3x5-f32-s42.json: it is nested too deeply to be a report; "
         "moved to gemm-1x3x5-f32-s42.incomplete.json, rerunning"
     )
-    assert "is not a valid report" in lines[1]
+    assert "is not UTF-8 text" in lines[1]
 
 
 def test_a_fifo_at_a_report_path_is_one_line_not_a_hang(tmp_path: Path, sweep_cli: Sweep) -> None:

@@ -18,7 +18,8 @@ commands:
   ops       list operators and their options
   sweep     run a matrix of checks, each isolated in a worker (diffcheck sweep --help)
   fuzz      draw many shapes of one op on one backend, shrink a failure (diffcheck fuzz --help)
-  schema    print the report JSON Schema
+  schema    print the report JSON Schema (or write every schema with --write DIR)
+  upgrade   rewrite a replaying report in the current schema version
 
 Every error prints one line on stderr and exits nonzero."""
 
@@ -42,6 +43,7 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
         "backends": commands.backends,
         "ops": commands.ops,
         "schema": commands.schema,
+        "upgrade": commands.upgrade,
         "sweep": sweep,
         "fuzz": fuzz,
     }

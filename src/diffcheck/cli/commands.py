@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import ReportError
+from ..files import remove_stale_temporaries
 from ._parser import OneLineParser
 
 if TYPE_CHECKING:
     from ..report.models import ReportDocument
 
-__all__ = ["backends", "ops", "replay", "run", "schema"]
+__all__ = ["backends", "ops", "replay", "run", "schema", "upgrade"]
 
 
 def run(argv: Sequence[str]) -> int:
@@ -24,7 +27,14 @@ def run(argv: Sequence[str]) -> int:
     if args is None:
         print(USAGE)
         return 0
-    document = run_check(args.check, args.report, max_memory=args.max_memory)
+    # A temporary left by an earlier run killed mid-write goes; SIGTERM unwinds like ^C, so
+    # this run's own temporary is removed and its report holds one whole record.
+    remove_stale_temporaries(args.report.parent)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        document = run_check(args.check, args.report, max_memory=args.max_memory)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     result = document.result
     assert result is not None
     if result.status == "passed":
@@ -35,6 +45,10 @@ def run(argv: Sequence[str]) -> int:
     reason = result.reason or f"required backend result: {result.status}"
     print(f"diffcheck: {reason}; report: {args.report}", file=sys.stderr)
     return 1
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _status_line(document: ReportDocument) -> str:
@@ -69,6 +83,7 @@ def _status_line(document: ReportDocument) -> str:
 
 def replay(argv: Sequence[str]) -> int:
     """``diffcheck replay REPORT``: does the stored verdict follow from the stored bits?"""
+    from ..report.read import one_line
     from ..report.replay import load_report
     from ..report.replay import replay as replay_document
     from ..search.replay import EPILOG, replay_bundle_command, sniff_bundle
@@ -84,12 +99,21 @@ def replay(argv: Sequence[str]) -> int:
         if sniff_bundle(path):  # a finding bundle of `diffcheck fuzz --api`: run it again
             exit_code = max(exit_code, replay_bundle_command(path))
             continue
-        outcome = replay_document(load_report(path))
-        if not outcome.agrees:
-            print(f"{path}: DISAGREES: {'; '.join(outcome.disagreements)}", file=sys.stderr)
+        try:
+            outcome = replay_document(load_report(path))
+        except ReportError as error:  # one line per unreadable report; the others still run
+            print(f"diffcheck: {error}", file=sys.stderr)
             exit_code = 1
             continue
-        print(f"{path}: agrees: {outcome.status}")
+        if not outcome.agrees:
+            # Stored strings (segment names, reasons) come from the report: keep it one line.
+            line = one_line(f"{path}: DISAGREES: {'; '.join(outcome.disagreements)}")
+            print(line, file=sys.stderr)
+            exit_code = 1
+            continue
+        print(one_line(f"{path}: agrees: {outcome.status}"))
+        for note in outcome.notes:
+            print(one_line(f"{path}: note: {note}"))
         if options.require_pass and outcome.status != "passed":
             exit_code = 1
     return exit_code
@@ -206,10 +230,35 @@ def schema(argv: Sequence[str]) -> int:
     from ..report.schema import schema_text, write_schema
 
     parser = OneLineParser(prog="diffcheck schema", description=schema.__doc__)
-    parser.add_argument("--write", type=Path, metavar="DIR", help="write v<N>.json into DIR")
+    parser.add_argument(
+        "--write",
+        type=Path,
+        metavar="DIR",
+        help="write v<N>.json of every readable version into DIR",
+    )
     options = parser.parse_args(argv)
     if options.write:
-        print(write_schema(options.write))
+        for path in write_schema(options.write):
+            print(path)
     else:
         sys.stdout.write(schema_text())
+    return 0
+
+
+def upgrade(argv: Sequence[str]) -> int:
+    """``diffcheck upgrade REPORT --out NEW``: rewrite a report in the current schema.
+
+    The report must replay first (an edited one is never laundered into a new file); the
+    new report holds the same config, records and exact outputs, and is created new.
+    """
+    from ..report.upgrade import upgrade_report
+
+    parser = OneLineParser(prog="diffcheck upgrade", description=upgrade.__doc__)
+    parser.add_argument("report", type=Path, help="a report of any readable schema version")
+    parser.add_argument("--out", type=Path, required=True, help="the new report (must not exist)")
+    options = parser.parse_args(argv)
+    document = upgrade_report(options.report, options.out)
+    print(
+        f"{options.out}: schema v{document.schema_version}, replays: {document.result.status if document.result else 'incomplete'}"
+    )
     return 0

@@ -1,35 +1,54 @@
-"""The report document, schema version 1.
+"""The report document: schema version 2 (written) and version 1 (still read).
 
 Field for field the reference tool's evidence document, plus ``reference_backend`` (the
 reference is selectable), ``segments`` (every segment's own verdict, for localization) and
-``environment`` (what was found on the machine). Outputs are stored as exact float32 bit
-patterns, so NaN payloads, -0.0 and infinities survive and a reader can re-derive every
-metric. A new incompatible layout is a new model with a new number, never a reused one.
+``environment`` (what was found on the machine). Outputs are stored exactly, so NaN
+payloads, -0.0 and infinities survive and a reader can re-derive every metric: v1 as a list
+of float32 bit patterns (:class:`OutputBits`, the reference tool's layout), v2 as the base64
+of the little-endian float32 bytes with their count and SHA-256 (:class:`OutputArray`, about
+9x smaller). v2 differs from v1 only there. A new incompatible layout is a new model with a
+new number, never a reused one.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FieldSerializationInfo,
+    field_serializer,
+    model_serializer,
+)
 
 from .._numbers import U64_MAX
 from ..config import AnyCheckConfig
 from ..differ import Metrics
 
 __all__ = [
+    "MODELS",
+    "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "CheckResult",
+    "CheckResultV2",
     "Environment",
     "MetricsRecord",
+    "OutputArray",
     "OutputBits",
     "PrecisionRecord",
     "ReportDocument",
+    "ReportDocumentV2",
     "SegmentRecord",
     "Status",
 ]
 
-SCHEMA_VERSION: Literal[1] = 1
+#: The schema version new reports are written with.
+SCHEMA_VERSION: Literal[2] = 2
+#: Every schema version this diffcheck reads (replay, upgrade, sweep --resume).
+READABLE_VERSIONS: tuple[int, ...] = (1, 2)
 
 Status = Literal["passed", "failed", "not_run"]
 Phase = Literal["initial", "reused_context", "independent_context", "drop_flush"]
@@ -81,6 +100,36 @@ class OutputBits(_Strict):
     f32_bits: list[U32] = Field(description="uint32 bit patterns, one per element.")
 
 
+class OutputArray(_Strict):
+    """An output as the exact little-endian bytes of its float32 values (schema v2).
+
+    A reader checks ``nbytes`` against ``element_count``, the base64 length against
+    ``nbytes`` and the bytes against ``sha256`` before it uses any of them.
+    """
+
+    dtype: Literal["float32"] = Field(description="Element type of the stored bytes.")
+    element_count: int = Field(ge=0, description="Elements stored (row-major, flattened).")
+    nbytes: int = Field(ge=0, description="Bytes stored: 4 per element.")
+    sha256: str = Field(
+        pattern="^[0-9a-f]{64}$", description="SHA-256 of the bytes, lower-case hex."
+    )
+    base64: str = Field(description="The bytes, standard base64 with padding.")
+
+    @field_serializer("base64", when_used="json")
+    def _spliced(self, value: str, info: FieldSerializationInfo) -> str:
+        # While a report is written, the (large) text is left out of the serialized JSON and
+        # written from its own buffer instead: see ReportDocument.to_json_parts.
+        splice = info.context.get(_SPLICE) if isinstance(info.context, dict) else None
+        if splice is None:
+            return value
+        marker: str = splice["marker"]
+        splice["values"].append(value)
+        return marker
+
+
+_SPLICE = "diffcheck.splice"
+
+
 class SegmentRecord(_Strict):
     """One segment's own verdict."""
 
@@ -95,7 +144,7 @@ class SegmentRecord(_Strict):
 class CheckResult(_Strict):
     """The required check's result (the reference tool's RequiredReport, generalized)."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     op: str = Field(
         description="Report op name (rms_norm, gemm, fused_silu_mul, context_lifecycle)."
     )
@@ -130,7 +179,7 @@ _OMITTED_WHEN_NULL = ("submission_phases", "submission_metrics", "segments")
 class ReportDocument(_Strict):
     """A complete or incomplete evidence record of one check."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     config: AnyCheckConfig
     reference_backend: str = Field(description="The backend whose output is the reference.")
     output_shape: tuple[int, int]
@@ -169,4 +218,47 @@ class ReportDocument(_Strict):
 
     def to_json(self) -> bytes:
         """Pretty JSON (2-space indent) with a trailing newline, as the reference tool writes."""
-        return self.model_dump_json(indent=2).encode() + b"\n"
+        return b"".join(self.to_json_parts())
+
+    def to_json_parts(self) -> list[bytes]:
+        """:meth:`to_json` as pieces whose concatenation it is, for a writer to write in turn.
+
+        The outputs' base64 texts (all but a few bytes of a large report) are not copied
+        into one document: the JSON is serialized with a random marker in their place and
+        each marker replaced by the text's own ASCII bytes (base64 needs no JSON escaping).
+        """
+        marker = f"dc-splice-{secrets.token_hex(16)}"
+        splice: dict[str, Any] = {"marker": marker, "values": []}
+        skeleton: bytes = self.__pydantic_serializer__.to_json(
+            self, indent=2, context={_SPLICE: splice}
+        )
+        quoted = f'"{marker}"'.encode()
+        pieces = skeleton.split(quoted)
+        values: list[str] = splice["values"]
+        if len(pieces) != len(values) + 1:  # the marker is random: this cannot happen
+            raise ValueError("report serialization lost track of its output texts")
+        parts = [pieces[0]]
+        for value, piece in zip(values, pieces[1:], strict=True):
+            parts += [b'"', value.encode("ascii"), b'"', piece]
+        parts.append(b"\n")
+        return parts
+
+
+# v2 changes only how outputs are stored; the overriding fields keep their places.
+class CheckResultV2(CheckResult):
+    """The result of a schema v2 report: outputs as :class:`OutputArray`."""
+
+    schema_version: Literal[2] = 2  # type: ignore[assignment]
+    reference: OutputArray | None  # type: ignore[assignment]
+    actual: OutputArray | None  # type: ignore[assignment]
+
+
+class ReportDocumentV2(ReportDocument):
+    """A complete or incomplete evidence record of one check, schema v2 (the written one)."""
+
+    schema_version: Literal[2] = 2  # type: ignore[assignment]
+    result: CheckResultV2 | None
+
+
+#: The model of each readable schema version.
+MODELS: dict[int, type[ReportDocument]] = {1: ReportDocument, 2: ReportDocumentV2}

@@ -1,26 +1,45 @@
-"""Re-deriving a report's verdict from its stored bits, trusting nothing else it says.
+"""Re-deriving a report's verdict from its config and stored bits, trusting nothing else.
 
-The tolerance is taken from ``tolerance_f64_bits``, the outputs from ``f32_bits``; the
-comparator, shape binding and segment judging run again, and every stored metric must agree
-with the recomputed one: counts and flags exactly, floats within 8 float64 epsilons relative.
+Everything that follows from ``config`` is derived from it and every stored copy checked
+against the derivation: the op's output shape and element count, the result's op, backend
+and seed, the tolerance (bits and value), the configured precision, the lifecycle's phases
+or chains with their coverage, and the segments to judge. The outputs are decoded with
+their size and digest checks (:mod:`.arrays`); then the comparator, the precision binding,
+the shape binding and the per-segment judging run again, as the runner ran them, and every
+stored figure must agree with the recomputed one: status, reason, each segment record and
+the per-phase metrics; counts, indices and flags exactly, floats within 8 float64 epsilons
+relative (a non-finite stored float only where the derived one is the same).
+
+What cannot be derived is never taken as evidence: a result without both outputs (a
+candidate that raised, a backend that was not there) is reported as such by :attr:`Replay.notes`,
+and a tolerance looser than the op's default for its precision is pointed out there too.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from pydantic import ValidationError
+import numpy as np
+import numpy.typing as npt
 
-from .._numbers import f64_from_bits
-from ..differ import Segment, Verdict, bind_segments, bind_shape, compare_outputs
-from ..errors import ReportError
+from .._numbers import f64_bits
+from ..config import Check, _check_tolerance
+from ..differ import (
+    Verdict,
+    bind_precision,
+    bind_segments,
+    bind_shape,
+    compare_outputs,
+)
+from ..errors import ConfigError, ReportError
 from ..ops import ContextLifecycle, get_op
-from ..precision import f32_from_bits
-from .models import MetricsRecord, ReportDocument
+from .arrays import decode_output
+from .models import CheckResult, MetricsRecord, ReportDocument, SegmentRecord
+from .read import read_report
 
 __all__ = ["Replay", "load_report", "replay"]
 
@@ -34,6 +53,8 @@ class Replay:
     document: ReportDocument
     verdict: Verdict | None
     disagreements: list[str] = field(default_factory=list)
+    #: What replay could not derive, or would point out to a reader (never disagreements).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def agrees(self) -> bool:
@@ -45,24 +66,16 @@ class Replay:
 
 
 def load_report(path: Path) -> ReportDocument:
-    """Read and validate a report file (any schema problem is a one-line ReportError)."""
+    """Read and validate a report file (bounded, regular files only; one-line ReportError)."""
     try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise ReportError(f"read report {path}: {error.strerror}") from None
-    try:
-        return ReportDocument.model_validate(json.loads(text))
-    except json.JSONDecodeError as error:
-        raise ReportError(f"report {path} is not JSON: {error}") from None
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise ReportError(
-            f"report {path} does not match schema v1 at {where}: {first['msg']}"
-        ) from None
+        return read_report(Path(path))
+    except FileNotFoundError:
+        raise ReportError(f"read report {path}: No such file or directory") from None
 
 
 def _close(stored: float, derived: float) -> bool:
+    if not (math.isfinite(stored) and math.isfinite(derived)):
+        return stored == derived or (math.isnan(stored) and math.isnan(derived))
     return stored == derived or abs(stored - derived) <= _RELATIVE * max(abs(stored), abs(derived))
 
 
@@ -88,6 +101,206 @@ def _compare_metrics(
     return problems
 
 
+def _compare_segments(
+    stored: list[SegmentRecord] | None, verdict: Verdict, chains: bool
+) -> list[str]:
+    derived = verdict.segments
+    if not derived:
+        return [] if stored is None else ["segments: stored but the op has none"]
+    if stored is None:
+        return ["segments: derivable but not stored"]
+    if len(stored) != len(derived):
+        return [f"segments: {len(stored)} stored, {len(derived)} derived"]
+    problems = []
+    for index, (record, judged) in enumerate(zip(stored, derived, strict=True)):
+        label = f"segments[{index}]"
+        expected = (judged.segment.name, judged.segment.start, judged.segment.stop)
+        if (record.name, record.start, record.stop) != expected:
+            problems.append(
+                f"{label}: stored {record.name} [{record.start}, {record.stop}), "
+                f"derived {expected[0]} [{expected[1]}, {expected[2]})"
+            )
+            continue
+        if (record.status, record.reason) != (judged.status, judged.reason):
+            problems.append(
+                f"{label} ({record.name}): stored {record.status} ({record.reason}), "
+                f"derived {judged.status} ({judged.reason})"
+            )
+        problems += _compare_metrics(
+            f"{label}.metrics", record.metrics, MetricsRecord.of(judged.metrics)
+        )
+    return problems
+
+
+def _compare_submission_metrics(
+    document: ReportDocument, verdict: Verdict, chains: bool
+) -> list[str]:
+    stored = document.submission_metrics
+    expected = (
+        bool(verdict.segments)
+        and not chains
+        and all(s.status == "passed" for s in verdict.segments)
+    )
+    if not expected:
+        return [] if stored is None else ["submission_metrics: stored but not derivable"]
+    if stored is None or len(stored) != len(verdict.segments):
+        return ["submission_metrics presence does not match the per-phase verdicts"]
+    problems = []
+    for index, judged in enumerate(verdict.segments):
+        problems += _compare_metrics(
+            f"submission_metrics[{index}]", stored[index], MetricsRecord.of(judged.metrics)
+        )
+    return problems
+
+
+def _derived_check(document: ReportDocument, problems: list[str]) -> Check | None:
+    """The check ``config`` describes, or None (with the problem) when it describes none."""
+    config: Any = document.config
+    op = get_op(config.op)
+    try:
+        params = op.params(**{name: getattr(config, name) for name in op.options})
+        op.validate(params)
+        _check_tolerance(config.max_nmse, op, config.precision)
+    except (ConfigError, ValueError) as error:
+        problems.append(f"config does not describe a valid check: {str(error).splitlines()[0]}")
+        return None
+    return Check(
+        require_backend=config.require_backend,
+        op=op,
+        params=params,
+        reference=document.reference_backend,
+        precision=config.precision,
+        seed=config.seed,
+        max_nmse=config.max_nmse,
+        allow_self_test="SELF-TEST:" in document.coverage,
+    )
+
+
+def _check_derived_fields(
+    document: ReportDocument, result: CheckResult, check: Check, chains: bool
+) -> list[str]:
+    from .._records import coverage_of  # lazily: _records imports this package
+
+    problems = []
+    for label, stored, derived in (
+        ("output_shape", tuple(document.output_shape), check.output_shape),
+        ("expected_output_elements", document.expected_output_elements, check.expected_elements),
+        ("result.op", result.op, check.op.report_name),
+        ("result.backend", result.backend, check.require_backend),
+        ("result.seed", result.seed, check.seed),
+        ("result.schema_version", result.schema_version, document.schema_version),
+        ("result.tolerance_f64_bits", result.tolerance_f64_bits, f64_bits(check.max_nmse)),
+        ("result.tolerance", result.tolerance, check.max_nmse),
+        ("coverage", document.coverage, coverage_of(check, chains)),
+    ):
+        if stored != derived:
+            problems.append(f"{label}: stored {stored!r}, derived from config {derived!r}")
+    configured = document.configured_precision
+    storages = (
+        configured.reference_storage,
+        configured.backend_input_storage,
+        configured.backend_output_storage,
+    )
+    if storages != ("f32", check.precision, check.precision):
+        problems.append(
+            f"configured_precision: stored {storages}, derived from config "
+            f"('f32', {check.precision!r}, {check.precision!r})"
+        )
+    phases = document.submission_phases
+    expected_phases = (
+        list(check.op.segment_names) if isinstance(check.op, ContextLifecycle) else None
+    )
+    if not chains and phases != expected_phases:
+        problems.append(f"submission_phases: stored {phases}, derived {expected_phases}")
+    return problems
+
+
+def _decoded(
+    result: CheckResult, problems: list[str]
+) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.float32] | None]:
+    arrays: list[npt.NDArray[np.float32] | None] = []
+    for label, record in (("result.reference", result.reference), ("result.actual", result.actual)):
+        try:
+            arrays.append(None if record is None else decode_output(record, label))
+        except ReportError as error:
+            problems.append(str(error))
+            arrays.append(None)
+    return arrays[0], arrays[1]
+
+
+def _first_non_finite(values: npt.NDArray[np.float32]) -> int | None:
+    finite = np.isfinite(values)
+    return None if finite.all() else int(np.argmin(finite))
+
+
+def _judge(
+    document: ReportDocument,
+    check: Check,
+    chains: bool,
+    reference: npt.NDArray[np.float32],
+    actual: npt.NDArray[np.float32],
+) -> Verdict:
+    """The verdict the runner reaches on these outputs: compare, precision, shape, segments."""
+    from .._records import segments_of  # lazily: _records imports this package
+
+    verdict = compare_outputs(reference, actual, check.max_nmse, ulp_dtype=check.precision)
+    executed = document.executed_precision
+    if executed is not None:
+        verdict = bind_precision(
+            verdict,
+            check.precision,
+            executed.backend_input_storage,
+            executed.backend_output_storage,
+        )
+    verdict = bind_shape(verdict, reference.size, actual.size, check.expected_elements)
+    segments = segments_of(check, chains)
+    if segments:
+        verdict = bind_segments(verdict, reference, actual, segments, ulp_dtype=check.precision)
+    return verdict
+
+
+def _without_outputs(
+    result: CheckResult,
+    check: Check,
+    reference: npt.NDArray[np.float32] | None,
+    notes: list[str],
+) -> tuple[list[str], Verdict | None]:
+    """Check a result that lacks the candidate's output (nothing was compared)."""
+    problems = []
+    if result.status == "passed":
+        problems.append("a passed result must store both outputs")
+    if result.metrics is not None:
+        problems.append("metrics: stored but not derivable (no candidate output)")
+    if reference is None:
+        notes.append(
+            f"nothing ran that left an output; the stored {result.status} "
+            f"({result.reason}) cannot be re-derived and is not evidence about the backend"
+        )
+        return problems, None
+    # The reference ran; the runner stops before the candidate only for these reasons.
+    base: str | None
+    if reference.size == 0:
+        base = "reference output is empty"
+    elif (index := _first_non_finite(reference)) is not None:
+        base = f"reference contains a non-finite value at {index}"
+    else:
+        base = None
+        notes.append(
+            f"the candidate left no output; its failure ({result.reason}) cannot be re-derived"
+        )
+    if base is None:
+        return problems, None
+    verdict = bind_shape(
+        Verdict("failed", base, None, check.max_nmse), reference.size, None, check.expected_elements
+    )
+    if (result.status, result.reason) != (verdict.status, verdict.reason):
+        problems.append(
+            f"result: stored {result.status} ({result.reason}), "
+            f"derived {verdict.status} ({verdict.reason})"
+        )
+    return problems, verdict
+
+
 def replay(document: ReportDocument) -> Replay:
     """Recompute the verdict of ``document`` and list every way the stored one disagrees."""
     result = document.result
@@ -95,66 +308,49 @@ def replay(document: ReportDocument) -> Replay:
         return Replay(
             document, None, ["report is incomplete (completed: false); it is not evidence"]
         )
-    tolerance = f64_from_bits(result.tolerance_f64_bits)
     problems: list[str] = []
-    if result.tolerance is not None and result.tolerance != tolerance:
-        problems.append(f"tolerance {result.tolerance!r} does not match its bits ({tolerance!r})")
+    notes: list[str] = []
     if result.status == "passed" and result.reason is not None:
         problems.append("a passed result carries a reason")
     if result.status != "passed" and not result.reason:
         problems.append(f"a {result.status} result has no reason")
-    reference = None if result.reference is None else f32_from_bits(result.reference.f32_bits)
-    actual = None if result.actual is None else f32_from_bits(result.actual.f32_bits)
+    check = _derived_check(document, problems)
+    if check is None:
+        return Replay(document, None, problems, notes)
+    chains = isinstance(check.op, ContextLifecycle) and document.submission_phases is None
+    problems += _check_derived_fields(document, result, check, chains)
+    reference, actual = _decoded(result, problems)
+    if (result.actual is None) != (document.executed_precision is None):
+        problems.append("executed_precision is set exactly when the candidate returned output")
 
     verdict: Verdict | None = None
-    storage = document.configured_precision.backend_output_storage  # ULPs count in it
-    if reference is not None and actual is not None:
-        verdict = compare_outputs(reference, actual, tolerance, ulp_dtype=storage)
-    base = verdict or Verdict(
-        "passed" if result.status == "passed" else "failed", None, None, tolerance
-    )
-    bound = bind_shape(
-        base,
-        None if reference is None else reference.size,
-        None if actual is None else actual.size,
-        document.expected_output_elements,
-    )
-    # A lifecycle without submission phases ran as four independent chains: its segments
-    # are the chains, and it records no per-phase metrics.
-    op = get_op(getattr(document.config, "op"))  # noqa: B009 (per-op model)
-    chains = isinstance(op, ContextLifecycle) and not document.submission_phases
-    if reference is not None and actual is not None:
-        # Every op with segments (lifecycle phases or chains, attention heads, add-rms-norm's
-        # two outputs) is judged per segment, as the runner judged it.
-        params = op.params(**{name: getattr(document.config, name) for name in op.options})
-        segments: list[Segment] = (
-            op.segments(params, independent_chains=chains)
-            if isinstance(op, ContextLifecycle)
-            else op.segments(params)
-        )
-        if segments:
-            bound = bind_segments(bound, reference, actual, segments, ulp_dtype=storage)
-    if verdict is not None or bound is not base:
-        verdict = bound
-        derived_status = verdict.status
-        if derived_status != result.status:
-            problems.append(f"status: stored {result.status}, derived {derived_status}")
-    elif result.status == "passed":
-        problems.append("a passed result must store both outputs")
-    derived_metrics = MetricsRecord.of(verdict.metrics) if verdict is not None else None
-    problems += _compare_metrics("metrics", result.metrics, derived_metrics)
-    if verdict is not None and verdict.segments and not chains:
-        all_passed = all(s.status == "passed" for s in verdict.segments)
-        stored_phases = document.submission_metrics
-        if all_passed != (stored_phases is not None):
-            problems.append("submission_metrics presence does not match the per-phase verdicts")
-        elif stored_phases is not None:
-            for index, judged in enumerate(verdict.segments):
-                problems += _compare_metrics(
-                    f"submission_metrics[{index}]",
-                    stored_phases[index],
-                    MetricsRecord.of(judged.metrics),
+    if result.reference is not None and result.actual is not None:
+        if reference is not None and actual is not None:
+            verdict = _judge(document, check, chains, reference, actual)
+            if (result.status, result.reason) != (verdict.status, verdict.reason):
+                problems.append(
+                    f"status: stored {result.status}, derived {verdict.status}"
+                    + (
+                        ""
+                        if result.reason == verdict.reason
+                        else f" (reason: stored {result.reason!r}, derived {verdict.reason!r})"
+                    )
                 )
-    if result.status == "passed" and verdict is not None and not math.isfinite(tolerance):
-        problems.append("a passed result has a non-finite tolerance")
-    return Replay(document, verdict, problems)
+            problems += _compare_metrics(
+                "metrics", result.metrics, MetricsRecord.of(verdict.metrics)
+            )
+            problems += _compare_segments(document.segments, verdict, chains)
+            problems += _compare_submission_metrics(document, verdict, chains)
+    elif result.actual is not None:
+        problems.append("the candidate's output is stored without the reference's")
+    else:
+        more, verdict = _without_outputs(result, check, reference, notes)
+        problems += more
+        if document.segments is not None or document.submission_metrics is not None:
+            problems.append("per-segment records are stored but nothing was compared")
+    if result.status == "passed" and check.max_nmse > check.op.default_max_nmse(check.precision):
+        notes.append(
+            f"the tolerance {check.max_nmse:g} is looser than {check.op.name}'s default "
+            f"{check.op.default_max_nmse(check.precision):g} at {check.precision}"
+        )
+    return Replay(document, verdict, problems, notes)

@@ -7,7 +7,7 @@ same way, both backends' names, library versions and devices, the verdict's kind
 blame and bound with its provenance.
 
 Reading is hostile-input safe: a bounded read of a regular file
-(:func:`~diffcheck.sweep.files.read_regular`), a strict model (an unknown field or kind is
+(:func:`~diffcheck.files.read_regular`), a strict model (an unknown field or kind is
 an error), and every array's byte count (``prod(shape) * itemsize``) and digest checked
 before its bytes are decoded. Every problem is one :class:`BundleError` line.
 """
@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BundleError, ReportError
-from ..sweep.files import read_regular
+from ..files import read_regular
 from ..values.model import FAILURE_KINDS
 from ..values.spec import STANDARD_DTYPES
 

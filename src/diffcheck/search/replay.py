@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..errors import ConfigError
-from ..sweep.files import read_regular
+from ..errors import ConfigError, ReportError
+from ..files import read_regular
 from ..values.compare import host_value
 from ..values.model import ValueVerdict
 from .bundle import MAX_BUNDLE_BYTES, is_bundle, read_bundle
@@ -80,7 +80,9 @@ class BundleReplay:
                 if self.same_output
                 else ("; candidate output differs from the stored one")
             )
-        return f"{path}: {words}: {self.function} [{self.kind}]: {self.reason}{same}"
+        # A backend's message may span lines (nanobind's signatures): keep it one line.
+        reason = " ".join(self.reason.split())
+        return f"{path}: {words}: {self.function} [{self.kind}]: {reason}{same}"
 
 
 def _resolve(name: str) -> tuple[Adapter | None, str | None]:
@@ -143,7 +145,11 @@ def sniff_bundle(path: Path) -> bool:
 
 def replay_bundle_command(path: Path) -> int:
     """Replay one bundle for ``diffcheck replay``: print its line, return its exit status."""
-    outcome = replay_bundle(path)
+    try:
+        outcome = replay_bundle(path)
+    except ReportError as error:  # a bad bundle is one line; the other paths still run
+        print(f"diffcheck: {error}", file=sys.stderr)
+        return 1
     stream = sys.stdout if outcome.status == "reproduces" else sys.stderr
     print(outcome.line(path), file=stream)
     return outcome.exit_code

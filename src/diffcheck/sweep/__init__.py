@@ -6,7 +6,7 @@ The pieces, one job each: :mod:`.matrix` (the TOML file, schema v1), :mod:`.plan
 workers forked from a fork server, and the parent's side of them), :mod:`.lifeline` (workers
 die with their parent and keep their own deadline), :mod:`.isolate` (spawn, timeout, settle
 the report), :mod:`.records` (the records the parent writes and the rules that keep them
-honest), :mod:`.files` (bounded reads, unredirectable writes), :mod:`.remote` (dask tasks
+honest), :mod:`.remote` (dask tasks
 that return their reports), :mod:`.executors` (local processes or dask),
 :mod:`.run` (the orchestration), :mod:`.summary`, :mod:`.junit`, :mod:`.html` and
 :mod:`.svg` (the outputs, :mod:`.text` keeping them well-formed), :mod:`.progress` and

@@ -11,7 +11,7 @@ matrix with no change here, and a misspelt parameter is rejected with its locati
 
 Types are strict where TOML would otherwise be coerced: a boolean where a number is
 expected (``m = true``, ``seeds = [false]``) is an error, never 1 or 0. The file is read
-bounded (:data:`~diffcheck.sweep.files.MAX_MATRIX_BYTES`), as a regular file only, so a
+bounded (:data:`~diffcheck.files.MAX_MATRIX_BYTES`), as a regular file only, so a
 FIFO, a device, binary data or pathological nesting is a one-line error.
 """
 
@@ -34,9 +34,9 @@ from pydantic import (
 from .._numbers import U64_MAX
 from ..config import DEFAULT_REFERENCE, DEFAULT_SEED
 from ..errors import ConfigError, ReportError, UnknownOpError
+from ..files import MAX_MATRIX_BYTES, read_regular
 from ..ops import OPS, get_op
 from ..precision import PrecisionName
-from .files import MAX_MATRIX_BYTES, read_regular
 
 __all__ = [
     "MATRIX_SCHEMA_VERSION",

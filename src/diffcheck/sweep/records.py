@@ -14,31 +14,29 @@ alone when it is complete, and a worker writes its final record only over the ve
 created (:func:`run_guarded`). An unreadable or foreign file is never deleted either: it is
 moved aside (``*.incomplete.json``, ``*.incomplete-2.json``...) with a no-clobber link.
 
-Report paths are read with :func:`~diffcheck.sweep.files.read_regular`: a symbolic link, a
-FIFO, a device or a file over :data:`~diffcheck.sweep.files.MAX_REPORT_BYTES` is
+Report paths are read with :func:`~diffcheck.files.read_regular`: a symbolic link, a
+FIFO, a device or a file over :data:`~diffcheck.files.MAX_REPORT_BYTES` is
 ``UNREADABLE`` (and moved aside as itself, the link never followed), never a hang.
 """
 
 from __future__ import annotations
 
 import enum
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ..adapters import Adapter
 from ..config import Check
 from ..errors import ReportError
+from ..files import identity, replace_if_unchanged
 from ..report.models import (
     ReportDocument,
     Status,
 )
+from ..report.read import read_report
 from ..report.writer import ReportWriter
 from ..runner import completed_document, initial_document, result_record, run_check
-from .files import MAX_REPORT_BYTES, identity, read_regular, replace_if_unchanged
 
 __all__ = [
     "ReportState",
@@ -74,14 +72,7 @@ def read_document(path: Path) -> ReportDocument:
         One line for anything else that is not a valid report (binary data, deep nesting,
         a FIFO, a device, a symbolic link, a file over the size limit).
     """
-    data = read_regular(path, limit=MAX_REPORT_BYTES, follow_symlinks=False)
-    try:
-        return ReportDocument.model_validate(json.loads(data))
-    except RecursionError:
-        raise ReportError(f"report {path} is nested too deeply to be a report") from None
-    except (ValueError, ValidationError) as error:  # UnicodeDecodeError is a ValueError
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise ReportError(f"report {path} is not a valid report: {first}") from None
+    return read_report(path, follow_symlinks=False)
 
 
 def verify(document: ReportDocument) -> str | None:
@@ -174,7 +165,7 @@ def run_guarded(check: Check, path: Path, candidate: Adapter) -> ReportDocument:
     created = identity(path)
     document = run_check(check, None, candidate=candidate)
     try:
-        data = document.to_json()
+        data = document.to_json_parts()
     except ValueError as error:
         raise ReportError(f"serialize report: {error}") from None
     replace_if_unchanged(path, created, data)

@@ -16,17 +16,14 @@ with the same discipline as a local sweep:
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ..errors import ReportError
-from ..report.models import ReportDocument
+from ..files import FileIdentity, identity, read_regular, replace_if_unchanged
+from ..report.read import parse_report
 from ..report.writer import ReportWriter
-from .files import FileIdentity, identity, read_regular, replace_if_unchanged
 from .isolate import WorkerOutcome, log_path, prepare_report_path, run_isolated
 from .records import new_document, settle_report
 from .spec import WorkerSpec
@@ -97,11 +94,9 @@ class Landing:
         if data is None:
             return "the remote task returned no report"
         try:
-            document = ReportDocument.model_validate(json.loads(data))
-        except RecursionError:
-            return "the remote task returned a report nested too deeply"
-        except (ValueError, ValidationError) as error:
-            return f"the remote task returned an invalid report: {str(error).splitlines()[0]}"
+            document = parse_report(data, "of the remote task")
+        except ReportError as error:
+            return f"the remote task returned an invalid report: {error}"
         if not document.completed:
             return "the remote task returned an incomplete report"
         if document.config.model_dump() != self.check.record().model_dump():

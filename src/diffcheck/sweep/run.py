@@ -31,8 +31,8 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import ConfigError, ReportError
+from ..files import MAX_MATRIX_BYTES, read_regular, remove_stale_temporaries, write_replacing
 from .executors import Executor
-from .files import MAX_MATRIX_BYTES, read_regular, write_replacing
 from .html import render_html
 from .isolate import WorkerOutcome
 from .junit import junit_xml
@@ -233,6 +233,7 @@ def run_sweep(
         path = out / planned.report
         if path.parent not in directories:
             _make_directories(out, path.parent)
+            remove_stale_temporaries(path.parent)  # left by writers killed mid-write
             directories.add(path.parent)
         (reused if _reusable(planned, path, resume, on_note) else to_run).append(planned)
 

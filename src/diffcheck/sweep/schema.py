@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..files import write_replacing
 from .matrix import MATRIX_SCHEMA_VERSION, MatrixFile, ops_table_model
 from .summary import SUMMARY_SCHEMA_VERSION, SweepSummary
 
@@ -66,11 +67,11 @@ def schema_texts() -> dict[str, str]:
 
 
 def write_schemas(directory: Path) -> list[Path]:
-    """Write both schemas into ``directory``; return their paths."""
+    """Write both schemas into ``directory`` (replacing, never following, a symlink)."""
     written = []
     for name, text in schema_texts().items():
         path = Path(directory) / name
-        path.write_text(text)
+        write_replacing(path, text.encode())
         written.append(path)
     return written
 

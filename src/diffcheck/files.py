@@ -1,4 +1,4 @@
-"""The sweep's file discipline: bounded reads of regular files, and writes nobody can redirect.
+"""diffcheck's file discipline: bounded reads of regular files, and writes nobody can redirect.
 
 Reading: :func:`read_regular` opens without blocking (a FIFO cannot hang it), refuses
 anything but a regular file (``/dev/zero``, a directory, a FIFO), optionally refuses a
@@ -13,6 +13,11 @@ and renames it over the target (a rename replaces a symlink at the target, never
 :func:`replace_if_unchanged` does the same for a report, but only while the path still holds
 the very file (device and inode) the writer created: a worker never replaces a record
 someone else completed meanwhile.
+
+Temporary files have a short fixed-length name (``.dc-<pid>-<random>.tmp``), so a target
+name of any length the filesystem accepts works, and are removed on every error. A process
+killed between writing one and renaming it leaves it behind: :func:`remove_stale_temporaries`
+removes those whose process is gone.
 """
 
 from __future__ import annotations
@@ -20,20 +25,25 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import ReportError
+from .errors import ReportError
 
 __all__ = [
     "MAX_MATRIX_BYTES",
     "MAX_REPORT_BYTES",
     "FileIdentity",
+    "fsync_directory",
     "identity",
     "read_regular",
+    "remove_stale_temporaries",
     "replace_if_unchanged",
     "write_replacing",
+    "write_temporary",
 ]
 
 #: The largest matrix file read (a matrix is a few kilobytes; 16 MiB is generous).
@@ -76,6 +86,8 @@ def read_regular(path: Path, *, limit: int, follow_symlinks: bool = True) -> byt
         fd = os.open(path, flags)
     except FileNotFoundError:
         raise
+    except ValueError:  # a NUL byte in the path
+        raise ReportError(f"cannot read {str(path)!r}: the path holds a NUL byte") from None
     except OSError as error:
         if error.errno == errno.ELOOP and not follow_symlinks:
             raise ReportError(f"{path} is a symbolic link; it is not followed") from None
@@ -109,7 +121,8 @@ def identity(path: Path) -> FileIdentity:
     return info.st_dev, info.st_ino
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make a rename or link in ``directory`` durable (where the filesystem allows)."""
     with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsynced
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -118,19 +131,28 @@ def _fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
-def _write_temporary(path: Path, data: bytes) -> Path:
-    """A new, fsynced file beside ``path`` holding ``data``, under an unpredictable name."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_TEMPORARY = re.compile(r"\.dc-(?P<pid>[0-9]+)-[0-9a-f]{16}\.tmp")
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def write_temporary(directory: Path, data: bytes | Sequence[bytes]) -> Path:
+    """A new, fsynced file in ``directory`` holding ``data``, under an unpredictable name.
+
+    ``data`` may be a sequence of pieces, written in turn (a large report is never joined
+    into one buffer). On any error (a kill signal's exception included) the file is removed.
+    """
+    pieces = [data] if isinstance(data, bytes) else data
     for _ in range(16):
-        temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        temporary = Path(directory) / f".dc-{os.getpid()}-{secrets.token_hex(8)}.tmp"
         try:
-            fd = os.open(temporary, flags, 0o644)
+            fd = os.open(temporary, _CREATE, 0o644)
         except FileExistsError:
             continue
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(fd, view) :]
             os.fsync(fd)
         except BaseException:
             os.close(fd)
@@ -139,7 +161,39 @@ def _write_temporary(path: Path, data: bytes) -> Path:
             raise
         os.close(fd)
         return temporary
-    raise FileExistsError(errno.EEXIST, "no free temporary name", str(path))
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(directory))
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but belongs to someone else
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Remove the temporary files in ``directory`` whose writing process has exited.
+
+    Only regular files named like :func:`write_temporary`'s are removed; one of a live
+    process (or of a process id reused since) is left alone. Returns what was removed.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMPORARY.fullmatch(entry.name)
+        if match is None or _process_alive(int(match["pid"])):
+            continue
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
 
 
 def write_replacing(path: Path, data: bytes) -> None:
@@ -152,17 +206,17 @@ def write_replacing(path: Path, data: bytes) -> None:
     """
     temporary: Path | None = None
     try:
-        temporary = _write_temporary(path, data)
+        temporary = write_temporary(path.parent, data)
         os.replace(temporary, path)
     except OSError as error:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 temporary.unlink()
         raise ReportError(f"write {path}: {error.strerror}") from None
-    _fsync_directory(path.parent)
+    fsync_directory(path.parent)
 
 
-def replace_if_unchanged(path: Path, expected: FileIdentity, data: bytes) -> None:
+def replace_if_unchanged(path: Path, expected: FileIdentity, data: bytes | Sequence[bytes]) -> None:
     """Replace ``path`` with ``data`` only while it is still the file ``expected`` names.
 
     Raises
@@ -173,7 +227,7 @@ def replace_if_unchanged(path: Path, expected: FileIdentity, data: bytes) -> Non
     """
     temporary: Path | None = None
     try:
-        temporary = _write_temporary(path, data)
+        temporary = write_temporary(path.parent, data)
         try:
             now = identity(path)
         except FileNotFoundError:
@@ -190,4 +244,4 @@ def replace_if_unchanged(path: Path, expected: FileIdentity, data: bytes) -> Non
         if temporary is not None:
             with contextlib.suppress(OSError):
                 temporary.unlink()
-    _fsync_directory(path.parent)
+    fsync_directory(path.parent)

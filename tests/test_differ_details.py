@@ -1,0 +1,229 @@
+"""The differ's contract in its details: each test pins one rule a small edit could break.
+
+The rules of numerics-contract.md section 7 that the broader tests reach only on the happy
+path: the exact absolute-MSE boundary, the defensive non-finite measurement check, the order
+of the size checks, the storage format of ULPs reaching every segment, shape binding that
+passes what it should and keeps what it had, and segment binding under a bad tolerance.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from diffcheck.differ import (
+    Segment,
+    Verdict,
+    bind_precision,
+    bind_segments,
+    bind_shape,
+    compare_outputs,
+    diff,
+    host_array,
+    to_host,
+)
+
+TOLERANCE = 1e-7
+INVALID = "numerical measurement is non-finite or invalid"
+
+
+class OnlyDLPack:
+    """A CPU array that speaks DLPack and nothing else (no buffer protocol, no __array__)."""
+
+    def __init__(self, values: npt.NDArray[Any]) -> None:
+        self._values = values
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._values.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._values.__dlpack_device__()
+
+
+def test_an_array_that_only_speaks_dlpack_is_read_through_it_without_a_copy() -> None:
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    host = host_array(OnlyDLPack(values))
+    assert host.shape == (2, 3)
+    assert np.shares_memory(host, values)
+    assert diff(values, OnlyDLPack(values), max_nmse=TOLERANCE).passed
+
+
+def test_to_host_flattens_any_shape() -> None:
+    assert to_host(np.ones((2, 3, 4), np.float32)).shape == (24,)
+
+
+def test_a_reference_energy_of_exactly_1e_30_is_judged_relatively() -> None:
+    # 1e-15 * 1e-15 rounds to exactly 1e-30 in float64: "below 1e-30" is strict, so this
+    # reference is judged by NMSE (a 100% error, NMSE 1), not by absolute MSE (1e-30).
+    reference = np.array([1e-15])
+    assert float(reference[0]) ** 2 == 1e-30
+    verdict = compare_outputs(reference, np.zeros(1), TOLERANCE)
+    assert verdict.metrics is not None
+    assert verdict.metrics.reference_mse == 1e-30
+    assert verdict.metrics.uses_absolute_mse is False
+    assert verdict.status == "failed"
+
+
+@pytest.mark.parametrize(
+    ("reference", "actual"),
+    [
+        # mean((ref - act)^2) overflows float64; the reference energy is finite.
+        ([1.0], [1e200]),
+        # the reference energy overflows; the difference is zero (NMSE 0/inf = 0).
+        ([1e200], [1e200]),
+    ],
+    ids=["difference-overflows", "reference-energy-overflows"],
+)
+def test_a_non_finite_measurement_of_finite_values_never_passes(
+    reference: list[float], actual: list[float]
+) -> None:
+    verdict = compare_outputs(np.array(reference), np.array(actual), TOLERANCE)
+    assert (verdict.status, verdict.reason, verdict.metrics) == ("failed", INVALID, None)
+
+
+@pytest.mark.parametrize("actual", [[], [1.0]], ids=["empty", "shorter"])
+def test_a_non_finite_reference_is_named_before_a_size_mismatch(actual: list[float]) -> None:
+    verdict = compare_outputs(np.array([1.0, np.nan, 2.0]), np.array(actual), TOLERANCE)
+    assert verdict.reason == "reference contains a non-finite value at 1"
+
+
+def test_a_malformed_ulp_format_is_misuse_even_when_the_tolerance_is_invalid() -> None:
+    with pytest.raises(ValueError, match="f8"):
+        compare_outputs(np.ones(4), np.ones(4), float("nan"), ulp_dtype="f8")
+
+
+#: 1 ulp in float32 at 4.0 is 2^-21; in bfloat16 it is 2^-5.
+REFERENCE = np.array([1.0, 2.0, 3.0, 4.0] * 2, np.float32)
+ACTUAL = REFERENCE.copy()
+ACTUAL[3] += np.float32(2**-5)  # one bfloat16 ulp, 2^16 float32 ulps
+ACTUAL[7] += np.float32(2**-5)
+
+
+def test_ulps_count_in_the_given_storage_format_in_every_segment() -> None:
+    for ulp_dtype, ulps in ((None, 2**16), ("f32", 2**16), ("bf16", 1)):
+        verdict = diff(REFERENCE, ACTUAL, max_nmse=1e-3, segments=2, ulp_dtype=ulp_dtype)
+        assert verdict.passed, verdict.reason
+        assert verdict.metrics is not None
+        assert verdict.metrics.max_ulp == ulps, ulp_dtype
+        assert [s.metrics.max_ulp for s in verdict.segments if s.metrics] == [ulps, ulps]
+        # bind_segments on its own counts in the same format.
+        plain = compare_outputs(REFERENCE, ACTUAL, 1e-3)
+        rebound = bind_segments(
+            plain, REFERENCE, ACTUAL, [Segment("a", 0, 4), Segment("b", 4, 8)], ulp_dtype=ulp_dtype
+        )
+        assert [s.metrics.max_ulp for s in rebound.segments if s.metrics] == [ulps, ulps]
+
+
+def test_shape_binding_passes_outputs_of_the_configured_size() -> None:
+    verdict = diff(REFERENCE, REFERENCE, max_nmse=TOLERANCE, expected_elements=8)
+    assert (verdict.status, verdict.reason) == ("passed", None)
+
+
+def test_shape_binding_names_each_wrong_side_and_keeps_what_was_measured() -> None:
+    measured = diff(REFERENCE, ACTUAL, max_nmse=1e-3, segments=2)
+    assert measured.passed
+    bound = bind_shape(measured, 8, 8, 9)
+    assert bound.status == "failed"
+    assert bound.reason == (
+        "reference output has 8 elements; configured shape requires 9; "
+        "actual output has 8 elements; configured shape requires 9"
+    )
+    assert bound.metrics == measured.metrics
+    assert bound.tolerance == 1e-3
+    assert bound.segments == measured.segments
+
+
+def test_one_equal_segment_is_the_whole_output() -> None:
+    verdict = diff(REFERENCE, REFERENCE, max_nmse=TOLERANCE, segments=1)
+    assert verdict.passed
+    assert [(s.segment.name, s.segment.start, s.segment.stop) for s in verdict.segments] == [
+        ("segment0", 0, 8)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("segments", "message"),
+    [
+        ([], "segments must name at least one segment"),
+        (
+            [Segment("a", 0, 4), Segment("b", 4, 4)],
+            "segment 'b' is [4, 4), but it must be a non-empty range starting at 0 or later",
+        ),
+    ],
+)
+def test_malformed_segments_are_misuse_with_what_to_fix(
+    segments: list[Segment], message: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        diff(REFERENCE, REFERENCE, max_nmse=TOLERANCE, segments=segments)
+
+
+def test_a_failing_segment_keeps_its_own_reason_and_the_aggregate_its_metrics() -> None:
+    verdict = diff([1e8, 1, 2, 3], [1e8, 0, 2, 3], max_nmse=TOLERANCE, segments=4)
+    assert verdict.status == "failed"
+    assert verdict.metrics is not None
+    assert verdict.metrics.nmse < TOLERANCE  # the aggregate hides it; the segment does not
+    failing = verdict.first_failing_segment
+    assert failing is not None
+    assert failing.reason is not None
+    assert failing.reason.startswith("NMSE 1 is not below tolerance")
+    assert verdict.reason == f"segment1: {failing.reason}"
+
+
+def test_only_one_side_of_the_segmented_length_wrong_is_a_shape_failure() -> None:
+    segments = [Segment("a", 0, 4), Segment("b", 4, 8)]
+    verdict = bind_segments(
+        Verdict("passed", None, None, TOLERANCE), REFERENCE, REFERENCE[:7], segments
+    )
+    assert verdict.status == "failed"
+    assert verdict.reason == "segmented output shape: expected 8, reference 8, actual 7"
+    assert verdict.segments == ()
+
+
+def test_segments_of_a_verdict_with_an_invalid_tolerance_are_not_judged() -> None:
+    claimed = Verdict("passed", None, None, float("nan"))
+    verdict = bind_segments(claimed, REFERENCE, REFERENCE, [Segment("a", 0, 8)])
+    assert verdict.status == "failed"
+    assert verdict.reason == "tolerance must be finite and strictly positive"
+    assert verdict.segments == ()
+
+
+def test_passing_segments_keep_an_earlier_failure_and_its_tolerance() -> None:
+    earlier = Verdict("failed", "executed precision differs", None, 1e-3)
+    verdict = bind_segments(earlier, REFERENCE, ACTUAL, [Segment("a", 0, 8)])
+    assert (verdict.status, verdict.reason, verdict.tolerance) == (
+        "failed",
+        "executed precision differs",
+        1e-3,
+    )
+    assert [s.status for s in verdict.segments] == ["passed"]
+
+
+def test_segments_given_as_ranges_are_named_by_their_range() -> None:
+    verdict = diff(REFERENCE, REFERENCE, max_nmse=TOLERANCE, segments=[(0, 4), (4, 8)])
+    assert [s.segment.name for s in verdict.segments] == ["[0, 4)", "[4, 8)"]
+
+
+@pytest.mark.parametrize("bound", [1.5, True], ids=["float", "bool"])
+def test_a_named_segment_with_a_start_that_is_not_an_int_is_misuse(bound: object) -> None:
+    with pytest.raises(ValueError, match="is neither a Segment"):
+        diff(REFERENCE, REFERENCE, max_nmse=TOLERANCE, segments=[("a", bound, 8)])
+
+
+def test_a_precision_failure_keeps_what_was_measured_and_judged() -> None:
+    measured = diff(REFERENCE, ACTUAL, max_nmse=1e-3, segments=2)
+    bound = bind_precision(measured, "f16", "f32", "f32")
+    assert bound.status == "failed"
+    assert bound.reason == (
+        "executed precision differs from the configured f16: the candidate stored inputs as "
+        "f32 and its output as f32"
+    )
+    assert (bound.metrics, bound.tolerance, bound.segments) == (
+        measured.metrics,
+        measured.tolerance,
+        measured.segments,
+    )

@@ -1,0 +1,354 @@
+"""Replay trusts nothing a report says: every forged metric, flag or reason is a disagreement.
+
+A report is written by a real check whose candidate is slightly off (so every metric is
+non-trivial: NMSE, max |diff|, its index and the ULP distance are all non-zero), then one
+field of the file is forged. ``load_report`` + ``replay`` and ``diffcheck replay`` must each
+disagree with the forged file, and agree with the untouched one. Counts and flags must match
+exactly; floats within 8 float64 epsilons relative (the contract's rule), so a float metric
+off by 1e-9 relative is a forgery and one off by a couple of float64 ulps is not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from diffcheck._numbers import f64_bits
+from diffcheck.adapters import resolve
+from diffcheck.cli import main
+from diffcheck.config import make_check
+from diffcheck.report import load_report, replay
+from diffcheck.runner import run_check
+from diffcheck.testing import WrappedAdapter
+
+Forgery = Callable[[dict[str, Any]], None]
+
+
+def _slightly_off(values: Any, precision: Any) -> Any:
+    # Off by about 1e-6 relative, unevenly, so the worst element is one index and the
+    # check still passes (NMSE ~1e-12 against 1e-7).
+    ramp = np.linspace(0.0, 2e-6, values.size, dtype=np.float64)
+    return (values.astype(np.float64) * (1.0 + ramp)).astype(np.float32)
+
+
+def _write(tmp_path: Path, op: str, **params: int) -> dict[str, Any]:
+    report = tmp_path / f"{op}.json"
+    candidate = WrappedAdapter(resolve("array_api_strict"), transform=_slightly_off)
+    run_check(make_check("array_api_strict", op, **params), report, candidate=candidate)
+    data: dict[str, Any] = json.loads(report.read_text())
+    assert data["result"]["status"] == "passed", data["result"]["reason"]
+    return data
+
+
+@pytest.fixture(scope="module")
+def gemm_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    data = _write(tmp_path_factory.mktemp("gemm"), "gemm", m=4, n=6, k=5)
+    metrics = data["result"]["metrics"]
+    # Every metric is non-trivial, so a forgery of any of them is a change.
+    assert metrics["nmse"] > 0
+    assert metrics["max_abs"] > 0
+    assert metrics["max_ulp"] > 0
+    assert metrics["max_abs_index"] > 0
+    assert metrics["uses_absolute_mse"] is False
+    return data
+
+
+@pytest.fixture(scope="module")
+def lifecycle_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from fakes import FakeAdapter
+
+    report = tmp_path_factory.mktemp("lifecycle") / "r.json"
+    run_check(
+        make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4),
+        report,
+        candidate=FakeAdapter(),
+    )
+    data: dict[str, Any] = json.loads(report.read_text())
+    assert data["result"]["status"] == "passed"
+    assert len(data["submission_metrics"]) == 4
+    return data
+
+
+def _replayed(data: dict[str, Any], path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The disagreements of ``replay`` on ``data`` written at ``path``, checked by the CLI too."""
+    path.write_text(json.dumps(data))
+    disagreements = replay(load_report(path)).disagreements
+    code = main(["replay", str(path)])
+    captured = capsys.readouterr()
+    if disagreements:
+        assert code == 1
+        assert "agrees" not in captured.out
+        assert str(path) in captured.err
+    else:
+        assert code == 0
+        first, *notes = captured.out.splitlines()
+        assert first == f"{path}: agrees: {replay(load_report(path)).status}"
+        assert all(line.startswith(f"{path}: note: ") for line in notes), notes
+    return disagreements
+
+
+def _scaled(factor: float) -> Callable[[Any], Any]:
+    return lambda value: value * factor
+
+
+def _set(*keys: str | int, to: Callable[[Any], Any]) -> Forgery:
+    def forge(data: dict[str, Any]) -> None:
+        node: Any = data
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = to(node[keys[-1]])
+
+    return forge
+
+
+METRIC_FORGERIES: dict[str, Forgery] = {
+    "max_ulp": _set("result", "metrics", "max_ulp", to=lambda v: v + 1),
+    "max_ulp_zeroed": _set("result", "metrics", "max_ulp", to=lambda v: 0),
+    "max_abs_index": _set("result", "metrics", "max_abs_index", to=lambda v: v - 1),
+    "uses_absolute_mse": _set("result", "metrics", "uses_absolute_mse", to=lambda v: not v),
+    "element_count": _set("result", "metrics", "element_count", to=lambda v: v + 1),
+    "nmse": _set("result", "metrics", "nmse", to=_scaled(1 + 1e-9)),
+    "max_abs": _set("result", "metrics", "max_abs", to=_scaled(1 - 1e-9)),
+    "reference_mse": _set("result", "metrics", "reference_mse", to=_scaled(1 + 1e-9)),
+}
+
+
+def test_the_untouched_report_agrees(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _replayed(gemm_report, tmp_path / "r.json", capsys) == []
+
+
+@pytest.mark.parametrize("field", list(METRIC_FORGERIES))
+def test_a_forged_aggregate_metric_makes_replay_disagree(
+    field: str,
+    gemm_report: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    METRIC_FORGERIES[field](data)
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    name = field.removesuffix("_zeroed")
+    assert any(f"metrics.{name}" in line for line in disagreements), disagreements
+
+
+@pytest.mark.parametrize("field", ["max_ulp", "max_abs_index", "uses_absolute_mse", "nmse"])
+def test_a_forged_phase_metric_makes_replay_disagree(
+    field: str,
+    lifecycle_report: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(json.dumps(lifecycle_report))
+    forge = {
+        "max_ulp": lambda v: v + 1,
+        "max_abs_index": lambda v: v + 1,
+        "uses_absolute_mse": lambda v: not v,
+        "nmse": lambda v: v * (1 + 1e-9) + 1e-300,  # + tiny: the fault-free phase NMSE is 0
+    }[field]
+    _set("submission_metrics", 1, field, to=forge)(data)
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any(f"submission_metrics[1].{field}" in line for line in disagreements), disagreements
+
+
+def test_a_passed_result_that_carries_a_reason_makes_replay_disagree(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    data["result"]["reason"] = "looked fine to me"
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("reason" in line for line in disagreements), disagreements
+
+
+def test_a_float_metric_a_few_float64_ulps_off_still_agrees(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The contract's rule is 8 float64 epsilons relative, not bit equality: a reader that
+    # prints and parses a float in another way is not a forger.
+    data = json.loads(json.dumps(gemm_report))
+    metrics = data["result"]["metrics"]
+    for name in ("nmse", "max_abs", "reference_mse"):
+        metrics[name] = math.nextafter(math.nextafter(metrics[name], math.inf), math.inf)
+    assert _replayed(data, tmp_path / "near.json", capsys) == []
+
+
+def _without_outputs(*sides: str) -> Forgery:
+    def forge(data: dict[str, Any]) -> None:
+        for side in sides:
+            data["result"][side] = None
+
+    return forge
+
+
+def _nan_tolerance(data: dict[str, Any]) -> None:
+    data["result"]["tolerance"] = None
+    data["result"]["tolerance_f64_bits"] = 0x7FF8000000000000
+
+
+RECORD_FORGERIES: dict[str, Forgery] = {
+    "passed without its actual output": _without_outputs("actual"),
+    "passed without its reference output": _without_outputs("reference"),
+    "passed without either output": _without_outputs("reference", "actual", "metrics"),
+    "passed without its metrics": _set("result", "metrics", to=lambda v: None),
+    "passed with a NaN tolerance": _nan_tolerance,
+    "failed without a reason": lambda data: data["result"].update(status="failed", reason=None),
+    "incomplete but carrying a result": lambda data: data.update(completed=False),
+}
+
+
+@pytest.mark.parametrize("forgery", list(RECORD_FORGERIES))
+def test_a_forged_record_makes_replay_disagree(
+    forgery: str,
+    gemm_report: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    RECORD_FORGERIES[forgery](data)
+    assert _replayed(data, tmp_path / "forged.json", capsys)
+
+
+@pytest.mark.parametrize("side", ["reference", "actual"])
+def test_a_passed_lifecycle_without_one_output_makes_replay_disagree(
+    side: str,
+    lifecycle_report: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A segmented op: the per-phase judging must not run on a missing output either.
+    data = json.loads(json.dumps(lifecycle_report))
+    data["result"][side] = None
+    assert _replayed(data, tmp_path / "forged.json", capsys)
+
+
+def test_metrics_stored_where_none_can_be_derived_make_replay_disagree(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A failed check whose candidate produced nothing, with metrics forged in.
+    data = json.loads(json.dumps(gemm_report))
+    data["result"].update(status="failed", reason="required backend execution failed: X")
+    data["result"]["actual"] = None
+    data["executed_precision"] = None
+    data["result"]["metrics"] = None
+    assert _replayed(data, tmp_path / "honest.json", capsys) == []
+    data["result"]["metrics"] = gemm_report["result"]["metrics"]
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("metrics" in line for line in disagreements), disagreements
+
+
+def test_phase_metrics_removed_from_a_passed_lifecycle_make_replay_disagree(
+    lifecycle_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(json.dumps(lifecycle_report))
+    del data["submission_metrics"]
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("submission_metrics" in line for line in disagreements), disagreements
+
+
+def test_a_report_that_cannot_be_read_is_one_line_naming_the_file_and_why(
+    gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.json"
+    not_json = tmp_path / "not.json"
+    not_json.write_text("{")
+    bad_status = tmp_path / "bad.json"
+    data = json.loads(json.dumps(gemm_report))
+    data["result"]["status"] = "probably fine"
+    bad_status.write_text(json.dumps(data))
+    for path, why in (
+        (missing, "No such file or directory"),
+        (not_json, "not JSON"),
+        (bad_status, "result.status"),
+    ):
+        assert main(["replay", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert str(path) in err
+        assert why in err
+
+
+@pytest.mark.parametrize("field", ["nmse", "max_abs", "reference_mse"])
+def test_a_nan_stored_metric_never_matches_a_finite_one(
+    field: str, gemm_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    data["result"]["metrics"][field] = "NaN"
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any(f"metrics.{field}" in line for line in disagreements), disagreements
+
+
+def test_phase_metrics_added_to_a_failed_lifecycle_make_replay_disagree(
+    lifecycle_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fakes import FakeAdapter
+
+    path = tmp_path / "failed.json"
+    check = make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4)
+    run_check(check, path, candidate=FakeAdapter("reuse_output"))
+    data = json.loads(path.read_text())
+    assert data["result"]["status"] == "failed"
+    assert "submission_metrics" not in data
+    data["submission_metrics"] = lifecycle_report["submission_metrics"]
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("submission_metrics" in line for line in disagreements), disagreements
+
+
+def test_the_index_of_a_non_finite_reference_is_re_derived(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def poison(values: Any, precision: Any) -> Any:
+        values = values.copy()
+        values[3] = np.nan
+        return values
+
+    path = tmp_path / "honest.json"
+    reference = WrappedAdapter(resolve("numpy"), transform=poison)
+    run_check(make_check("array_api_strict", "gemm", m=4, n=6, k=5), path, reference=reference)
+    data = json.loads(path.read_text())
+    assert data["result"]["reason"] == "reference contains a non-finite value at 3"
+    assert data["result"]["actual"] is None
+    assert _replayed(data, path, capsys) == []
+    data["result"]["reason"] = "reference contains a non-finite value at 4"
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("value at 3" in line for line in disagreements), disagreements
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"reference": "torch"}, {"seed": 7}],
+    ids=["another-reference", "another-seed"],
+)
+def test_a_check_away_from_the_defaults_replays_as_agreeing(
+    options: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Replay re-derives the check from config: the reference and seed it records, not defaults.
+    path = tmp_path / "r.json"
+    run_check(make_check("array_api_strict", "gemm", m=2, n=3, k=4, **options), path)
+    assert _replayed(json.loads(path.read_text()), path, capsys) == []
+
+
+def test_a_declared_self_test_replays_as_agreeing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.json"
+    run_check(make_check("numpy", "gemm", m=2, n=3, k=4, allow_self_test=True), path)
+    data = json.loads(path.read_text())
+    assert "SELF-TEST:" in data["coverage"]
+    assert _replayed(data, path, capsys) == []
+
+
+def test_a_lifecycle_config_over_its_f32_ceiling_makes_replay_disagree(
+    lifecycle_report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(json.dumps(lifecycle_report))
+    data["config"]["max_nmse"] = data["result"]["tolerance"] = 1e-6
+    data["result"]["tolerance_f64_bits"] = f64_bits(1e-6)
+    disagreements = _replayed(data, tmp_path / "forged.json", capsys)
+    assert any("config does not describe a valid check" in line for line in disagreements)
