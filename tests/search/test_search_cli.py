@@ -174,3 +174,22 @@ def test_the_page_escapes_markup_and_control_characters(tmp_path: Path) -> None:
     assert "\x07" not in page
     assert "\x1b" not in page
     assert "\\x07" in page
+
+
+def test_on_a_terminal_the_progress_is_a_rich_bar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("array_api_strict", reason="the candidate is array-api-strict")
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    argv = ["fuzz", "--require-backend", STRICT, "--api", "--functions", "exp", "--examples", "5"]
+    assert _exit_code(argv) in (0, 1)
+    assert "api search: 1/1" not in terminal.getvalue()  # no plain lines on a terminal
+    assert "api search: 1 functions" in capsys.readouterr().out
