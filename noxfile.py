@@ -160,8 +160,6 @@ def schema(session: nox.Session) -> None:
     """Regenerate the checked-in JSON Schemas under reports/schema/."""
     _install_project(session)
     session.run("diffcheck", "schema", "--write", "reports/schema")
-    session.run("python", "-m", "diffcheck.sweep.schema", "reports/schema", silent=False)
-    session.run("python", "-m", "diffcheck.search.schema", "reports/schema", silent=False)
 
 
 @nox.session

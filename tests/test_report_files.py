@@ -246,7 +246,13 @@ def test_schema_write_replaces_a_symlink_and_needs_an_existing_directory(
     assert outside.read_text() == "precious"
     assert not (schemas / "v2.json").is_symlink()
     assert json.loads((schemas / "v2.json").read_text())["$id"].endswith("/v2.json")
-    assert sorted(p.name for p in schemas.iterdir()) == ["v1.json", "v2.json"]
+    assert sorted(p.name for p in schemas.iterdir()) == [
+        "findings-v1.json",
+        "matrix-v1.json",
+        "summary-v1.json",
+        "v1.json",
+        "v2.json",
+    ]
     capsys.readouterr()
     code = main(["schema", "--write", str(tmp_path / "missing")])
     _one_line_error(code, capsys.readouterr().err, "does not exist")

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from diffcheck.adapters.numpy_ref import NumpyAdapter
+from diffcheck.errors import ConfigError
 from diffcheck.search import search_api
 from diffcheck.search.bundle import read_bundle
 from diffcheck.search.record import example_of
@@ -95,7 +96,9 @@ def test_a_wrong_reference_is_blamed_on_the_reference(tmp_path: Path) -> None:
         examples=120,
         seed=3,
         out=tmp_path / "out",
+        allow_self_test=True,  # both fakes compute with NumPy: a test of the search itself
     )
+    assert result.document.self_test
     # The standard's special cases of expm1 are transcribed for real inputs; for complex
     # ones blame has no evidence and says undecided rather than guess.
     zeros = [f for f in result.document.findings if f.kind == "signed-zero" and "float" in f.dtype]
@@ -181,3 +184,21 @@ def test_the_package_offers_the_search_as_diffcheck_search_api() -> None:
     import diffcheck
 
     assert diffcheck.search_api is search_api
+
+
+def test_a_backend_cannot_vouch_for_itself_unless_asked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot vouch for itself"):
+        search_api(FaultyAdapter(), reference=FaultyAdapter("special-case"), functions=["exp"])
+    with pytest.raises(ConfigError, match="cannot vouch for itself"):
+        search_api("numpy:cpu", functions=["exp"])
+
+
+def test_without_a_time_budget_a_seed_draws_every_example(tmp_path: Path) -> None:
+    first = search_api(FaultyAdapter(), functions=["abs"], examples=25, seed=9, budget_s=None)
+    again = search_api(FaultyAdapter(), functions=["abs"], examples=25, seed=9, budget_s=None)
+    assert first.document.time_budget_s is None
+    runs = [(r.examples, r.stopped_by_time_budget) for r in first.document.functions_tried]
+    assert runs == [(25, False)]
+    assert runs == [(r.examples, r.stopped_by_time_budget) for r in again.document.functions_tried]
+    with pytest.raises(ConfigError, match="--time-budget"):
+        search_api(FaultyAdapter(), functions=["abs"], budget_s=0.0)

@@ -47,6 +47,14 @@ def _progress() -> Iterator[object]:
         yield update
 
 
+def _budget(seconds: float | None) -> float | None:
+    from ..search import DEFAULT_TIME_BUDGET_S
+
+    if seconds is None:
+        return DEFAULT_TIME_BUDGET_S
+    return None if seconds == 0 else seconds
+
+
 def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
     """Run the search the parsed options ask for; return the exit status."""
     from ..search import DEFAULT_API_EXAMPLES, search_api
@@ -71,6 +79,7 @@ def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
             examples=DEFAULT_API_EXAMPLES if options.examples is None else options.examples,
             seed=options.seed,
             out=options.out,
+            budget_s=_budget(options.time_budget),
             progress=progress,  # type: ignore[arg-type]
         )
     for entry in result.document.findings:

@@ -234,11 +234,18 @@ def schema(argv: Sequence[str]) -> int:
         "--write",
         type=Path,
         metavar="DIR",
-        help="write v<N>.json of every readable version into DIR",
+        help="write every schema (reports v1 and v2, matrix, summary, findings) into DIR",
     )
     options = parser.parse_args(argv)
     if options.write:
-        for path in write_schema(options.write):
+        from ..search.schema import write_findings_schema
+        from ..sweep.schema import write_schemas
+
+        for path in [
+            *write_schema(options.write),
+            *write_schemas(options.write),
+            write_findings_schema(options.write),
+        ]:
             print(path)
     else:
         sys.stdout.write(schema_text())

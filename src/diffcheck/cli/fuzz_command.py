@@ -74,6 +74,13 @@ def _parser() -> OneLineParser:
         "--out", type=Path, metavar="DIR", help="--api: a new directory for the findings"
     )
     parser.add_argument(
+        "--time-budget",
+        type=_f64,
+        metavar="S",
+        help="--api: seconds per function after which no new example is drawn (default 30; "
+        "0 draws every example, exactly repeatable for a seed)",
+    )
+    parser.add_argument(
         "--reference", default="numpy", metavar="BACKEND", help="the trusted backend (numpy)"
     )
     parser.add_argument("--precision", default="f32", choices=("f32", "f16", "bf16"))
@@ -119,9 +126,9 @@ def fuzz(argv: Sequence[str]) -> int:
         from .api_search_command import api_search
 
         return api_search(parser, options)
-    for name in ("functions", "out"):
+    for name in ("functions", "out", "time_budget"):
         if getattr(options, name) is not None:
-            parser.error(f"--{name} belongs to --api, not to --op")
+            parser.error(f"--{name.replace('_', '-')} belongs to --api, not to --op")
     if options.examples is None:
         options.examples = DEFAULT_EXAMPLES
     result = run_fuzz(

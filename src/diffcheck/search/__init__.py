@@ -17,6 +17,6 @@ its recipe, or why it is skipped), :mod:`.runner` (the Hypothesis loop), :mod:`.
 
 from __future__ import annotations
 
-from .api import DEFAULT_API_EXAMPLES, SearchResult, search_api
+from .api import DEFAULT_API_EXAMPLES, DEFAULT_TIME_BUDGET_S, SearchResult, search_api
 
-__all__ = ["DEFAULT_API_EXAMPLES", "SearchResult", "search_api"]
+__all__ = ["DEFAULT_API_EXAMPLES", "DEFAULT_TIME_BUDGET_S", "SearchResult", "search_api"]

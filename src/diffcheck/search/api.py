@@ -8,6 +8,7 @@ and writes the bundles, ``findings.json`` and ``index.html`` into a new director
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from .._numbers import U64_MAX
+from ..adapters import same_backend
 from ..errors import BackendError, ConfigError, DiffcheckError
 from ..values.call import resolve_function
 from ..values.dtypes import dtype_name
@@ -37,9 +39,17 @@ from .runner import Finding, FunctionResult
 if TYPE_CHECKING:
     from ..adapters import Adapter, KnownApiDivergence
 
-__all__ = ["DEFAULT_API_EXAMPLES", "Progress", "SearchResult", "search_api"]
+__all__ = [
+    "DEFAULT_API_EXAMPLES",
+    "DEFAULT_TIME_BUDGET_S",
+    "Progress",
+    "SearchResult",
+    "search_api",
+]
 
 DEFAULT_API_EXAMPLES: Final = 30
+#: Seconds per function after which no new example is drawn (``--time-budget``).
+DEFAULT_TIME_BUDGET_S: Final = 30.0
 #: Called after each function: (function, functions done, functions in all, findings so far).
 Progress = Callable[[str, int, int, int], None]
 
@@ -129,8 +139,9 @@ def search_api(
     examples: int = DEFAULT_API_EXAMPLES,
     seed: int = 0,
     out: Path | str | None = None,
-    budget_s: float = 30.0,
+    budget_s: float | None = DEFAULT_TIME_BUDGET_S,
     progress: Progress | None = None,
+    allow_self_test: bool = False,
 ) -> SearchResult:
     """Search the standard's functions on ``require_backend`` against ``reference``.
 
@@ -150,9 +161,14 @@ def search_api(
         A new directory for ``findings.json``, ``index.html`` and ``bundles/``; it must not
         exist. Nothing is written without it.
     budget_s
-        Seconds per function after which no new example is drawn.
+        Seconds per function after which no new example is drawn, so a slow backend cannot
+        stall the search; None draws every example (exactly repeatable for a seed, however
+        loaded the machine). ``findings.json`` records it and which functions it cut short.
     progress
         Called after each function (see :data:`Progress`).
+    allow_self_test
+        Let the candidate be the reference's own backend (by adapter identity): a test of
+        the search itself, recorded in ``findings.json``; never evidence about a backend.
 
     Returns
     -------
@@ -170,6 +186,8 @@ def search_api(
     """
     if examples < 1:
         raise ConfigError(f"--examples {examples}, but it must be at least 1")
+    if budget_s is not None and not (math.isfinite(budget_s) and budget_s > 0):
+        raise ConfigError(f"--time-budget {budget_s}, but it must be a positive number of seconds")
     if not 0 <= seed <= U64_MAX:
         raise ConfigError(f"--seed {seed}, but it must be a u64 (0 to {U64_MAX})")
     directory = None if out is None else Path(out)
@@ -185,11 +203,15 @@ def search_api(
     names = _chosen(functions)
     started_at, started = datetime.now(UTC), time.monotonic()
     ref, cand = _adapter(reference), _adapter(require_backend)
-    if ref.spec == cand.spec:
-        raise ConfigError(f'the candidate and the reference are both "{ref.spec}"')
+    if not allow_self_test and (ref.spec == cand.spec or same_backend(ref, cand)):
+        raise ConfigError(
+            f'the candidate "{cand.spec}" is the reference "{ref.spec}"\'s own backend; '
+            "a backend cannot vouch for itself (allow_self_test=True for a self-test)"
+        )
     shared = tuple(d for d in STANDARD_DTYPES if _holds(ref, d) and _holds(cand, d))
     space = Space(shared)
-    runs, skipped, findings = _search(names, space, ref, cand, examples, seed, budget_s, progress)
+    budget = math.inf if budget_s is None else budget_s
+    runs, skipped, findings = _search(names, space, ref, cand, examples, seed, budget, progress)
     from .record import backend_identity
 
     entries, known, missed = _classify(findings, runs, cand)
@@ -198,6 +220,8 @@ def search_api(
         candidate=backend_identity(cand),
         seed=seed,
         examples_per_function=examples,
+        time_budget_s=budget_s,
+        self_test=allow_self_test and same_backend(ref, cand),
         dtypes=list(shared),
         dtypes_not_shared=[d for d in STANDARD_DTYPES if d not in shared],
         functions_tried=[
@@ -207,6 +231,7 @@ def search_api(
                 shrink_runs=r.shrink_runs,
                 findings=len(r.findings),
                 seconds=round(r.seconds, 3),
+                stopped_by_time_budget=r.examples < examples and r.seconds > budget,
                 error=r.error,
             )
             for r in runs

@@ -71,6 +71,9 @@ class FunctionRun(_Strict):
     shrink_runs: int = Field(description="examples run while shrinking findings")
     findings: int
     seconds: float
+    stopped_by_time_budget: bool = Field(
+        description="fewer examples than asked were drawn: the function's time budget ran out"
+    )
     error: str | None = Field(None, description="a failure of the search itself, if any")
 
 
@@ -96,7 +99,15 @@ class FindingsDocument(_Strict):
     reference: BackendIdentity
     candidate: BackendIdentity
     seed: int
+    self_test: bool = Field(
+        description="the candidate is the reference's own backend (allowed explicitly): "
+        "evidence about the search, never about a backend"
+    )
     examples_per_function: int
+    time_budget_s: float | None = Field(
+        description="seconds per function after which no new example is drawn (null: none, "
+        "so the same seed draws exactly the same examples)"
+    )
     dtypes: list[str] = Field(description="the dtypes both backends hold: the ones drawn")
     dtypes_not_shared: list[str] = Field(description="standard dtypes one side lacks")
     functions_tried: list[FunctionRun]

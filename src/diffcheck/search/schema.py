@@ -10,17 +10,23 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..files import write_replacing
 from .findings import FINDINGS_SCHEMA_FILE, findings_schema_text
 
-__all__ = ["main"]
+__all__ = ["main", "write_findings_schema"]
+
+
+def write_findings_schema(directory: Path) -> Path:
+    """Write ``findings-v1.json`` into ``directory`` (replacing, never following, a symlink)."""
+    path = Path(directory) / FINDINGS_SCHEMA_FILE
+    write_replacing(path, findings_schema_text().encode())
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the schema file; print its path."""
     args = list(sys.argv[1:] if argv is None else argv)
-    path = Path(args[0] if args else "reports/schema") / FINDINGS_SCHEMA_FILE
-    path.write_text(findings_schema_text())
-    print(path)
+    print(write_findings_schema(Path(args[0] if args else "reports/schema")))
     return 0
 
 
