@@ -35,9 +35,15 @@ CASES = [
 ]
 
 
-def _search(tmp_path: Path, candidate: FaultyAdapter, function: str, **kwargs: object):  # type: ignore[no-untyped-def]
+def _search(  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    candidate: FaultyAdapter,
+    function: str,
+    examples: int = EXAMPLES,
+    **kwargs: object,
+):
     return search_api(
-        candidate, functions=[function], examples=EXAMPLES, seed=3, out=tmp_path / "out", **kwargs
+        candidate, functions=[function], examples=examples, seed=3, out=tmp_path / "out", **kwargs
     )
 
 
@@ -45,12 +51,21 @@ def _search(tmp_path: Path, candidate: FaultyAdapter, function: str, **kwargs: o
 def test_each_fault_is_found_shrunk_blamed_and_replayed(
     tmp_path: Path, fault: str, function: str, kind: str, side: str, largest: int
 ) -> None:
-    result = _search(tmp_path, FaultyAdapter(fault), function)
+    # A sign-dropping multiply shows only on a zero times a negative; with mixed-dtype
+    # operands in the draws, 40 examples of this seed do not reach that pair.
+    examples = 100 if fault == "signed-zero" else EXAMPLES
+    result = _search(tmp_path, FaultyAdapter(fault), function, examples)
     ours = [f for f in result.document.findings if f.kind == kind]
     assert ours, f"no {kind} finding of {function}: {result.document.findings}"
+    assert any("complex" not in f.dtype for f in ours)
     for entry in ours:
         assert entry.function == function
-        assert entry.blame == side, entry.blame_why
+        if "complex" in entry.dtype and kind == "signed-zero":
+            # The standard's complex special cases of multiply are not transcribed: blame
+            # may only abstain there, never accuse the side that is right.
+            assert entry.blame in (side, "undecided"), entry.blame_why
+        else:
+            assert entry.blame == side, entry.blame_why
         bundle_path = tmp_path / "out" / entry.bundle
         example = example_of(read_bundle(bundle_path))
         assert example.size() <= largest, f"not shrunk: {entry.example}"

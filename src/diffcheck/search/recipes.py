@@ -146,10 +146,13 @@ def binary(
     rhs_category: str | None = None,
     shift: bool = False,
 ) -> Recipe:
-    """``f(x1, x2)`` on broadcasting shapes, both of one dtype (``rhs`` draws x2's elements).
+    """``f(x1, x2)`` on broadcasting shapes (``rhs`` draws x2's elements).
 
-    ``shift`` draws x2 as shift counts (at and past the bit width, never negative, where
-    the standard specifies no result).
+    x2 has x1's dtype or, as often, another of the category that the standard's promotion
+    table pairs with it (``int8`` with ``uint8``, ``float32`` with ``float64``...), so the
+    result dtype is checked against the promotion rules, not only against the reference.
+    ``shift`` draws x2 as shift counts (at and past the bit width, never negative, where the
+    standard specifies no result) of x1's dtype.
     """
     from hypothesis import strategies as st
 
@@ -157,7 +160,12 @@ def binary(
         @st.composite
         def example(draw: DrawFn) -> Example:
             dtype = draw(space.dtype(category))
-            other = draw(space.dtype(rhs_category)) if rhs_category else dtype
+            if rhs_category:
+                other = draw(space.dtype(rhs_category))
+            elif shift:
+                other = dtype
+            else:
+                other = draw(_promotable_with(space, category, dtype))
             shapes = draw(_broadcastable(space, 2))
             x1 = draw(space.array(dtype, shapes[0]))
             if shift:
@@ -175,6 +183,18 @@ def binary(
         return example()
 
     return Recipe(category, build)
+
+
+def _promotable_with(space: Space, category: str, dtype: str) -> SearchStrategy[str]:
+    """``dtype`` itself or, as often, another dtype of ``category`` the standard promotes it with."""
+    from hypothesis import strategies as st
+
+    from ..values.dtypes import promote
+
+    others = [o for o in space.of(category) if o != dtype and promote([dtype, o]) is not None]
+    if not others:
+        return st.just(dtype)
+    return st.one_of(st.just(dtype), st.sampled_from(others))
 
 
 def _broadcastable(space: Space, count: int) -> SearchStrategy[tuple[tuple[int, ...], ...]]:
