@@ -175,6 +175,8 @@ def test_a_filesystem_that_cannot_say_its_name_limit_still_gets_its_report(
 def test_the_first_record_never_gives_a_second_name_to_what_a_symlink_points_at(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # On Linux link(2) never follows a symlink; where it does (macOS), only
+    # follow_symlinks=False keeps the foreign file from gaining the report's name.
     from diffcheck.report import writer as writer_module
 
     foreign = tmp_path / "foreign"
