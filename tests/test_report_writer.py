@@ -132,3 +132,82 @@ def test_a_report_that_cannot_be_created_says_why_with_the_os_error(tmp_path: Pa
             ReportWriter(path)
         assert str(raised.value) == f"create report {path}: {why}"
     assert existing.read_text() == "evidence"
+
+
+def _shorter_names(limit: int) -> object:
+    real = os.pathconf
+
+    def pathconf(path: object, name: str) -> int:
+        return min(real(path, name), limit)  # type: ignore[arg-type]
+
+    return pathconf
+
+
+def test_a_name_past_a_shorter_filesystem_limit_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Some filesystems (eCryptfs, a few FUSE ones) allow fewer name bytes than the kernel's
+    # 255: lstat does not refuse such a name, the filesystem's own limit does.
+    monkeypatch.setattr(os, "pathconf", _shorter_names(8))
+    ReportWriter(tmp_path / "r.json")  # 6 bytes fit
+    path = tmp_path / "report.json"
+    with pytest.raises(ReportError) as raised:
+        ReportWriter(path)
+    assert str(raised.value) == (
+        f"create report {path}: name is longer than 8 bytes (os error {errno.ENAMETOOLONG})"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("error", [OSError(errno.EINVAL, "Invalid argument"), ValueError("no")])
+def test_a_filesystem_that_cannot_say_its_name_limit_still_gets_its_report(
+    error: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def pathconf(path: object, name: str) -> int:
+        raise error
+
+    monkeypatch.setattr(os, "pathconf", pathconf)
+    path = tmp_path / "r.json"
+    run_check(CHECK, path)
+    assert load_report(path).completed
+
+
+def test_the_first_record_never_gives_a_second_name_to_what_a_symlink_points_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On Linux link(2) never follows a symlink; where it does (macOS), only
+    # follow_symlinks=False keeps the foreign file from gaining the report's name.
+    from diffcheck.report import writer as writer_module
+
+    foreign = tmp_path / "foreign"
+    foreign.write_text("not ours")
+    (tmp_path / "reports").mkdir()
+
+    def planted(directory: Path, data: object) -> Path:
+        link = directory / ".dc-planted.tmp"
+        link.symlink_to(foreign)
+        return link
+
+    monkeypatch.setattr(writer_module, "write_temporary", planted)
+    path = tmp_path / "reports" / "r.json"
+    ReportWriter(path).write(initial_document(CHECK, FakeAdapter()))
+    assert foreign.stat().st_nlink == 1
+    assert path.is_symlink()
+
+
+def test_a_temporary_already_gone_when_the_first_record_fails_is_still_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def link(src: Path, dst: Path, **options: object) -> None:
+        os.unlink(src)
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST))
+
+    path = tmp_path / "r.json"
+    writer = ReportWriter(path)
+    monkeypatch.setattr(os, "link", link)
+    with pytest.raises(ReportError) as raised:
+        writer.write(initial_document(CHECK, FakeAdapter()))
+    assert str(raised.value) == (
+        f"create report {path}: {os.strerror(errno.EEXIST)} (os error {errno.EEXIST})"
+    )
+    assert list(tmp_path.iterdir()) == []

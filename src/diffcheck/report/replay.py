@@ -101,9 +101,7 @@ def _compare_metrics(
     return problems
 
 
-def _compare_segments(
-    stored: list[SegmentRecord] | None, verdict: Verdict, chains: bool
-) -> list[str]:
+def _compare_segments(stored: list[SegmentRecord] | None, verdict: Verdict) -> list[str]:
     derived = verdict.segments
     if not derived:
         return [] if stored is None else ["segments: stored but the op has none"]
@@ -339,7 +337,7 @@ def replay(document: ReportDocument) -> Replay:
             problems += _compare_metrics(
                 "metrics", result.metrics, MetricsRecord.of(verdict.metrics)
             )
-            problems += _compare_segments(document.segments, verdict, chains)
+            problems += _compare_segments(document.segments, verdict)
             problems += _compare_submission_metrics(document, verdict, chains)
     elif result.actual is not None:
         problems.append("the candidate's output is stored without the reference's")
