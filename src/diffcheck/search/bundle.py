@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BundleError, ReportError
 from ..files import read_regular
+from ..report.read import one_line
 from ..values.model import FAILURE_KINDS
 from ..values.spec import STANDARD_DTYPES
 
@@ -232,7 +233,8 @@ def _one_line(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "the document"
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{where}: {first['msg']}{more}"
+    # A key of the bundle can hold any character: escape them so the error stays one line.
+    return one_line(f"{where}: {first['msg']}{more}")
 
 
 def is_bundle(data: bytes) -> bool:

@@ -37,6 +37,7 @@ from ..errors import ConfigError, ReportError, UnknownOpError
 from ..files import MAX_MATRIX_BYTES, read_regular
 from ..ops import OPS, get_op
 from ..precision import PrecisionName
+from ..report.read import one_line
 
 __all__ = [
     "MATRIX_SCHEMA_VERSION",
@@ -287,7 +288,8 @@ def _location(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"])
     message = first["msg"].removeprefix("Value error, ")
-    return f"{where}: {message}" if where else message
+    # A TOML key can hold any character: escape them so the error stays one line.
+    return one_line(f"{where}: {message}" if where else message)
 
 
 def parse_matrix(data: dict[str, Any], *, source: str = "matrix") -> MatrixFile:
