@@ -37,6 +37,7 @@ __all__ = [
     "MAX_MATRIX_BYTES",
     "MAX_REPORT_BYTES",
     "FileIdentity",
+    "create_new",
     "fsync_directory",
     "identity",
     "read_regular",
@@ -194,6 +195,27 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
     return removed
+
+
+def create_new(path: Path, data: bytes | Sequence[bytes]) -> None:
+    """Create ``path`` holding ``data``, whole or not at all; never over anything there.
+
+    The data goes to a temporary first and is hard-linked into place (the link fails when
+    anything, a symbolic link included, is at ``path``), so a kill at any instant leaves no
+    file or the whole one.
+
+    Raises
+    ------
+    OSError
+        When something is at ``path`` (``FileExistsError``) or the file cannot be written.
+    """
+    temporary = write_temporary(Path(path).parent, data)
+    try:
+        os.link(temporary, path, follow_symlinks=False)
+    finally:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+    fsync_directory(Path(path).parent)
 
 
 def write_replacing(path: Path, data: bytes) -> None:

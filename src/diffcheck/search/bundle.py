@@ -19,7 +19,6 @@ import binascii
 import hashlib
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BundleError, ReportError
-from ..files import read_regular
+from ..files import create_new, read_regular
 from ..report.read import one_line
 from ..values.model import FAILURE_KINDS
 from ..values.spec import STANDARD_DTYPES
@@ -290,17 +289,9 @@ def check_arrays(bundle: Bundle, *, where: str) -> None:
 
 
 def write_bundle(path: Path, bundle: Bundle) -> None:
-    """Write ``bundle`` as a new file (never over an existing one, never through a link)."""
+    """Write ``bundle`` as a new file, whole or not at all (never over a file or a link)."""
     data = (json.dumps(bundle.model_dump(mode="json", exclude_none=True), indent=1) + "\n").encode()
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags, 0o644)
+        create_new(path, data)
     except OSError as error:
         raise BundleError(f"cannot create {path}: {error.strerror}") from None
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)

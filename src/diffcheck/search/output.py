@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import BundleError, ConfigError
+from ..files import create_new
 from .bundle import write_bundle
 from .findings import FindingsDocument
 from .recipes import Example
@@ -48,21 +49,11 @@ def describe_example(example: Example) -> str:
 
 
 def write_new(path: Path, text: str) -> None:
-    """Create ``path`` with ``text``; never over an existing file or through a link."""
-    import os
-
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    """Create ``path`` with ``text``, whole or not at all; never over a file or a link."""
     try:
-        fd = os.open(path, flags, 0o644)
+        create_new(path, text.encode())
     except OSError as error:
         raise BundleError(f"cannot create {path}: {error.strerror}") from None
-    try:
-        data = memoryview(text.encode())
-        while data:
-            data = data[os.write(fd, data) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def write_outputs(
