@@ -118,6 +118,29 @@ def take(draw: DrawFn, space: Space) -> Example:
     return Example((x, indices.astype(np.int64)), kwargs)
 
 
+def take_along_axis(draw: DrawFn, space: Space) -> Example:
+    """``x`` and indices of x's shape but for ``axis``, each index within that axis."""
+    st = _st()
+    dtype = draw(space.dtype("any"))
+    x = draw(space.array(dtype, space.shape(min_dims=1, min_side=1)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1))
+    shape = list(x.shape)
+    shape[axis] = draw(st.integers(0, 5))
+    count = int(np.prod(shape))
+    flat = draw(st.lists(st.integers(0, x.shape[axis] - 1), min_size=count, max_size=count))
+    indices = np.asarray(flat, dtype=np.int64).reshape(shape)
+    return Example((x, indices), {"axis": axis})
+
+
+def irfftn(draw: DrawFn, space: Space) -> Example:
+    """A complex input whose last axis has at least 2 elements (the output has 2(m - 1))."""
+    st = _st()
+    dtype = draw(space.dtype("complex"))
+    shape = (*draw(space.shape(min_dims=0, max_dims=1, min_side=1)), draw(st.integers(2, 9)))
+    x = draw(space.array(dtype, shape, finite=True))
+    return Example((x,), {"norm": draw(st.sampled_from(["backward", "ortho", "forward"]))})
+
+
 def matmul(draw: DrawFn, space: Space, category: str = "numeric") -> Example:
     st = _st()
     dtype = draw(space.dtype(category))

@@ -157,6 +157,7 @@ def _table() -> dict[str, Recipe]:
     table["can_cast"] = custom("any", coupled.can_cast)
     # indexing, linear algebra, manipulation
     table["take"] = custom("any", coupled.take)
+    table["take_along_axis"] = custom("any", coupled.take_along_axis)
     table["matmul"] = custom("numeric", coupled.matmul)
     table["tensordot"] = custom("numeric", coupled.tensordot)
     table["vecdot"] = custom("numeric", coupled.vecdot)
@@ -254,6 +255,7 @@ def _linalg_and_fft(table: dict[str, Recipe]) -> None:
         ("rfftn", "real_floating"),
     ):
         table[f"fft.{name}"] = custom(category, partial(fft, category=category, nd=True))
+    table["fft.irfftn"] = custom("complex", coupled.irfftn)
     table["fft.fftfreq"] = custom("any", coupled.fftfreq)
     table["fft.rfftfreq"] = custom("any", coupled.fftfreq)
     for name in ("fftshift", "ifftshift"):
@@ -272,12 +274,10 @@ SKIPPED: dict[str, str] = {
     "iinfo": "returns an info object, not an array: outside the value model",
     "isdtype": "takes and returns no array (a dtype and a kind name): outside the value model",
     "result_type": "returns a dtype, not an array: outside the value model",
-    "take_along_axis": "not drawn yet: indices must be fitted to every axis of the input",
     "linalg.eigh": "eigenvectors are defined only up to sign and rotation: compared "
     "through linalg.eigvalsh",
     "linalg.qr": "Q and R are defined only up to the signs of R's diagonal: no unique value",
     "linalg.svd": "singular vectors are defined only up to sign: compared through linalg.svdvals",
-    "fft.irfftn": "its output shape depends on s for every axis: not drawn yet",
 }
 
 
