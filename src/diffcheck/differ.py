@@ -47,6 +47,7 @@ __all__ = [
     "diff",
     "equal_segments",
     "host_array",
+    "reference_problem",
     "to_host",
 ]
 
@@ -168,6 +169,18 @@ def to_host(array: Any) -> npt.NDArray[Any]:
 def _first_non_finite(values: npt.NDArray[Any]) -> int | None:
     """The first index of a NaN or infinity, read in blocks (no full-size temporary)."""
     return _first_bad(values)
+
+
+def reference_problem(reference: npt.NDArray[Any]) -> str | None:
+    """Why ``reference`` cannot be compared against (empty, or holding a NaN or infinity).
+
+    None for a usable reference. The runner stops before dispatching the candidate with
+    this reason, and replay re-derives it from a stored reference.
+    """
+    if reference.size == 0:
+        return "reference output is empty"
+    index = _first_non_finite(reference)
+    return None if index is None else f"reference contains a non-finite value at {index}"
 
 
 def _metrics(figures: Figures) -> Metrics:

@@ -39,7 +39,14 @@ from ._records import (
 from .adapters import Adapter, Capabilities, Execution, resolve
 from .budget import check_budget
 from .config import Check
-from .differ import Verdict, bind_precision, bind_segments, bind_shape, compare_outputs
+from .differ import (
+    Verdict,
+    bind_precision,
+    bind_segments,
+    bind_shape,
+    compare_outputs,
+    reference_problem,
+)
 from .report.models import ReportDocument, Status
 from .report.writer import ReportWriter
 
@@ -109,11 +116,6 @@ def _refusal(capabilities: Capabilities, name: str) -> str:
     return f": {why}" if why else ""
 
 
-def _first_non_finite(values: npt.NDArray[np.float32]) -> int | None:
-    finite = np.isfinite(values)
-    return None if finite.all() else int(np.argmin(finite))
-
-
 def execute_check(
     check: Check,
     *,
@@ -165,14 +167,8 @@ def execute_check(
     outcome = Outcome(
         "not_run", None, reference=expected, reference_execution=reference_run, details=details
     )
-    if expected.size == 0:
-        outcome.status, outcome.reason = "failed", "reference output is empty"
-        return outcome
-    if (index := _first_non_finite(expected)) is not None:
-        outcome.status, outcome.reason = (
-            "failed",
-            f"reference contains a non-finite value at {index}",
-        )
+    if (problem := reference_problem(expected)) is not None:
+        outcome.status, outcome.reason = "failed", problem
         return outcome
 
     try:

@@ -34,6 +34,7 @@ from ..differ import (
     bind_segments,
     bind_shape,
     compare_outputs,
+    reference_problem,
 )
 from ..errors import ConfigError, ReportError
 from ..ops import ContextLifecycle, get_op
@@ -226,11 +227,6 @@ def _decoded(
     return arrays[0], arrays[1]
 
 
-def _first_non_finite(values: npt.NDArray[np.float32]) -> int | None:
-    finite = np.isfinite(values)
-    return None if finite.all() else int(np.argmin(finite))
-
-
 def _judge(
     document: ReportDocument,
     check: Check,
@@ -276,17 +272,11 @@ def _without_outputs(
         )
         return problems, None
     # The reference ran; the runner stops before the candidate only for these reasons.
-    base: str | None
-    if reference.size == 0:
-        base = "reference output is empty"
-    elif (index := _first_non_finite(reference)) is not None:
-        base = f"reference contains a non-finite value at {index}"
-    else:
-        base = None
+    base = reference_problem(reference)
+    if base is None:
         notes.append(
             f"the candidate left no output; its failure ({result.reason}) cannot be re-derived"
         )
-    if base is None:
         return problems, None
     verdict = bind_shape(
         Verdict("failed", base, None, check.max_nmse), reference.size, None, check.expected_elements
