@@ -83,10 +83,10 @@ def _status_line(document: ReportDocument) -> str:
 
 def replay(argv: Sequence[str]) -> int:
     """``diffcheck replay REPORT``: does the stored verdict follow from the stored bits?"""
-    from ..report.read import one_line
     from ..report.replay import load_report
     from ..report.replay import replay as replay_document
     from ..search.replay import EPILOG, replay_bundle_command, sniff_bundle
+    from ..text import one_line
 
     parser = OneLineParser(prog="diffcheck replay", description=replay.__doc__, epilog=EPILOG)
     parser.add_argument("report", type=Path, nargs="+", help="report file(s) to re-check")

@@ -10,7 +10,6 @@ unknown schema version and every schema violation into one :class:`ReportError` 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +17,10 @@ from pydantic import ValidationError
 
 from ..errors import ReportError
 from ..files import MAX_REPORT_BYTES, read_regular
+from ..text import one_line
 from .models import MODELS, READABLE_VERSIONS, ReportDocument
 
-__all__ = ["MAX_REPORT_BYTES", "one_line", "parse_report", "read_report"]
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def one_line(text: str) -> str:
-    """``text`` with control characters and line separators escaped (a key can hold any)."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+__all__ = ["MAX_REPORT_BYTES", "parse_report", "read_report"]
 
 
 def _schema_version(data: Any, source: str) -> int:

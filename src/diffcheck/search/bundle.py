@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BundleError, ReportError
 from ..files import create_new, read_regular
-from ..report.read import one_line
+from ..text import one_line
 from ..values.model import FAILURE_KINDS
 from ..values.spec import STANDARD_DTYPES
 

@@ -1,7 +1,7 @@
 """``index.html`` of an API search: findings grouped by function, inputs and both outputs.
 
 Self-contained (inline CSS, no script, no network); every text from a backend, a reason or
-an input is escaped, control characters made visible (:func:`~diffcheck.sweep.text.html_text`).
+an input is escaped, control characters made visible (:func:`~diffcheck.text.html_text`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..sweep.text import html_text as escape
+from ..text import html_text as escape
 from ..values.call import Outcome
 from ..values.compare import host_value
 from .findings import FindingEntry, FindingsDocument

@@ -9,7 +9,7 @@ the report), :mod:`.records` (the records the parent writes and the rules that k
 honest), :mod:`.remote` (dask tasks
 that return their reports), :mod:`.executors` (local processes or dask),
 :mod:`.run` (the orchestration), :mod:`.summary`, :mod:`.junit`, :mod:`.html` and
-:mod:`.svg` (the outputs, :mod:`.text` keeping them well-formed), :mod:`.progress` and
+:mod:`.svg` (the outputs, :mod:`diffcheck.text` keeping them well-formed), :mod:`.progress` and
 :mod:`.console` (the terminal and logs).
 """
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..text import html_text as escape
 from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import STATUS_COLOURS, LogRange, nmse_strip, phase_bars, ratio_overview
-from .text import html_text as escape
 
 __all__ = ["render_html"]
 

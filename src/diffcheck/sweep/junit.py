@@ -7,7 +7,7 @@ message="known divergence: ...">`` with the report's reason in the text, as pyte
 xfail (a ``<failure>`` under ``--strict-known``); a pass that matches one says so in its
 ``<system-out>``, as pytest's non-strict XPASS is a pass. The layout is the common subset that Jenkins, GitLab and GitHub
 reporters read: ``testsuites > testsuite > testcase``. Every text and attribute goes through
-:func:`~diffcheck.sweep.text.printable`, so control characters in a matrix or a reason are
+:func:`~diffcheck.text.printable`, so control characters in a matrix or a reason are
 visible escapes and the document always parses.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from ..text import printable
 from .summary import SummaryRow, SweepSummary
-from .text import printable
 
 __all__ = ["junit_xml"]
 

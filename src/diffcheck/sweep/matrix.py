@@ -37,7 +37,7 @@ from ..errors import ConfigError, ReportError, UnknownOpError
 from ..files import MAX_MATRIX_BYTES, read_regular
 from ..ops import OPS, get_op
 from ..precision import PrecisionName
-from ..report.read import one_line
+from ..text import one_line
 
 __all__ = [
     "MATRIX_SCHEMA_VERSION",

@@ -11,8 +11,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
+from ..text import html_text as escape
 from .summary import SummaryRow
-from .text import html_text as escape
 
 __all__ = ["LogRange", "nmse_strip", "phase_bars", "ratio_overview", "segment_labels"]
 

@@ -1,0 +1,41 @@
+"""Text from a matrix, a report or a backend, made safe for where it is shown.
+
+Names and descriptions come from matrices, reasons and keys from reports and bundles: any
+of them may hold control characters. XML 1.0 cannot carry most of them at all (a parser
+rejects the whole ``junit.xml``), raw in HTML they hide or garble text, and a line break in
+an error message breaks the promise of one line. :func:`printable` spells each one as a
+visible escape (``\\x07``, ``\\ufffe``), keeping newlines and tabs; :func:`html_text` adds
+HTML escaping on top; :func:`one_line` spells newlines, tabs and line separators too.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+__all__ = ["html_text", "one_line", "printable"]
+
+# C0 controls but tab and newline, DEL and C1 controls, surrogates, and U+FFFE/U+FFFF.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# The same, with tab, newline and the Unicode line and paragraph separators.
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
+def _spell(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character (but tab and newline) spelled as an escape."""
+    return _UNPRINTABLE.sub(_spell, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character and line break spelled as an escape."""
+    return _NOT_ONE_LINE.sub(_spell, text)
+
+
+def html_text(text: str, quote: bool = True) -> str:
+    """``text`` escaped for HTML content and attributes, control characters made visible."""
+    return html.escape(printable(text), quote=quote)
