@@ -28,22 +28,54 @@ from ..errors import ReportError
 from ..precision import f32_from_bits
 from .models import OutputArray, OutputBits
 
-__all__ = ["decode_output", "encode_output", "encode_outputs"]
+__all__ = ["checked_bytes", "decode_output", "digest_and_text", "encode_output", "encode_outputs"]
 
 _LITTLE_F32 = np.dtype("<f4")
 # Below this many elements a thread costs more than it saves.
 _PARALLEL_ELEMENTS = 1 << 18
 
 
+def digest_and_text(data: bytes) -> tuple[str, str]:
+    """The SHA-256 (lower-case hex) and the standard base64 text of ``data``."""
+    return hashlib.sha256(data).hexdigest(), pybase64.b64encode(data).decode("ascii")
+
+
+def checked_bytes(
+    text: str, nbytes: int, sha256: str, label: str, error: type[ReportError] = ReportError
+) -> bytes:
+    """The bytes ``text`` holds, once it is shown to hold exactly ``nbytes`` hashing to ``sha256``.
+
+    The length of the text is checked against ``nbytes`` before anything is decoded, the
+    decoding is strict, and the digest is checked last. Any failure raises ``error`` (one
+    line naming ``label``).
+    """
+    expected_chars = 4 * ((nbytes + 2) // 3)
+    if len(text) != expected_chars:
+        raise error(
+            f"{label}: {nbytes} bytes take {expected_chars} base64 characters, "
+            f"not the {len(text)} stored"
+        )
+    try:
+        data = pybase64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as failure:
+        raise error(f"{label}: not strict base64 ({failure})") from None
+    if len(data) != nbytes:  # padding characters can shorten what the length promised
+        raise error(f"{label}: decodes to {len(data)} bytes, not {nbytes}")
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise error(f"{label}: the bytes do not match their SHA-256 digest")
+    return data
+
+
 def encode_output(values: npt.ArrayLike) -> OutputArray:
     """The v2 record of ``values`` as exact float32 (row-major, flattened)."""
     data = np.ascontiguousarray(values, dtype=_LITTLE_F32).reshape(-1).tobytes()
+    digest, text = digest_and_text(data)
     return OutputArray(
         dtype="float32",
         element_count=len(data) // _LITTLE_F32.itemsize,
         nbytes=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
-        base64=pybase64.b64encode(data).decode("ascii"),
+        sha256=digest,
+        base64=text,
     )
 
 
@@ -82,18 +114,5 @@ def decode_output(record: OutputBits | OutputArray, label: str) -> npt.NDArray[n
             f"{label}: {record.element_count} float32 elements are {expected_bytes} bytes, "
             f"not the stated {record.nbytes}"
         )
-    expected_chars = 4 * ((record.nbytes + 2) // 3)
-    if len(record.base64) != expected_chars:
-        raise ReportError(
-            f"{label}: {record.nbytes} bytes take {expected_chars} base64 characters, "
-            f"not the {len(record.base64)} stored"
-        )
-    try:
-        data = pybase64.b64decode(record.base64, validate=True)
-    except (binascii.Error, ValueError) as error:
-        raise ReportError(f"{label}: not strict base64 ({error})") from None
-    if len(data) != record.nbytes:  # padding characters can shorten what the length promised
-        raise ReportError(f"{label}: decodes to {len(data)} bytes, not {record.nbytes}")
-    if hashlib.sha256(data).hexdigest() != record.sha256:
-        raise ReportError(f"{label}: the bytes do not match their SHA-256 digest")
+    data = checked_bytes(record.base64, record.nbytes, record.sha256, label)
     return np.frombuffer(data, dtype=_LITTLE_F32).astype(np.float32, copy=False)

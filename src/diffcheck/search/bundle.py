@@ -14,9 +14,6 @@ before its bytes are decoded. Every problem is one :class:`BundleError` line.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import json
 import math
 from pathlib import Path
@@ -27,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BundleError, ReportError
 from ..files import create_new, read_regular
+from ..report.arrays import checked_bytes, digest_and_text
 from ..text import one_line
 from ..values.model import FAILURE_KINDS
 from ..values.spec import STANDARD_DTYPES
@@ -150,12 +148,13 @@ def encode_array(array: Any, stored_as: str | None = None) -> ArrayData:
     """An array's exact little-endian bytes with its dtype, shape, size and digest."""
     host = np.asarray(array, order="C")  # ascontiguousarray would make a 0-d array 1-d
     raw = host.astype(host.dtype.newbyteorder("<"), copy=False).tobytes()
+    digest, text = digest_and_text(raw)
     return ArrayData(
         dtype=host.dtype.name,
         shape=[int(n) for n in host.shape],
         bytes=len(raw),
-        sha256=hashlib.sha256(raw).hexdigest(),
-        data=base64.b64encode(raw).decode("ascii"),
+        sha256=digest,
+        data=text,
         stored_as=stored_as,
     )
 
@@ -171,16 +170,7 @@ def decode_array(data: ArrayData, *, where: str) -> np.ndarray[Any, Any]:
             f"{where}: states {data.bytes} bytes, but shape {data.shape} of {data.dtype} "
             f"needs {count * dtype.itemsize}"
         )
-    if len(data.data) != 4 * math.ceil(data.bytes / 3):
-        raise BundleError(f"{where}: its base64 text does not hold {data.bytes} bytes")
-    try:
-        raw = base64.b64decode(data.data, validate=True)
-    except (binascii.Error, ValueError):
-        raise BundleError(f"{where}: its data is not base64") from None
-    if len(raw) != data.bytes:
-        raise BundleError(f"{where}: holds {len(raw)} bytes, but states {data.bytes}")
-    if hashlib.sha256(raw).hexdigest() != data.sha256:
-        raise BundleError(f"{where}: the SHA-256 of its bytes is not the stated one")
+    raw = checked_bytes(data.data, data.bytes, data.sha256, where, BundleError)
     return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(data.shape)
 
 
