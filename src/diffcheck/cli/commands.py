@@ -83,9 +83,11 @@ def _status_line(document: ReportDocument) -> str:
 
 def replay(argv: Sequence[str]) -> int:
     """``diffcheck replay REPORT``: does the stored verdict follow from the stored bits?"""
-    from ..report.replay import load_report
+    from ..report.read import report_from
+    from ..report.replay import load_document
     from ..report.replay import replay as replay_document
-    from ..search.replay import EPILOG, replay_bundle_command, sniff_bundle
+    from ..search.bundle import is_bundle
+    from ..search.replay import EPILOG, replay_bundle_command
     from ..text import one_line
 
     parser = OneLineParser(prog="diffcheck replay", description=replay.__doc__, epilog=EPILOG)
@@ -96,11 +98,13 @@ def replay(argv: Sequence[str]) -> int:
     options = parser.parse_args(argv)
     exit_code = 0
     for path in options.report:
-        if sniff_bundle(path):  # a finding bundle of `diffcheck fuzz --api`: run it again
-            exit_code = max(exit_code, replay_bundle_command(path))
-            continue
         try:
-            outcome = replay_document(load_report(path))
+            # Read and decoded once; a finding bundle of `diffcheck fuzz --api` runs again.
+            document, size = load_document(path)
+            if is_bundle(document):
+                exit_code = max(exit_code, replay_bundle_command(path, document, size))
+                continue
+            outcome = replay_document(report_from(document, str(path)))
         except ReportError as error:  # one line per unreadable report; the others still run
             print(f"diffcheck: {error}", file=sys.stderr)
             exit_code = 1

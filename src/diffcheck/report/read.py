@@ -20,7 +20,7 @@ from ..files import MAX_REPORT_BYTES, read_regular
 from ..text import one_line
 from .models import MODELS, READABLE_VERSIONS, ReportDocument
 
-__all__ = ["MAX_REPORT_BYTES", "parse_report", "read_report"]
+__all__ = ["MAX_REPORT_BYTES", "load_json", "parse_report", "read_report", "report_from"]
 
 
 def _schema_version(data: Any, source: str) -> int:
@@ -36,14 +36,8 @@ def _schema_version(data: Any, source: str) -> int:
     return version
 
 
-def parse_report(data: bytes, source: str) -> ReportDocument:
-    """The report that ``data`` holds, validated against the model of its schema version.
-
-    Raises
-    ------
-    ReportError
-        One line saying what is wrong, naming ``source``.
-    """
+def load_json(data: bytes, source: str) -> Any:
+    """The JSON value ``data`` holds (strict UTF-8); one ReportError line naming ``source``."""
     source = one_line(source)
     try:
         text = data.decode("utf-8")
@@ -61,6 +55,12 @@ def parse_report(data: bytes, source: str) -> ReportDocument:
         raise ReportError(
             f"report {source} is not a readable report: {one_line(str(error))}"
         ) from None
+    return parsed
+
+
+def report_from(parsed: Any, source: str) -> ReportDocument:
+    """A decoded JSON value validated as the report of its schema version (one-line errors)."""
+    source = one_line(source)
     version = _schema_version(parsed, source)
     try:
         return MODELS[version].model_validate(parsed)
@@ -73,6 +73,17 @@ def parse_report(data: bytes, source: str) -> ReportDocument:
             f"report {source} does not match schema v{version} at {one_line(where)}: "
             f"{one_line(first['msg'])}"
         ) from None
+
+
+def parse_report(data: bytes, source: str) -> ReportDocument:
+    """The report that ``data`` holds, validated against the model of its schema version.
+
+    Raises
+    ------
+    ReportError
+        One line saying what is wrong, naming ``source``.
+    """
+    return report_from(load_json(data, source), source)
 
 
 def read_report(

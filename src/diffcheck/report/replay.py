@@ -37,12 +37,13 @@ from ..differ import (
     reference_problem,
 )
 from ..errors import ConfigError, ReportError
+from ..files import MAX_REPORT_BYTES, read_regular
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .models import CheckResult, MetricsRecord, ReportDocument, SegmentRecord
-from .read import read_report
+from .read import load_json, report_from
 
-__all__ = ["Replay", "load_report", "replay"]
+__all__ = ["Replay", "load_document", "load_report", "replay"]
 
 _RELATIVE = 8 * sys.float_info.epsilon
 
@@ -66,12 +67,24 @@ class Replay:
         return self.document.result.status if self.document.result else "incomplete"
 
 
-def load_report(path: Path) -> ReportDocument:
-    """Read and validate a report file (bounded, regular files only; one-line ReportError)."""
+def load_document(path: Path) -> tuple[Any, int]:
+    """The JSON value in the file at ``path`` and the file's size (bounded, regular files only).
+
+    Raises
+    ------
+    ReportError
+        One line: missing, not a regular file, over the size limit, not JSON.
+    """
     try:
-        return read_report(Path(path))
+        data = read_regular(Path(path), limit=MAX_REPORT_BYTES)
     except FileNotFoundError:
         raise ReportError(f"read report {path}: No such file or directory") from None
+    return load_json(data, str(path)), len(data)
+
+
+def load_report(path: Path) -> ReportDocument:
+    """Read and validate a report file (bounded, regular files only; one-line ReportError)."""
+    return report_from(load_document(path)[0], str(path))
 
 
 def _close(stored: float, derived: float) -> bool:

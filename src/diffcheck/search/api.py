@@ -203,7 +203,7 @@ def search_api(
     names = _chosen(functions)
     started_at, started = datetime.now(UTC), time.monotonic()
     ref, cand = _adapter(reference), _adapter(require_backend)
-    if not allow_self_test and (ref.spec == cand.spec or same_backend(ref, cand)):
+    if not allow_self_test and same_backend(ref, cand):
         raise ConfigError(
             f'the candidate "{cand.spec}" is the reference "{ref.spec}"\'s own backend; '
             "a backend cannot vouch for itself (allow_self_test=True for a self-test)"

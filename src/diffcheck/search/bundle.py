@@ -34,6 +34,7 @@ __all__ = [
     "BUNDLE_VERSION",
     "MAX_BUNDLE_BYTES",
     "Bundle",
+    "bundle_in",
     "decode_value",
     "encode_value",
     "is_bundle",
@@ -226,12 +227,8 @@ def _one_line(error: ValidationError) -> str:
     return one_line(f"{where}: {first['msg']}{more}")
 
 
-def is_bundle(data: bytes) -> bool:
-    """Whether ``data`` (a file's bytes) claims to be a finding bundle."""
-    try:
-        document = json.loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return False
+def is_bundle(document: Any) -> bool:
+    """Whether a decoded JSON value claims to be a finding bundle."""
     return isinstance(document, dict) and document.get("kind") == BUNDLE_KIND
 
 
@@ -241,6 +238,11 @@ def parse_bundle(data: bytes, *, where: str) -> Bundle:
         document = json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise BundleError(f"{where} is not a JSON document") from None
+    return bundle_from(document, where=where)
+
+
+def bundle_from(document: Any, *, where: str) -> Bundle:
+    """A decoded JSON value validated as a bundle; BundleError (one line) for anything else."""
     if not isinstance(document, dict) or document.get("kind") != BUNDLE_KIND:
         raise BundleError(f'{where} is not a finding bundle (no "kind": "{BUNDLE_KIND}")')
     if document.get("bundle_version") != BUNDLE_VERSION:
@@ -262,8 +264,19 @@ def read_bundle(path: Path) -> Bundle:
         raise BundleError(f"{path}: no such file") from None
     except ReportError as error:  # not a regular file, over the limit, unreadable
         raise BundleError(str(error)) from None
-    bundle = parse_bundle(data, where=str(path))
-    check_arrays(bundle, where=str(path))
+    return checked_bundle(parse_bundle(data, where=str(path)), where=str(path))
+
+
+def bundle_in(document: Any, size: int, *, where: str) -> Bundle:
+    """The bundle a decoded file of ``size`` bytes holds, with every array checked."""
+    if size > MAX_BUNDLE_BYTES:
+        raise BundleError(f"{where} is {size} bytes, over the {MAX_BUNDLE_BYTES}-byte limit")
+    return checked_bundle(bundle_from(document, where=where), where=where)
+
+
+def checked_bundle(bundle: Bundle, *, where: str) -> Bundle:
+    """``bundle`` once every array in it decodes (a bad size or digest fails before use)."""
+    check_arrays(bundle, where=where)
     return bundle
 
 

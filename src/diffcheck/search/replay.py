@@ -12,18 +12,15 @@ on stderr), 2 not_run.
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError, ReportError
-from ..files import read_regular
 from ..values.compare import host_value
 from ..values.model import ValueVerdict
-from .bundle import MAX_BUNDLE_BYTES, is_bundle, read_bundle
+from .bundle import Bundle, bundle_in, read_bundle
 from .record import example_of, outputs_of
 from .runner import judge, outputs
 
@@ -36,7 +33,6 @@ __all__ = [
     "BundleReplay",
     "replay_bundle",
     "replay_bundle_command",
-    "sniff_bundle",
 ]
 
 #: What ``diffcheck replay --help`` says about bundles.
@@ -99,10 +95,17 @@ def _resolve(name: str) -> tuple[Adapter | None, str | None]:
 
 
 def replay_bundle(
-    path: Path, *, reference: Adapter | None = None, candidate: Adapter | None = None
+    path: Path,
+    *,
+    reference: Adapter | None = None,
+    candidate: Adapter | None = None,
+    bundle: Bundle | None = None,
 ) -> BundleReplay:
-    """Replay the bundle at ``path`` on its backends (or the adapters given instead)."""
-    bundle = read_bundle(path)
+    """Replay the bundle at ``path`` (or ``bundle``, already read from it) on its backends.
+
+    ``reference`` and ``candidate`` replace the backends the bundle names.
+    """
+    bundle = bundle or read_bundle(path)
     function, kind = bundle.function, bundle.finding.kind
     sides: list[Adapter] = []
     for given, named in ((reference, bundle.reference), (candidate, bundle.candidate)):
@@ -132,21 +135,11 @@ def replay_bundle(
     return BundleReplay("no_longer_reproduces", function, kind, now_text, verdict, same)
 
 
-def sniff_bundle(path: Path) -> bool:
-    """Whether ``path`` holds a finding bundle; never raises (a report is read elsewhere)."""
+def replay_bundle_command(path: Path, document: Any, size: int) -> int:
+    """Replay one bundle for ``diffcheck replay`` from its decoded file: print its line and
+    return its exit status."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BUNDLE_BYTES:
-            return False
-        return is_bundle(read_regular(path, limit=MAX_BUNDLE_BYTES))
-    except Exception:  # unreadable here: the report reader says why in its own words
-        return False
-
-
-def replay_bundle_command(path: Path) -> int:
-    """Replay one bundle for ``diffcheck replay``: print its line, return its exit status."""
-    try:
-        outcome = replay_bundle(path)
+        outcome = replay_bundle(path, bundle=bundle_in(document, size, where=str(path)))
     except ReportError as error:  # a bad bundle is one line; the other paths still run
         print(f"diffcheck: {error}", file=sys.stderr)
         return 1
