@@ -20,7 +20,8 @@ import pytest
 from diffcheck.adapters import resolve
 from diffcheck.config import make_check
 from diffcheck.differ import Verdict
-from diffcheck.report import replay
+from diffcheck.errors import ReportError
+from diffcheck.report import load_report, replay
 from diffcheck.report.replay import _close
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
@@ -291,3 +292,11 @@ def test_per_segment_records_on_a_result_that_compared_nothing_are_a_disagreemen
     assert key not in data
     data[key] = passed[key]
     assert _problems(data) == ["per-segment records are stored but nothing was compared"]
+
+
+def test_load_report_names_the_file_in_a_schema_error(tmp_path: Path) -> None:
+    path = tmp_path / "named.json"
+    path.write_text('{"schema_version": 2}')
+    with pytest.raises(ReportError) as raised:
+        load_report(path)
+    assert str(raised.value).startswith(f"report {path} does not match schema v2 at config")
