@@ -305,3 +305,36 @@ def test_the_kernel_and_the_numpy_path_agree(
         assert fast.metrics.max_abs_index == slow.metrics.max_abs_index
         assert fast.metrics.max_ulp == slow.metrics.max_ulp
         assert fast.metrics.uses_absolute_mse == slow.metrics.uses_absolute_mse
+
+
+@pytest.mark.parametrize("storage", ["f32", "bf16"])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("side", ["reference", "actual", "both"])
+def test_the_fast_tiles_hand_every_non_finite_pair_to_the_exact_pass(
+    storage: str, value: float, side: str
+) -> None:
+    # The fast float32/bfloat16 tiles learn of a NaN or an infinity only through their sums
+    # going non-finite; each kind, on each side, must still give the NumPy path's figures.
+    pytest.importorskip("numba", reason="numba is a dependency; the kernel needs it")
+    from diffcheck import _kernel
+
+    reference, actual = _noisy(11)
+    where = BLOCK + 2048 + 5  # inside a tile that is not a block's first
+    if side in ("reference", "both"):
+        reference[where] = value
+    if side in ("actual", "both"):
+        actual[where] = value
+    actual[3] += np.float32(7.0)  # a finite worst pair elsewhere
+    fmt = _measure.ulp_format(storage)
+    mode = _measure._mode(reference.dtype, fmt)
+    fast = _kernel.measure(reference, actual, fmt, mode, mode)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DIFFCHECK_DIFFER", "numpy")
+        slow = _measure.measure(reference, actual, fmt)
+    assert fast.first_bad_reference == (where if side != "actual" else None)
+    assert fast.first_bad_actual == (where if side != "reference" else None)
+    assert fast.max_abs_index == slow.max_abs_index == 3
+    assert fast.max_ulp == slow.max_ulp
+    assert fast.max_abs == slow.max_abs
+    for name in ("sum_sq_diff", "sum_sq_ref"):
+        assert math.isclose(getattr(fast, name), getattr(slow, name), rel_tol=1e-12), name
