@@ -35,8 +35,8 @@ _LITTLE_F32 = np.dtype("<f4")
 _PARALLEL_ELEMENTS = 1 << 18
 
 
-def digest_and_text(data: bytes) -> tuple[str, str]:
-    """The SHA-256 (lower-case hex) and the standard base64 text of ``data``."""
+def digest_and_text(data: bytes | memoryview) -> tuple[str, str]:
+    """The SHA-256 (lower-case hex) and the standard base64 text of ``data`` (any bytes buffer)."""
     return hashlib.sha256(data).hexdigest(), pybase64.b64encode(data).decode("ascii")
 
 
@@ -68,12 +68,13 @@ def checked_bytes(
 
 def encode_output(values: npt.ArrayLike) -> OutputArray:
     """The v2 record of ``values`` as exact float32 (row-major, flattened)."""
-    data = np.ascontiguousarray(values, dtype=_LITTLE_F32).reshape(-1).tobytes()
-    digest, text = digest_and_text(data)
+    # The array's own buffer, not a bytes copy: hashing and base64 read it in place.
+    flat = np.ascontiguousarray(values, dtype=_LITTLE_F32).reshape(-1)
+    digest, text = digest_and_text(memoryview(flat).cast("B"))
     return OutputArray(
         dtype="float32",
-        element_count=len(data) // _LITTLE_F32.itemsize,
-        nbytes=len(data),
+        element_count=flat.size,
+        nbytes=flat.nbytes,
         sha256=digest,
         base64=text,
     )
