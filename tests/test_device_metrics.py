@@ -35,6 +35,8 @@ def _to(library: str, values: npt.NDArray[Any], device: str | None = None) -> An
 
 def _same(host: diffcheck.Verdict, device: diffcheck.Verdict) -> None:
     assert (device.status, device.reason) == (host.status, host.reason)
+    # The values around the worst and first-bad indices, read off the device, are the host's.
+    assert device.around == host.around
     if host.metrics is None or device.metrics is None:
         assert host.metrics is device.metrics
         return

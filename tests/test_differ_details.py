@@ -8,6 +8,7 @@ passes what it should and keeps what it had, and segment binding under a bad tol
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -227,3 +228,37 @@ def test_a_precision_failure_keeps_what_was_measured_and_judged() -> None:
         measured.tolerance,
         measured.segments,
     )
+
+
+def test_a_verdict_shows_the_values_around_its_worst_and_first_bad_indices() -> None:
+    reference = np.arange(1, 21, dtype=np.float32)
+    actual = reference.copy()
+    actual[1] = 40.0  # the worst pair, near the start: the window is cut at 0
+    verdict = diff(reference, actual, max_nmse=1e-7)
+    (worst,) = verdict.around
+    assert (worst.what, worst.index, worst.start) == ("max |diff|", 1, 0)
+    assert worst.reference == (1.0, 2.0, 3.0, 4.0, 5.0)
+    assert worst.actual == (1.0, 40.0, 3.0, 4.0, 5.0)
+    assert "    actual    1 [40] 3 4 5" in str(verdict)
+
+    actual[19] = np.inf  # a non-finite value at the end: no figures, its own window
+    verdict = diff(reference, actual, max_nmse=1e-7)
+    (bad,) = verdict.around
+    assert (bad.what, bad.index, bad.start) == ("first non-finite in actual", 19, 16)
+    assert bad.actual == (17.0, 18.0, 19.0, math.inf)
+    assert "around first non-finite in actual at flat index 19 ([16:20])" in str(verdict)
+
+
+def test_a_passing_verdict_keeps_its_values_but_does_not_print_them() -> None:
+    reference = np.arange(1, 21, dtype=np.float32)
+    verdict = diff(reference, reference, max_nmse=1e-7)
+    assert verdict.passed
+    assert verdict.around[0].actual == (1.0, 2.0, 3.0, 4.0)
+    assert "around" not in str(verdict)
+
+
+def test_a_nan_in_the_values_around_equals_itself() -> None:
+    reference = np.ones(8, np.float32)
+    actual = reference.copy()
+    actual[3] = np.nan
+    assert diff(reference, actual, max_nmse=1e-7) == diff(reference, actual.copy(), max_nmse=1e-7)

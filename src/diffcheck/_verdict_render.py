@@ -15,7 +15,7 @@ import math
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from .differ import Metrics, SegmentVerdict, Verdict
+    from .differ import Around, Metrics, SegmentVerdict, Verdict
 
 __all__ = ["DECADES", "TOLERANCE_MARK", "bar_fraction", "render_html", "render_text"]
 
@@ -167,9 +167,27 @@ def _clauses(reason: str) -> list[str]:
     return clauses
 
 
+def _values(values: tuple[float, ...], start: int, index: int) -> str:
+    """``1.5 [2.25] 3`` with the value at ``index`` in brackets (``%.7g``: float32 digits)."""
+    cells = [f"{v:.7g}" for v in values]
+    if 0 <= index - start < len(cells):
+        cells[index - start] = f"[{cells[index - start]}]"
+    return " ".join(cells)
+
+
+def _around_rows(shown: Around) -> list[str]:
+    stop = shown.start + len(shown.reference)
+    return [
+        f"  around {shown.what} at flat index {shown.index} ([{shown.start}:{stop}]):",
+        f"    reference {_values(shown.reference, shown.start, shown.index)}",
+        f"    actual    {_values(shown.actual, shown.start, shown.index)}",
+    ]
+
+
 def render_text(verdict: Verdict) -> str:
     """Status and NMSE against the tolerance, where the worst difference is, each segment,
-    then the reason (one clause per line)."""
+    the values around the worst and first non-finite indices of a failure, then the reason (one clause
+    per line)."""
     lines = [_headline(verdict)]
     if verdict.metrics is not None:
         lines.append(f"  {_where(verdict.metrics, 0)}")
@@ -181,6 +199,8 @@ def render_text(verdict: Verdict) -> str:
         )
     if verdict.segments:
         lines += _segment_rows(verdict)
+    for shown in () if verdict.passed else verdict.around:
+        lines += _around_rows(shown)
     if verdict.reason:
         clauses = _clauses(verdict.reason)
         lines.append("  reason:" if len(clauses) > 1 else f"  reason: {clauses[0]}")

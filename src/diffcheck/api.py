@@ -16,6 +16,7 @@ check as ``not_run`` with the probe's reason, because a report must exist either
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, overload
@@ -126,7 +127,7 @@ def _bind_shapes(
     else:
         problem = f"output shapes differ: reference {ref_shapes}, actual {act_shapes}"
     reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
-    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+    return replace(verdict, status="failed", reason=reason)
 
 
 @overload
@@ -334,7 +335,7 @@ def _bind_storage(verdict: Verdict, adapter: Adapter, precision: PrecisionName) 
         f"executed precision differs from the configured {precision}: inputs stored as {stored}"
     )
     reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
-    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+    return replace(verdict, status="failed", reason=reason)
 
 
 def _refuse_self_test(

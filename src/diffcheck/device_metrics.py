@@ -37,11 +37,14 @@ import numpy.typing as npt
 
 from ._measure import Figures, UlpFormat, ulp_format
 from .differ import (
+    Around,
+    Metrics,
     Verdict,
     _check_sizes,
     _check_tolerance,
     _Failure,
     _judge,
+    around,
     compare_outputs,
     host_array,
 )
@@ -289,10 +292,20 @@ def diff_on_device(
         on_dev = xp.asarray(np.ascontiguousarray(ref), device=device)  # the one copy over
         figures = _measure(xp, on_dev, flat, fmt, chunk)
         metrics = _judge(figures, max_nmse)
-        verdict = Verdict("passed", None, metrics, max_nmse)
+        verdict = Verdict("passed", None, metrics, max_nmse, around=_around(ref, flat, metrics))
     except _Failure as failure:
-        verdict = Verdict("failed", failure.reason, failure.metrics, max_nmse)
+        shown = _around(ref, flat, failure.metrics, failure.at)
+        verdict = Verdict("failed", failure.reason, failure.metrics, max_nmse, around=shown)
     return DeviceDiff(verdict, copying.result() if copying else None, f"device ({device})")
+
+
+def _around(
+    ref: npt.NDArray[Any], flat: Any, metrics: Metrics | None, at: tuple[str, int] | None = None
+) -> tuple[Around, ...]:
+    """The values next to the worst and first-bad indices: a few elements read off the device."""
+    if ref.size != int(flat.shape[0]):
+        return ()
+    return around(metrics, at, ref.size, ref.__getitem__, lambda part: _to_numpy(flat[part]))
 
 
 def _default_name(dtype_name: str) -> str:
@@ -555,7 +568,7 @@ def _diff_mlx(
             verdict = compare_outputs(reference, copied[0], max_nmse, ulp_dtype=fmt)
             where = f"device ({device}, float32 error-free sums); {_NEAR}"
             return DeviceDiff(verdict, copied[0], where)
-        verdict = Verdict("passed", None, metrics, max_nmse)
+        verdict = Verdict("passed", None, metrics, max_nmse, around=_around(ref, flat, metrics))
     except _Failure as failure:
         if failure.metrics is not None:
             # The reason prints the figures: the host differ's own, to the last digit.
@@ -563,7 +576,8 @@ def _diff_mlx(
             verdict = compare_outputs(reference, copied[0], max_nmse, ulp_dtype=fmt)
             where = f"device ({device}, float32 error-free sums); {_FIGURES}"
             return DeviceDiff(verdict, copied[0], where)
-        verdict = Verdict("failed", failure.reason, failure.metrics, max_nmse)
+        shown = _around(ref, flat, failure.metrics, failure.at)
+        verdict = Verdict("failed", failure.reason, failure.metrics, max_nmse, around=shown)
     if host_copy:
         copy()
     where = f"device ({device}, float32 error-free sums)"

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -36,10 +36,13 @@ from ._numbers import rust_display
 
 __all__ = [
     "ABSOLUTE_MSE_FLOOR",
+    "AROUND_RADIUS",
+    "Around",
     "Metrics",
     "Segment",
     "SegmentVerdict",
     "Verdict",
+    "around",
     "bind_precision",
     "bind_segments",
     "bind_shape",
@@ -102,6 +105,38 @@ class SegmentVerdict:
     metrics: Metrics | None
 
 
+#: Elements shown on each side of an index of interest (:attr:`Verdict.around`).
+AROUND_RADIUS: Final = 3
+
+
+@dataclass(frozen=True, eq=False)
+class Around:
+    """Both outputs' values next to one index of interest: flat ``[start, start + len)``.
+
+    ``what`` says why the index matters: ``"max |diff|"``, ``"first non-finite in
+    reference"`` or ``"first non-finite in actual"``. Values are the outputs' own, widened
+    to float (the report holds their exact bits). Two records are equal when their values
+    have the same bits, so a NaN equals the same NaN (float equality would make a verdict
+    that shows a NaN unequal to itself).
+    """
+
+    what: str
+    index: int
+    start: int
+    reference: tuple[float, ...]
+    actual: tuple[float, ...]
+
+    def _key(self) -> tuple[str, int, int, bytes, bytes]:
+        bits = [np.array(v, np.float64).tobytes() for v in (self.reference, self.actual)]
+        return self.what, self.index, self.start, bits[0], bits[1]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Around) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one comparison. A divergence is data here, never an exception."""
@@ -111,6 +146,9 @@ class Verdict:
     metrics: Metrics | None
     tolerance: float
     segments: tuple[SegmentVerdict, ...] = field(default=())
+    #: The values around the largest difference and around a first non-finite value, so a
+    #: failure can be read without the arrays (measured on a device, only these come back).
+    around: tuple[Around, ...] = field(default=())
 
     @property
     def passed(self) -> bool:
@@ -139,10 +177,14 @@ class Verdict:
 class _Failure(Exception):
     """Internal: a comparator error, carrying metrics when they were measured."""
 
-    def __init__(self, reason: str, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self, reason: str, metrics: Metrics | None = None, at: tuple[str, int] | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.metrics = metrics
+        #: The index the failure is about (a first non-finite value), and what it is.
+        self.at = at
 
 
 def host_array(array: Any) -> npt.NDArray[Any]:
@@ -219,11 +261,15 @@ def _check_sizes(
 
 def _judge(figures: Figures, tolerance: float) -> Metrics:
     """The verdict rule on measured figures (host or device): metrics, or a ``_Failure``."""
-    if figures.first_bad_reference is not None:
-        raise _Failure(f"reference contains a non-finite value at {figures.first_bad_reference}")
-    if figures.first_bad_actual is not None:
+    if (index := figures.first_bad_reference) is not None:
         raise _Failure(
-            f"required backend contains a non-finite value at {figures.first_bad_actual}"
+            f"reference contains a non-finite value at {index}",
+            at=("first non-finite in reference", index),
+        )
+    if (index := figures.first_bad_actual) is not None:
+        raise _Failure(
+            f"required backend contains a non-finite value at {index}",
+            at=("first non-finite in actual", index),
         )
     metrics = _metrics(figures)
     if (
@@ -270,8 +316,40 @@ def compare_outputs(
     try:
         metrics = _compare(ref, act, tolerance, ulp_dtype)
     except _Failure as failure:
-        return Verdict("failed", failure.reason, failure.metrics, tolerance)
-    return Verdict("passed", None, metrics, tolerance)
+        shown = around(failure.metrics, failure.at, ref.size, ref.__getitem__, act.__getitem__)
+        return Verdict("failed", failure.reason, failure.metrics, tolerance, around=shown)
+    shown = around(metrics, None, ref.size, ref.__getitem__, act.__getitem__)
+    return Verdict("passed", None, metrics, tolerance, around=shown)
+
+
+def around(
+    metrics: Metrics | None,
+    at: tuple[str, int] | None,
+    size: int,
+    reference: Callable[[slice], Any],
+    actual: Callable[[slice], Any],
+) -> tuple[Around, ...]:
+    """The :class:`Around` records of a verdict: next to ``metrics.max_abs_index`` and ``at``.
+
+    ``reference`` and ``actual`` read a slice of each flat output (host or device); only
+    those few values are read, so a device output brings back 2 * AROUND_RADIUS + 1 each.
+    """
+    points = [] if metrics is None else [("max |diff|", metrics.max_abs_index)]
+    if at is not None:
+        points.append(at)
+    shown = []
+    for what, index in points:
+        window = slice(max(0, index - AROUND_RADIUS), min(size, index + AROUND_RADIUS + 1))
+        shown.append(
+            Around(
+                what,
+                index,
+                window.start,
+                tuple(float(v) for v in to_host(reference(window))),
+                tuple(float(v) for v in to_host(actual(window))),
+            )
+        )
+    return tuple(shown)
 
 
 def _uncovered(segments: Sequence[Segment], total: int) -> list[Segment]:
@@ -442,7 +520,7 @@ def bind_shape(
     if not errors:
         return verdict
     reason = "; ".join([verdict.reason, *errors] if verdict.reason else errors)
-    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+    return replace(verdict, status="failed", reason=reason)
 
 
 def bind_precision(
@@ -460,7 +538,7 @@ def bind_precision(
         f"stored inputs as {input_storage} and its output as {output_storage}"
     )
     reason = f"{verdict.reason}; {problem}" if verdict.reason else problem
-    return Verdict("failed", reason, verdict.metrics, verdict.tolerance, verdict.segments)
+    return replace(verdict, status="failed", reason=reason)
 
 
 def bind_segments(
@@ -484,10 +562,10 @@ def bind_segments(
         reference, actual, segments, verdict.tolerance, ulp_dtype
     )
     if failure_reason is None:
-        return Verdict(verdict.status, verdict.reason, verdict.metrics, verdict.tolerance, judged)
+        return replace(verdict, segments=judged)
     return _downgrade(verdict, failure_reason, judged)
 
 
 def _downgrade(verdict: Verdict, reason: str, judged: tuple[SegmentVerdict, ...]) -> Verdict:
     combined = f"{verdict.reason}; {reason}" if verdict.reason else reason
-    return Verdict("failed", combined, verdict.metrics, verdict.tolerance, judged)
+    return replace(verdict, status="failed", reason=combined, segments=judged)

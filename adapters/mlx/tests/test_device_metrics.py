@@ -24,6 +24,7 @@ SIZE = 3 * CHUNK + 17  # three full chunks and a partial block
 
 def _same(host: Verdict, device: Verdict) -> None:
     assert (device.status, device.reason) == (host.status, host.reason)
+    assert device.around == host.around  # the values next to the worst and first-bad indices
     if host.metrics is None or device.metrics is None:
         assert host.metrics is device.metrics
         return

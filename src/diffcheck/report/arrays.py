@@ -70,7 +70,7 @@ def encode_output(values: npt.ArrayLike) -> OutputArray:
     """The v2 record of ``values`` as exact float32 (row-major, flattened)."""
     # The array's own buffer, not a bytes copy: hashing and base64 read it in place.
     flat = np.ascontiguousarray(values, dtype=_LITTLE_F32).reshape(-1)
-    digest, text = digest_and_text(memoryview(flat).cast("B"))
+    digest, text = digest_and_text(flat.data.cast("B"))
     return OutputArray(
         dtype="float32",
         element_count=flat.size,
