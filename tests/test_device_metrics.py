@@ -143,6 +143,38 @@ def test_a_device_without_float64_is_judged_on_the_host_and_says_so() -> None:
     _same(compare_outputs(reference, actual, 1.0), measured.verdict)
 
 
+def _cuda_array(library: str, values: npt.NDArray[np.float32]) -> Any:
+    if library == "torch":
+        if not torch.cuda.is_available():
+            pytest.skip("torch sees no CUDA device here")
+        return torch.from_numpy(values.copy()).cuda()
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed here")
+    try:
+        return cupy.asarray(values)
+    except Exception as error:  # CuPy installed without a usable GPU
+        pytest.skip(f"CuPy has no GPU here: {type(error).__name__}")
+
+
+@pytest.mark.parametrize("library", ["torch", "cupy"])
+def test_a_wrong_answer_on_a_cuda_device_brings_back_the_values_around_it(library: str) -> None:
+    reference = np.random.default_rng(4).standard_normal(SIZE).astype(np.float32)
+    actual = reference.copy()
+    actual[CHUNK + 1] += np.float32(3.0)
+    measured = diff_on_device(reference, _cuda_array(library, actual), max_nmse=1e-7, chunk=CHUNK)
+    assert measured.where.startswith("device")
+    host = compare_outputs(reference, actual, 1e-7)
+    # The reason prints device sums, equal to the host's to ~1e-12 (not always to the digit).
+    assert measured.verdict.status == host.status == "failed"
+    assert measured.verdict.around == host.around
+    (worst,) = measured.verdict.around
+    assert (worst.index, worst.start) == (CHUNK + 1, CHUNK - 2)
+    assert worst.actual[3] == float(actual[CHUNK + 1])
+    actual[CHUNK + 1] = np.nan
+    bad = diff_on_device(reference, _cuda_array(library, actual), max_nmse=1e-7).verdict
+    assert [a.what for a in bad.around] == ["first non-finite in actual"]
+    assert math.isnan(bad.around[0].actual[3])
+
+
 def test_host_arrays_are_not_on_a_device() -> None:
     assert not on_device(np.ones(3))
     assert not on_device(torch.ones(3))
@@ -199,3 +231,15 @@ def test_a_half_precision_check_counts_ulps_in_its_storage_and_replays(precision
     assert result.metrics.max_ulp > 0
     assert result.metrics.max_ulp * 1000 < in_f32.max_ulp  # 13 or 16 fraction bits fewer
     assert replay(document).disagreements == []
+
+
+def test_a_bfloat16_device_output_shows_its_values_widened_exactly() -> None:
+    # NumPy has no bfloat16: the few values shown are widened on the device, exactly.
+    reference = np.random.default_rng(5).standard_normal(SIZE).astype(np.float32)
+    wrong = torch.from_numpy(reference.copy()).to(torch.bfloat16)
+    wrong[7] = 100.0
+    measured = diff_on_device(reference, wrong, max_nmse=1e-7, chunk=CHUNK)
+    host = compare_outputs(reference, wrong.float().numpy(), 1e-7, ulp_dtype="bf16")
+    assert measured.verdict.status == host.status == "failed"
+    assert measured.verdict.around == host.around
+    assert measured.verdict.around[0].actual[3] == 100.0

@@ -286,26 +286,37 @@ def diff_on_device(
     copying = _host_copy(xp, actual) if host_copy else None
     ref = host_array(reference).reshape(-1)
     flat = xp.reshape(actual, (-1,))
+
+    def read(part: slice) -> npt.NDArray[Any]:
+        # Widened on the device first: NumPy cannot take a bfloat16 tensor (exact for halves).
+        return _to_numpy(xp.astype(flat[part], xp.float32))
+
     try:
         _check_tolerance(max_nmse)
         _check_sizes(ref, int(flat.shape[0]), lambda: _first_bad_host(ref))
         on_dev = xp.asarray(np.ascontiguousarray(ref), device=device)  # the one copy over
         figures = _measure(xp, on_dev, flat, fmt, chunk)
         metrics = _judge(figures, max_nmse)
-        verdict = Verdict("passed", None, metrics, max_nmse, around=_around(ref, flat, metrics))
+        shown = _around(ref, flat, read, metrics)
+        verdict = Verdict("passed", None, metrics, max_nmse, around=shown)
     except _Failure as failure:
-        shown = _around(ref, flat, failure.metrics, failure.at)
+        shown = _around(ref, flat, read, failure.metrics, failure.at)
         verdict = Verdict("failed", failure.reason, failure.metrics, max_nmse, around=shown)
     return DeviceDiff(verdict, copying.result() if copying else None, f"device ({device})")
 
 
 def _around(
-    ref: npt.NDArray[Any], flat: Any, metrics: Metrics | None, at: tuple[str, int] | None = None
+    ref: npt.NDArray[Any],
+    flat: Any,
+    read: Callable[[slice], npt.NDArray[Any]],
+    metrics: Metrics | None,
+    at: tuple[str, int] | None = None,
 ) -> tuple[Around, ...]:
-    """The values next to the worst and first-bad indices: a few elements read off the device."""
+    """The values next to the worst and first-bad indices: ``read`` brings a few elements of
+    the flat device output to the host (as float32, widened on the device)."""
     if ref.size != int(flat.shape[0]):
         return ()
-    return around(metrics, at, ref.size, ref.__getitem__, lambda part: _to_numpy(flat[part]))
+    return around(metrics, at, ref.size, ref.__getitem__, read)
 
 
 def _default_name(dtype_name: str) -> str:
@@ -541,6 +552,10 @@ def _diff_mlx(
     device = mx.default_device()
     ref = host_array(reference).reshape(-1)
     flat = actual.reshape(-1).astype(mx.float32)  # exact widening of float16 and bfloat16
+
+    def read(part: slice) -> npt.NDArray[Any]:
+        return np.array(flat[part], np.float32)
+
     copied: list[npt.NDArray[np.float32]] = []
 
     def copy() -> None:
@@ -568,7 +583,8 @@ def _diff_mlx(
             verdict = compare_outputs(reference, copied[0], max_nmse, ulp_dtype=fmt)
             where = f"device ({device}, float32 error-free sums); {_NEAR}"
             return DeviceDiff(verdict, copied[0], where)
-        verdict = Verdict("passed", None, metrics, max_nmse, around=_around(ref, flat, metrics))
+        shown = _around(ref, flat, read, metrics)
+        verdict = Verdict("passed", None, metrics, max_nmse, around=shown)
     except _Failure as failure:
         if failure.metrics is not None:
             # The reason prints the figures: the host differ's own, to the last digit.
@@ -576,7 +592,7 @@ def _diff_mlx(
             verdict = compare_outputs(reference, copied[0], max_nmse, ulp_dtype=fmt)
             where = f"device ({device}, float32 error-free sums); {_FIGURES}"
             return DeviceDiff(verdict, copied[0], where)
-        shown = _around(ref, flat, failure.metrics, failure.at)
+        shown = _around(ref, flat, read, failure.metrics, failure.at)
         verdict = Verdict("failed", failure.reason, failure.metrics, max_nmse, around=shown)
     if host_copy:
         copy()
