@@ -262,3 +262,32 @@ def test_a_nan_in_the_values_around_equals_itself() -> None:
     actual = reference.copy()
     actual[3] = np.nan
     assert diff(reference, actual, max_nmse=1e-7) == diff(reference, actual.copy(), max_nmse=1e-7)
+
+
+def test_a_non_finite_reference_shows_the_values_around_it() -> None:
+    reference = np.arange(1, 21, dtype=np.float32)
+    reference[5] = np.nan
+    verdict = diff(reference, reference + 1, max_nmse=1e-7)
+    (bad,) = verdict.around
+    assert (bad.what, bad.index, bad.start) == ("first non-finite in reference", 5, 2)
+    assert math.isnan(bad.reference[3])
+    assert bad.actual[0] == 4.0
+
+
+def test_values_around_differ_when_either_side_differs() -> None:
+    reference = np.arange(1, 9, dtype=np.float32)
+    actual = reference.copy()
+    actual[3] = np.nan
+    (shown,) = diff(reference, actual, max_nmse=1e-7).around
+    other_actual = actual.copy()
+    other_actual[2] = 0.0
+    (changed_actual,) = diff(reference, other_actual, max_nmse=1e-7).around
+    other_reference = reference.copy()
+    other_reference[2] = 0.0
+    (changed_reference,) = diff(other_reference, actual, max_nmse=1e-7).around
+    assert shown != changed_actual
+    assert shown != changed_reference
+    assert shown != "not an Around"
+    # Equal (NaN included) records hash alike, so a set keeps one of them.
+    (again,) = diff(reference, actual.copy(), max_nmse=1e-7).around
+    assert len({shown, again}) == 1
