@@ -130,6 +130,8 @@ def _step(r: Any, a: Any, kx: Any, ky: Any, dd: Any, rr: Any, top: Any, worst: A
 # d = r - a a NaN or an infinity, so d*d too, and the sum of non-negative terms keeps it;
 # finite float32 inputs cannot overflow a float64 sum of squares. Such a tile is measured
 # again exactly.
+# Two tiles rather than one taking its key function: numba did not cache a function with a
+# function argument (seen here), and every cold start would then recompile it (~10 s).
 @numba.njit(fastmath={"reassoc", "contract"}, cache=True)
 def _tile_f32(ref: Any, act: Any, rbits: Any, abits: Any) -> Any:
     dd, rr, top, worst = 0.0, 0.0, np.int64(0), np.uint32(0)
