@@ -186,8 +186,8 @@ def _around_rows(shown: Around) -> list[str]:
 
 def render_text(verdict: Verdict) -> str:
     """Status and NMSE against the tolerance, where the worst difference is, each segment,
-    the values around the worst and first non-finite indices of a failure, then the reason (one clause
-    per line)."""
+    the values around a failure's worst and first non-finite indices, then the reason (one
+    clause per line)."""
     lines = [_headline(verdict)]
     if verdict.metrics is not None:
         lines.append(f"  {_where(verdict.metrics, 0)}")

@@ -37,8 +37,6 @@ import numpy.typing as npt
 
 from ._measure import Figures, UlpFormat, ulp_format
 from .differ import (
-    Around,
-    Metrics,
     Verdict,
     _check_sizes,
     _check_tolerance,
@@ -297,26 +295,12 @@ def diff_on_device(
         on_dev = xp.asarray(np.ascontiguousarray(ref), device=device)  # the one copy over
         figures = _measure(xp, on_dev, flat, fmt, chunk)
         metrics = _judge(figures, max_nmse)
-        shown = _around(ref, flat, read, metrics)
+        shown = around(metrics, None, ref.size, ref.__getitem__, read)
         verdict = Verdict("passed", None, metrics, max_nmse, around=shown)
     except _Failure as failure:
-        shown = _around(ref, flat, read, failure.metrics, failure.at)
+        shown = around(failure.metrics, failure.at, ref.size, ref.__getitem__, read)
         verdict = Verdict("failed", failure.reason, failure.metrics, max_nmse, around=shown)
     return DeviceDiff(verdict, copying.result() if copying else None, f"device ({device})")
-
-
-def _around(
-    ref: npt.NDArray[Any],
-    flat: Any,
-    read: Callable[[slice], npt.NDArray[Any]],
-    metrics: Metrics | None,
-    at: tuple[str, int] | None = None,
-) -> tuple[Around, ...]:
-    """The values next to the worst and first-bad indices: ``read`` brings a few elements of
-    the flat device output to the host (as float32, widened on the device)."""
-    if ref.size != int(flat.shape[0]):
-        return ()
-    return around(metrics, at, ref.size, ref.__getitem__, read)
 
 
 def _default_name(dtype_name: str) -> str:
@@ -583,7 +567,7 @@ def _diff_mlx(
             verdict = compare_outputs(reference, copied[0], max_nmse, ulp_dtype=fmt)
             where = f"device ({device}, float32 error-free sums); {_NEAR}"
             return DeviceDiff(verdict, copied[0], where)
-        shown = _around(ref, flat, read, metrics)
+        shown = around(metrics, None, ref.size, ref.__getitem__, read)
         verdict = Verdict("passed", None, metrics, max_nmse, around=shown)
     except _Failure as failure:
         if failure.metrics is not None:
@@ -592,7 +576,7 @@ def _diff_mlx(
             verdict = compare_outputs(reference, copied[0], max_nmse, ulp_dtype=fmt)
             where = f"device ({device}, float32 error-free sums); {_FIGURES}"
             return DeviceDiff(verdict, copied[0], where)
-        shown = _around(ref, flat, read, failure.metrics, failure.at)
+        shown = around(failure.metrics, failure.at, ref.size, ref.__getitem__, read)
         verdict = Verdict("failed", failure.reason, failure.metrics, max_nmse, around=shown)
     if host_copy:
         copy()
