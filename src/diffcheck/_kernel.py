@@ -40,6 +40,8 @@ _TILE = 2048
 #: inputs take fewer threads, because waking and joining threads costs more than it saves
 #: there, and far more on a loaded machine, where a descheduled thread stalls the join.
 _PER_THREAD = 1 << 21
+#: Read once: ``os.cpu_count()`` costs microseconds per call here, a small check's budget.
+_CORES = max(1, os.cpu_count() or 1)
 _MAGNITUDE = np.int32(0x7FFFFFFF)
 _HALF_BF16 = np.int32(0x7FFF)  # rounds to nearest, with the even bit added
 assert _ARITH not in (_BITS32, _BITS64, _BF16)
@@ -236,7 +238,20 @@ def _blocks(ref, act, rbits, abits, rmode, amode, fraction, min_exp, sums, ints,
 
 
 def _bits(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return values.view(np.int32 if values.dtype == np.float32 else np.int64)
+    return values.view(np.int32 if values.dtype.itemsize == 4 else np.int64)
+
+
+@numba.njit(cache=True)
+def _serial(ref, act, rbits, abits, rmode, amode, fraction, min_exp):
+    # Every block on the calling thread, with the per-block records allocated here: for the
+    # small inputs that take one thread, one dispatch instead of four allocations and a
+    # call (the fixed cost of a 10^3-element check is mostly that overhead).
+    n_blocks = (ref.size + BLOCK - 1) // BLOCK
+    sums = np.zeros((n_blocks, 3), np.float64)
+    ints = np.zeros((n_blocks, 3), np.int64)
+    ulps = np.zeros(n_blocks, np.uint64)
+    _blocks(ref, act, rbits, abits, rmode, amode, fraction, min_exp, sums, ints, ulps, 0, n_blocks)
+    return sums, ints, ulps
 
 
 def measure(
@@ -249,6 +264,19 @@ def measure(
     """One parallel pass over two C-contiguous float32/float64 arrays of equal size."""
     count = reference.size
     n_blocks = -(-count // BLOCK)
+    threads = 1 if count < 2 * _PER_THREAD else min(_CORES, count // _PER_THREAD, n_blocks)
+    if threads == 1:
+        sums, ints, ulps = _serial(
+            reference,
+            actual,
+            _bits(reference),
+            _bits(actual),
+            ref_mode,
+            act_mode,
+            fmt.fraction,
+            fmt.min_exponent,
+        )
+        return _figures(count, sums, ints, ulps)
     sums = np.zeros((n_blocks, 3), np.float64)
     ints = np.zeros((n_blocks, 3), np.int64)
     ulps = np.zeros(n_blocks, np.uint64)
@@ -265,16 +293,32 @@ def measure(
         ints,
         ulps,
     )
-    threads = max(1, min(os.cpu_count() or 1, count // _PER_THREAD, n_blocks))
-    if threads == 1:
-        _blocks(*args, 0, n_blocks)
-    else:
-        # Each thread takes a contiguous run of blocks; the kernel releases the GIL.
-        edges = [n_blocks * t // threads for t in range(threads + 1)]
-        with ThreadPoolExecutor(threads) as pool:
-            runs = [pool.submit(_blocks, *args, edges[t], edges[t + 1]) for t in range(threads)]
-            for run in runs:
-                run.result()
+    # Each thread takes a contiguous run of blocks; the kernel releases the GIL.
+    edges = [n_blocks * t // threads for t in range(threads + 1)]
+    with ThreadPoolExecutor(threads) as pool:
+        runs = [pool.submit(_blocks, *args, edges[t], edges[t + 1]) for t in range(threads)]
+        for run in runs:
+            run.result()
+    return _figures(count, sums, ints, ulps)
+
+
+def _figures(
+    count: int, sums: npt.NDArray[Any], ints: npt.NDArray[Any], ulps: npt.NDArray[Any]
+) -> Figures:
+    """The whole range's figures from its per-block records, combined in block order."""
+    if sums.shape[0] == 1:  # one block: nothing to combine (the common small check)
+        (dd, rr, top), (index, bad_ref, bad_act) = sums[0].tolist(), ints[0].tolist()
+        return Figures(
+            count,
+            dd,
+            rr,
+            top,
+            index,
+            int(ulps[0]),
+            None if bad_ref < 0 else bad_ref,
+            None if bad_act < 0 else bad_act,
+        )
+    n_blocks = sums.shape[0]
     max_abs, max_abs_index = 0.0, 0
     for b in range(n_blocks):  # block order: the first of equal maxima wins
         if sums[b, 2] > max_abs:

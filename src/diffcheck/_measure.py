@@ -14,10 +14,12 @@ passes for the ULP keys per chunk, and runs on one core: 0.5 s at 10^7 float32 o
 registers, vectorised, on every core (blocks split over threads that release the GIL), and
 reads at the floor or faster: 5.6 ms at 10^7 and 16.7 ms at 10^8 on 16 cores, against
 floors of 8.7 and 98 ms. A compiled C extension would do the same but needs a wheel per
-platform; numba ships wheels wherever NumPy does and compiles lazily. It is used only for
-arrays of at least :data:`KERNEL_MIN` elements, so small checks never import it; it is
-compiled on first use (about 10 s, more on a loaded machine) and cached on disk (numba's
-cache: next to the module when writable, else the user cache directory, or
+platform; numba ships wheels wherever NumPy does and compiles lazily. It serves every size:
+at 10^3 and 10^5 float32 elements the NumPy path spends 50 us and 3 ms in per-call overhead
+and integer passes where one kernel call takes 4 us and 0.1 ms, and most checks users run are
+that small. Its costs are paid once per process: importing numba and loading the cache
+(about 0.5 s), and once per machine: compiling (about 10 s, more on a loaded machine), cached
+on disk (numba's cache: next to the module when writable, else the user cache directory, or
 ``NUMBA_CACHE_DIR``). Where numba is missing or fails, the NumPy path gives the same figures
 (sums to rounding). ``DIFFCHECK_DIFFER=numpy`` forces the NumPy path.
 
@@ -34,7 +36,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +44,7 @@ import numpy.typing as npt
 __all__ = ["BLOCK", "KERNEL_MIN", "Figures", "UlpFormat", "measure", "ulp_format"]
 
 BLOCK: Final = 1 << 16  # elements per block: float64 scratch of the NumPy path stays in L2
-KERNEL_MIN: Final = 1 << 18  # below this, the NumPy path (no thread fork, no compile)
+KERNEL_MIN: Final = 1  # from this size on, the numba kernel (every size: the docstring says why)
 
 # Key modes: how an array's values become ordered ULP keys.
 _BITS32, _BITS64, _BF16, _ARITH = 0, 1, 2, 3
@@ -86,15 +88,28 @@ def ulp_format(storage: Any) -> UlpFormat:
     return _FORMATS[name]
 
 
+#: NumPy's own floating dtypes, looked up by dtype (``dtype.name`` costs microseconds, which
+#: is most of a small check's budget).
+_FORMAT_OF_DTYPE: Final = {
+    np.dtype(name): fmt for name, fmt in _FORMATS.items() if name != "bfloat16"
+}
+
+
 def default_ulp_format(actual: npt.NDArray[Any]) -> UlpFormat:
     """The actual output's own floating format, or float32 for anything else."""
-    name = actual.dtype.name
+    fmt = _FORMAT_OF_DTYPE.get(actual.dtype)
+    if fmt is not None:
+        return fmt
+    name = actual.dtype.name  # bfloat16 and other extension dtypes
     return _FORMATS[name] if name in _FORMATS else _FORMATS["float32"]
 
 
-@dataclass(frozen=True)
-class Figures:
-    """Everything one pass measures over a range (sums, not yet means)."""
+class Figures(NamedTuple):
+    """Everything one pass measures over a range (sums, not yet means).
+
+    A named tuple rather than a frozen dataclass: it is built on every comparison, and a
+    frozen dataclass's ``__init__`` costs a microsecond more than a small check can spare.
+    """
 
     count: int
     sum_sq_diff: float
@@ -107,14 +122,18 @@ class Figures:
     first_bad_actual: int | None
 
 
+_F32: Final = np.dtype(np.float32)
+_F64: Final = np.dtype(np.float64)
+#: The (dtype, format) pairs whose keys come from the stored bits; the rest are arithmetic.
+_BIT_MODES: Final = {
+    (_F32, "float32"): _BITS32,
+    (_F64, "float64"): _BITS64,
+    (_F32, "bfloat16"): _BF16,
+}
+
+
 def _mode(dtype: np.dtype[Any], fmt: UlpFormat) -> int:
-    if dtype == np.float32 and fmt.name == "float32":
-        return _BITS32
-    if dtype == np.float64 and fmt.name == "float64":
-        return _BITS64
-    if dtype == np.float32 and fmt.name == "bfloat16":
-        return _BF16
-    return _ARITH
+    return _BIT_MODES.get((dtype, fmt.name), _ARITH)
 
 
 def _keys(values: npt.NDArray[Any], mode: int, fmt: UlpFormat) -> npt.NDArray[Any]:
@@ -228,9 +247,11 @@ def _measure_numpy_quiet(
 def _kernel_ready(reference: npt.NDArray[Any], actual: npt.NDArray[Any]) -> bool:
     if os.environ.get("DIFFCHECK_DIFFER", "") == "numpy" or reference.size < KERNEL_MIN:
         return False
-    return all(
-        a.dtype in (np.float32, np.float64) and a.flags.c_contiguous for a in (reference, actual)
-    )
+    return all(a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous for a in (reference, actual))
+
+
+#: Native-order float32 and float64 (a byte-swapped dtype compares unequal to these).
+_KERNEL_DTYPES: Final = frozenset((_F32, _F64))
 
 
 _kernel_failure: str | None = None

@@ -345,11 +345,16 @@ def around(
                 what,
                 index,
                 window.start,
-                tuple(float(v) for v in to_host(reference(window))),
-                tuple(float(v) for v in to_host(actual(window))),
+                tuple(_floats(reference(window))),
+                tuple(_floats(actual(window))),
             )
         )
     return tuple(shown)
+
+
+def _floats(values: Any) -> list[float]:
+    """A few values of any array as Python floats (one conversion, not one per element)."""
+    return list(np.asarray(to_host(values), dtype=np.float64).tolist())
 
 
 def _uncovered(segments: Sequence[Segment], total: int) -> list[Segment]:
