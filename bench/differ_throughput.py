@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from diffcheck import diff
-from diffcheck._measure import engine
+from diffcheck._measure import engine, load_kernel
 
 MiB = 1 << 20
 
@@ -148,6 +148,10 @@ def main() -> None:
     largest = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**8
     rng = np.random.default_rng(0)
     sizes = [n for n in (10**3, 10**4, 10**5, 10**6, 10**7, 10**8) if n <= largest]
+    # The steady state of a long run of small checks: the kernel loaded (a process loads it
+    # by itself after LOAD_AFTER_SECONDS on the NumPy path; np-path shows the time before).
+    if (failure := load_kernel()) is not None:
+        print(f"the kernel did not load ({failure}): every row is the NumPy path")
     print(f"differ throughput: float32, medians, {os.cpu_count()} cores (time in ms)")
     print("  floor: NumPy sum of both arrays on one core; pfloor: the same sum over every core")
     header = (

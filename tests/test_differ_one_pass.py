@@ -7,6 +7,9 @@ chunked NumPy path. Arrays span several blocks and tiles so that boundaries are 
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -338,3 +341,48 @@ def test_the_fast_tiles_hand_every_non_finite_pair_to_the_exact_pass(
     assert fast.max_abs == slow.max_abs
     for name in ("sum_sq_diff", "sum_sq_ref"):
         assert math.isclose(getattr(fast, name), getattr(slow, name), rel_tol=1e-12), name
+
+
+@pytest.mark.parametrize("storage", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_subnormal_keys_agree_in_every_format(storage: str, dtype: type) -> None:
+    # A subnormal of the format counts in steps of 2**(min_exponent - fraction): 2**-1074 for
+    # float64, which the kernel once computed as 0 and divided by (ZeroDivisionError, and
+    # every later comparison of the process fell back to NumPy).
+    pytest.importorskip("numba", reason="numba is a dependency; the kernel needs it")
+    from diffcheck import _kernel
+
+    tiny = np.finfo(dtype).smallest_subnormal
+    reference = np.array([0.0, tiny, 3 * tiny, -tiny, 1e-38, 1.0], dtype)
+    actual = np.array([tiny, 0.0, tiny, tiny, -1e-38, 1.0], dtype)
+    fmt = _measure.ulp_format(storage)
+    mode = _measure._mode(reference.dtype, fmt)
+    fast = _kernel.measure(reference, actual, fmt, mode, mode)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DIFFCHECK_DIFFER", "numpy")
+        slow = _measure.measure(reference, actual, fmt)
+    assert fast.max_ulp == slow.max_ulp
+    assert fast.max_ulp > 0 or storage == "f16"  # float16 rounds every value here to 0 or 1
+    assert (fast.max_abs, fast.max_abs_index) == (slow.max_abs, slow.max_abs_index)
+
+
+def test_small_inputs_load_the_kernel_only_after_its_load_cost_is_spent() -> None:
+    # A fresh process: a one-off small check must not pay numba's import (the NumPy path),
+    # and once the NumPy path has cost as much as loading would, the kernel takes over.
+    pytest.importorskip("numba", reason="numba is a dependency; the kernel needs it")
+    script = """
+import sys
+import numpy as np
+from diffcheck import _measure, diff
+r = np.linspace(1, 2, 1000, dtype=np.float32)
+assert diff(r, r * np.float32(1.001), max_nmse=1.0).passed
+print("diffcheck._kernel" in sys.modules, _measure.engine(1000), _measure._numpy_seconds > 0)
+_measure._numpy_seconds = _measure.LOAD_AFTER_SECONDS
+assert diff(r, r * np.float32(1.001), max_nmse=1.0).passed
+print("diffcheck._kernel" in sys.modules, _measure.engine(1000))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "DIFFCHECK_DIFFER"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split("\n")[:2] == ["False numpy True", "True numba"]

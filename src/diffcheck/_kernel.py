@@ -86,7 +86,9 @@ def _key(values: Any, bits: Any, i: int, mode: int, fraction: int, min_exp: int)
     x = np.float64(values[i])
     a = abs(x)
     if a < 2.0**min_exp:
-        m = np.int64(np.rint(a / 2.0 ** (min_exp - fraction)))
+        # ldexp, not a / 2.0**(min_exp - fraction): numba evaluates 2.0**-1074 (the float64
+        # format's subnormal step) as 0 and the division raised ZeroDivisionError.
+        m = np.int64(np.rint(math.ldexp(a, fraction - min_exp)))
     else:
         mantissa, exponent = math.frexp(a)  # a = mantissa * 2**exponent, mantissa in [0.5, 1)
         m = np.int64(exponent - min_exp) * (np.int64(1) << fraction) + np.int64(

@@ -14,14 +14,21 @@ passes for the ULP keys per chunk, and runs on one core: 0.5 s at 10^7 float32 o
 registers, vectorised, on every core (blocks split over threads that release the GIL), and
 reads at the floor or faster: 5.6 ms at 10^7 and 16.7 ms at 10^8 on 16 cores, against
 floors of 8.7 and 98 ms. A compiled C extension would do the same but needs a wheel per
-platform; numba ships wheels wherever NumPy does and compiles lazily. It serves every size:
-at 10^3 and 10^5 float32 elements the NumPy path spends 50 us and 3 ms in per-call overhead
-and integer passes where one kernel call takes 4 us and 0.1 ms, and most checks users run are
-that small. Its costs are paid once per process: importing numba and loading the cache
-(about 0.5 s), and once per machine: compiling (about 10 s, more on a loaded machine), cached
-on disk (numba's cache: next to the module when writable, else the user cache directory, or
+platform; numba ships wheels wherever NumPy does and compiles lazily. Its costs are paid
+once per process: importing numba and loading the cache (about 0.5 s and 110 MB of memory
+here), and once per machine: compiling (about 10 s, more on a loaded machine), cached on disk
+(numba's cache: next to the module when writable, else the user cache directory, or
 ``NUMBA_CACHE_DIR``). Where numba is missing or fails, the NumPy path gives the same figures
 (sums to rounding). ``DIFFCHECK_DIFFER=numpy`` forces the NumPy path.
+
+Which path a comparison takes: arrays of at least :data:`KERNEL_MIN` elements always take
+the kernel. Smaller ones take it once the process has loaded it; before that, they take the
+NumPy path until it has spent :data:`LOAD_AFTER_SECONDS` on them, the kernel's load cost,
+and then load it (the ski-rental rule: a process never spends more than about twice what the
+better choice in hindsight would have cost). So a one-off check of 10^3 elements starts in
+0.3 s rather than 1.3 s, and a long run of small checks (a test session, a search, a warm
+sweep worker) gets the kernel's fixed cost: at 10^3 and 10^5 float32 elements the NumPy path
+spends about 50 us and 3 ms per call, one kernel call 4 us and 0.1 ms.
 
 ULPs are counted in a storage format (see :func:`ulp_format`): each value is rounded to
 nearest-even into that format and mapped to an ordered integer, ``+k`` for the k-th
@@ -35,16 +42,29 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+import time
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BLOCK", "KERNEL_MIN", "Figures", "UlpFormat", "measure", "ulp_format"]
+__all__ = [
+    "BLOCK",
+    "KERNEL_MIN",
+    "LOAD_AFTER_SECONDS",
+    "Figures",
+    "UlpFormat",
+    "load_kernel",
+    "measure",
+    "ulp_format",
+]
 
 BLOCK: Final = 1 << 16  # elements per block: float64 scratch of the NumPy path stays in L2
-KERNEL_MIN: Final = 1  # from this size on, the numba kernel (every size: the docstring says why)
+KERNEL_MIN: Final = 1 << 18  # from this size on, always the numba kernel (the docstring says why)
+#: NumPy-path time on small inputs after which a process loads the kernel for them too.
+LOAD_AFTER_SECONDS: Final = 0.5
 
 # Key modes: how an array's values become ordered ULP keys.
 _BITS32, _BITS64, _BF16, _ARITH = 0, 1, 2, 3
@@ -244,8 +264,8 @@ def _measure_numpy_quiet(
     )
 
 
-def _kernel_ready(reference: npt.NDArray[Any], actual: npt.NDArray[Any]) -> bool:
-    if os.environ.get("DIFFCHECK_DIFFER", "") == "numpy" or reference.size < KERNEL_MIN:
+def _kernel_fits(reference: npt.NDArray[Any], actual: npt.NDArray[Any]) -> bool:
+    if os.environ.get("DIFFCHECK_DIFFER", "") == "numpy":
         return False
     return all(a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous for a in (reference, actual))
 
@@ -255,25 +275,56 @@ _KERNEL_DTYPES: Final = frozenset((_F32, _F64))
 
 
 _kernel_failure: str | None = None
+#: Seconds this process has spent on the NumPy path for inputs the kernel could have taken.
+_numpy_seconds = 0.0
+
+
+def _kernel_due(count: int) -> bool:
+    """Whether an input of ``count`` elements takes the kernel now (the docstring's rule)."""
+    return (
+        count >= KERNEL_MIN
+        or "diffcheck._kernel" in sys.modules
+        or _numpy_seconds >= LOAD_AFTER_SECONDS
+    )
+
+
+def load_kernel() -> str | None:
+    """Load the kernel now (import numba, compile or read the cache); None, or why it failed.
+
+    For a process about to run many small comparisons, which would otherwise take the NumPy
+    path until :data:`LOAD_AFTER_SECONDS` is spent on it.
+    """
+    global _kernel_failure
+    try:
+        from . import _kernel  # noqa: F401  (imports numba: ~0.5 s)
+    except Exception as error:  # numba absent or broken: NumPy gives the same figures
+        _kernel_failure = f"{type(error).__name__}: {error}"
+    return _kernel_failure
 
 
 def measure(reference: Any, actual: Any, fmt: UlpFormat) -> Figures:
     """Measure two flat arrays of equal, non-zero size in one pass (see the module docstring)."""
-    global _kernel_failure
-    if _kernel_failure is None and _kernel_ready(reference, actual):
+    global _kernel_failure, _numpy_seconds
+    fits = _kernel_failure is None and _kernel_fits(reference, actual)
+    if fits and _kernel_due(reference.size):
         try:
-            from . import _kernel  # imports numba (~0.3 s) and compiles or loads the cache
+            from . import _kernel  # imports numba (~0.5 s) and compiles or loads the cache
 
             return _kernel.measure(
                 reference, actual, fmt, _mode(reference.dtype, fmt), _mode(actual.dtype, fmt)
             )
         except Exception as error:  # numba absent or broken: NumPy gives the same figures
             _kernel_failure = f"{type(error).__name__}: {error}"
-    return _measure_numpy(reference, actual, fmt)
+    if not fits:
+        return _measure_numpy(reference, actual, fmt)
+    start = time.perf_counter()
+    figures = _measure_numpy(reference, actual, fmt)
+    _numpy_seconds += time.perf_counter() - start
+    return figures
 
 
 def engine(count: int) -> str:
-    """Which path :func:`measure` takes for float32 arrays of ``count`` elements."""
-    if os.environ.get("DIFFCHECK_DIFFER", "") == "numpy" or count < KERNEL_MIN:
+    """Which path :func:`measure` takes now for float32 arrays of ``count`` elements."""
+    if os.environ.get("DIFFCHECK_DIFFER", "") == "numpy" or not _kernel_due(count):
         return "numpy"
     return "numba" if _kernel_failure is None else f"numpy ({_kernel_failure})"
