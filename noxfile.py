@@ -70,7 +70,8 @@ def tests(session: nox.Session) -> None:
     _install_project(session, "test", "dask", "fuzz")
     session.install("array-api-strict", TORCH_CPU)
     _ensure_chromium(session)
-    session.run("pytest", *session.posargs)
+    # One worker per core; posargs come later, so `-- -n 0` runs in one process.
+    session.run("pytest", "-n", "auto", *session.posargs)
 
 
 @nox.session
