@@ -14,7 +14,8 @@ module import, so that importing diffcheck or listing backends imports no option
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -163,9 +164,22 @@ class Adapter(abc.ABC):
     def host_float32(self, array: Any) -> npt.NDArray[np.float32]:
         """``array`` computed, widened to float32 on the device (exact) and brought to the host, flat."""
         self.synchronize(array)
-        widened = self.namespace().astype(array, self.namespace().float32)
+        xp = self.namespace()
+        # astype copies even to the same dtype: 400 MB of needless copying at 10^8 elements.
+        widened = array if array.dtype == xp.float32 else xp.astype(array, xp.float32)
         self.synchronize(widened)
         return np.array(self.to_host(widened), dtype=np.float32, copy=None).reshape(-1)
+
+    @contextlib.contextmanager
+    def host_float32_staged(self, array: Any) -> Iterator[npt.NDArray[np.float32]]:
+        """:meth:`host_float32`, for a caller that reads the values only inside the block.
+
+        An adapter may then copy into a reused page-locked buffer (one device-to-host copy
+        at full bus speed, instead of a fresh pageable allocation that the copy must first
+        fault in: 7 ms against 335 ms for 400 MB on an H200 host); the view is valid only
+        until the block ends. By default it is :meth:`host_float32`.
+        """
+        yield self.host_float32(array)
 
     def synchronize(self, array: Any) -> None:
         """Block until ``array`` is computed, so errors and timing belong to the op."""

@@ -17,16 +17,19 @@ live in :data:`_SYNCHRONIZERS`, keyed by library, so the core never names a back
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import re
+import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..device_metrics import on_device
 from ..precision import PRECISIONS, PrecisionName
 from ._protocol import Adapter, Capabilities, Probe
 
@@ -65,6 +68,51 @@ def _sync_cupy(array: Any) -> None:
 
 def _sync_jax(array: Any) -> None:
     array.block_until_ready()
+
+
+class _PinnedStage:
+    """A page-locked host buffer for one library's device-to-host copies, grown and reused.
+
+    Allocating and page-locking hundreds of megabytes costs more than the copy itself, so a
+    process keeps one buffer per library, as large as the largest output staged so far.
+    The lock holds it for one :meth:`ArrayApiAdapter.host_float32_staged` block at a time.
+    """
+
+    def __init__(self, copy: Callable[[Any, Any], npt.NDArray[np.float32]]) -> None:
+        self.copy = copy
+        self.lock = threading.Lock()
+        self.buffer: Any = None
+
+
+def _stage_torch(flat: Any, stage: _PinnedStage) -> npt.NDArray[np.float32]:
+    torch = importlib.import_module("torch")
+    n = flat.numel()
+    if stage.buffer is None or stage.buffer.numel() < n:
+        stage.buffer = None  # free the old pinned block before taking a larger one
+        stage.buffer = torch.empty(max(n, 1), dtype=torch.float32, pin_memory=True)
+    view = stage.buffer[:n]
+    view.copy_(flat)  # a blocking copy: done when it returns
+    result: npt.NDArray[np.float32] = view.numpy()
+    return result
+
+
+def _stage_cupy(flat: Any, stage: _PinnedStage) -> npt.NDArray[np.float32]:
+    cupy = importlib.import_module("cupy")
+    n = int(flat.size)
+    if stage.buffer is None or stage.buffer.size < n:
+        stage.buffer = None
+        memory = cupy.cuda.alloc_pinned_memory(max(n, 1) * 4)
+        stage.buffer = np.frombuffer(memory, np.float32, max(n, 1))  # keeps memory alive
+    view: npt.NDArray[np.float32] = stage.buffer[:n]
+    flat.get(out=view)  # blocking by default
+    return view
+
+
+#: Libraries whose device outputs are staged through page-locked memory (CUDA devices).
+_STAGES: dict[str, _PinnedStage] = {
+    "torch": _PinnedStage(_stage_torch),
+    "cupy": _PinnedStage(_stage_cupy),
+}
 
 
 #: How to block until an array's queued work is done, for libraries that queue it. Eager CPU
@@ -241,6 +289,21 @@ class ArrayApiAdapter(Adapter):
             notes = () if float64 else ("no float64 on this device",)
             self._capabilities = Capabilities(precisions=precisions, float64=float64, notes=notes)
         return self._capabilities
+
+    @contextlib.contextmanager
+    def host_float32_staged(self, array: Any) -> Iterator[npt.NDArray[np.float32]]:
+        """A float32 host view through a reused page-locked buffer where the library has one
+        (torch and CuPy CUDA arrays); valid only inside the block."""
+        stage = _STAGES.get(self.library)
+        if stage is None or not on_device(array):
+            yield self.host_float32(array)
+            return
+        xp = self.namespace()
+        widened = array if array.dtype == xp.float32 else xp.astype(array, xp.float32)
+        flat = xp.reshape(widened, (-1,))
+        self.synchronize(flat)
+        with stage.lock:
+            yield stage.copy(flat, stage)
 
     def synchronize(self, array: Any) -> None:
         sync = _SYNCHRONIZERS.get(self.library)
