@@ -29,6 +29,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .api import compare, run
+    from .localize import locate
     from .search import search_api
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "__version__",
     "compare",
     "diff",
+    "locate",
     "run",
     "search_api",
 ]
@@ -56,6 +58,10 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name == "locate":  # the first wrong call of a program (diffcheck.localize)
+        from .localize import locate
+
+        return locate
     if name == "search_api":  # the API search (diffcheck fuzz --api); Hypothesis loads as it runs
         from .search import search_api
 

@@ -1,0 +1,83 @@
+"""Where inside a program does a candidate diverge? The first wrong Array API call.
+
+``diffcheck.locate(fn, *inputs, candidate=...)`` runs ``fn(xp, *arrays)`` on the reference
+and the candidate through recording proxies and judges every call twice: its carried error
+(each side fed its own inputs) and its local error (the candidate's call re-run on the
+reference's exact inputs). The first call whose local error breaks its bound is the first
+wrong call; the calls after it whose carried error is large only inherit the divergence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._locate import DEFAULT_MAX_MEMORY, locate_on
+from ._result import CallError, Localization, LocatedCall, PathSplit
+
+if TYPE_CHECKING:
+    from ..adapters import Adapter
+
+__all__ = [
+    "DEFAULT_MAX_MEMORY",
+    "CallError",
+    "Localization",
+    "LocatedCall",
+    "PathSplit",
+    "locate",
+]
+
+
+def locate(
+    fn: Callable[..., Any],
+    *inputs: Any,
+    candidate: str | Adapter,
+    reference: str | Adapter = "numpy",
+    precision: str = "f32",
+    max_memory: int = DEFAULT_MAX_MEMORY,
+    nmse_bounds: Mapping[str, float] | None = None,
+) -> Localization:
+    """Find the first call of ``fn`` whose result is wrong on ``candidate``.
+
+    Parameters
+    ----------
+    fn
+        ``fn(xp, *arrays)``, written against the Array API; it must be deterministic.
+    inputs
+        Host arrays (any library) or Python scalars, in their own dtypes; on the candidate,
+        floating inputs are cast to ``precision`` first.
+    candidate, reference
+        Backend names (``mlx:cpu``, ``torch:cuda``) or adapter instances.
+    precision
+        ``f32`` (inputs as given), ``f16`` or ``bf16`` (floating inputs cast on the candidate).
+    max_memory
+        Host bytes for the reference's kept arrays; a larger program runs again per window.
+    nmse_bounds
+        An NMSE bound per function name (``{"matmul": 1e-6}``) replacing the values model's.
+
+    Returns
+    -------
+    Localization
+        Every compared call with both errors, the first wrong call, any path split; it is
+        true only when no call is wrong.
+
+    Raises
+    ------
+    ConfigError, BackendError
+        On misuse or an unavailable backend (a divergence is never an exception).
+    """
+    from ..adapters._registry import entry_point_snapshot
+    from ..api import _adapter
+
+    with entry_point_snapshot():  # one scan of the installed plugins for both names
+        reference_adapter = _adapter(reference, "reference")
+        candidate_adapter = _adapter(candidate, "candidate")
+    return locate_on(
+        fn,
+        inputs,
+        reference_adapter,
+        candidate_adapter,
+        precision=precision,
+        max_memory=max_memory,
+        nmse_bounds=nmse_bounds,
+    )

@@ -1,0 +1,138 @@
+"""Host values of a recorded call: finding arrays, digests, casts and the error figures."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..values.dtypes import dtype_name
+from ..values.model import ValueVerdict
+from ..values.ulp import round_to_bfloat16
+from ._proxy import is_array
+from ._result import CallError
+
+__all__ = [
+    "arrays_in",
+    "cast",
+    "digest",
+    "error_of",
+    "host_dtype",
+    "map_arrays",
+    "nbytes",
+    "same_bits",
+    "shape_of",
+]
+
+
+def shape_of(value: Any) -> tuple[int, ...]:
+    return tuple(int(n) for n in value.shape)
+
+
+def arrays_in(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+    found = [a for a in args if is_array(a)]
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, tuple | list):
+            found.extend(v for v in value if is_array(v))
+    return found + [v for v in kwargs.values() if is_array(v)]
+
+
+def _host_bytes(value: Any) -> bytes:
+    array = value[0] if isinstance(value, tuple) else value
+    return np.ascontiguousarray(array).tobytes()
+
+
+def digest(hosts: Sequence[Any]) -> str:
+    h = hashlib.sha256()
+    for host in hosts:
+        h.update(_host_bytes(host))
+    return h.hexdigest()[:16]
+
+
+def nbytes(value: Any) -> int:
+    array = value[0] if isinstance(value, tuple) else value
+    return int(getattr(array, "nbytes", 0))
+
+
+def map_arrays(value: Any, convert: Callable[[Any], Any]) -> Any:
+    if is_array(value) or (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[1], str)
+        and is_array(value[0])
+    ):
+        return convert(value)
+    if isinstance(value, tuple):
+        return tuple(map_arrays(v, convert) for v in value)
+    if isinstance(value, list):
+        return [map_arrays(v, convert) for v in value]
+    if isinstance(value, dict):
+        return {k: map_arrays(v, convert) for k, v in value.items()}
+    return value
+
+
+def _wide(host: Any) -> npt.NDArray[Any]:
+    array = host[0] if isinstance(host, tuple) else host
+    array = np.asarray(array)
+    if array.dtype.kind == "c":
+        return array.astype(np.complex128)
+    return array.astype(np.float64)
+
+
+def error_of(reference: Any, candidate: Any, verdict: ValueVerdict | None) -> CallError:
+    """NMSE, max |diff| and where, beside the values model's verdict (None: equal bits)."""
+    passed = True if verdict is None else verdict.passed
+    reason = None if verdict is None else verdict.reason
+    ref, cand = _wide(reference), _wide(candidate)
+    if ref.shape != cand.shape:
+        return CallError(float("inf"), float("inf"), None, False, reason or "shapes differ", (), ())
+    if ref.size == 0:
+        return CallError(0.0, 0.0, None, passed, reason, (), ())
+    with np.errstate(all="ignore"):
+        diff = np.abs(ref - cand).reshape(-1)
+        finite = bool(np.isfinite(diff).all())
+        if not finite:  # NaN against NaN and an infinity against itself are no difference
+            same = (ref == cand) | (np.isnan(ref) & np.isnan(cand))
+            diff[same.reshape(-1)] = 0.0
+        flat_ref = ref.reshape(-1)
+        if finite:
+            energy = float(np.vdot(flat_ref, flat_ref).real) / ref.size
+        else:
+            kept = flat_ref[np.isfinite(flat_ref)]
+            energy = float(np.vdot(kept, kept).real) / ref.size
+        mse = float(np.vdot(diff, diff).real) / diff.size
+    nmse = mse if energy < 1e-30 else mse / energy
+    worst = int(np.argmax(np.where(np.isnan(diff), np.inf, diff) if not finite else diff))
+    window = slice(max(0, worst - 3), worst + 4)
+    index = tuple(int(i) for i in np.unravel_index(worst, ref.shape)) if ref.shape else ()
+    return CallError(
+        nmse if np.isfinite(nmse) else float("inf"),
+        float(diff[worst]) if np.isfinite(diff[worst]) else float("inf"),
+        index,
+        passed,
+        reason,
+        tuple(np.real(flat_ref[window]).tolist()),
+        tuple(np.real(cand.reshape(-1)[window]).tolist()),
+    )
+
+
+def cast(host: Any, dtype: str) -> Any:
+    """A host value rounded into ``dtype`` (bfloat16 as a tagged float32 array)."""
+    array = host[0] if isinstance(host, tuple) else np.asarray(host)
+    with np.errstate(over="ignore"):  # past the narrow format's range is inf, as it rounds
+        if dtype == "bfloat16":
+            return (round_to_bfloat16(np.asarray(array, np.float32)), "bfloat16")
+        return np.asarray(array).astype(dtype)
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    x = a[0] if isinstance(a, tuple) else np.asarray(a)
+    y = b[0] if isinstance(b, tuple) else np.asarray(b)
+    return bool(x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes())
+
+
+def host_dtype(host: Any) -> str:
+    return host[1] if isinstance(host, tuple) else dtype_name(np.asarray(host).dtype)

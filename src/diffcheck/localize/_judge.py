@@ -1,0 +1,235 @@
+"""Judging one recorded call: its carried error and its local re-run's, under its bound."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ..adapters import Adapter
+from ..values.bounds import bound_for
+from ..values.call import _home, _to_device
+from ..values.compare import compare_values
+from ..values.dtypes import dtype_name
+from ..values.model import Bound
+from ._arrays import arrays_in, cast, error_of, host_dtype, map_arrays, same_bits
+from ._proxy import RawCall, is_array
+from ._result import CallError
+
+__all__ = ["Comparer", "Kept", "Pending", "reduced_terms", "settle"]
+
+#: Functions whose outputs reduce their input: the bound grows with the terms per output.
+_REDUCING = {"sum", "prod", "mean", "var", "std", "cumulative_sum", "cumulative_prod"}
+
+
+#: Contractions: bounded by the storage precision's NMSE bucket (overridable per name).
+_MATMUL_LIKE = frozenset(
+    ["matmul", "tensordot", "vecdot", "linalg.matmul", "linalg.tensordot", "linalg.vecdot"]
+)
+#: Indexing and transposes: they move values, so the result is exact.
+_MOVES = frozenset(["__getitem__", "T", "mT"])
+
+
+@dataclass
+class Kept:
+    """The reference's record of one call: metadata always, arrays inside the window."""
+
+    name: str
+    site: str
+    input_shapes: tuple[tuple[int, ...], ...]
+    input_dtypes: tuple[str, ...]
+    output_shapes: tuple[tuple[int, ...], ...]
+    output_dtypes: tuple[str, ...]
+    digest: str
+    args: tuple[Any, ...] | None = None
+    kwargs: dict[str, Any] | None = None
+    outputs: list[Any] | None = None
+    nbytes: int = 0
+    function: Callable[..., Any] | None = None  # the reference's callable, for re-runs
+
+
+class Comparer:
+    """Judges one candidate call against the reference's record of it."""
+
+    def __init__(
+        self,
+        candidate: Adapter,
+        nmse_bounds: Mapping[str, float],
+    ) -> None:
+        self.candidate = candidate
+        self.xp = candidate.namespace()
+        self.nmse_bounds = nmse_bounds
+
+    def _bound(self, name: str, dtype: str) -> Bound | None:
+        if name in self.nmse_bounds:
+            return Bound(
+                "nmse", None, float(self.nmse_bounds[name]), f"{name}: NMSE given by the caller"
+            )
+        if name in _MATMUL_LIKE:
+            # Their rounding depends on the summation order each library picks: the NMSE
+            # bucket of the storage precision, not a per-element ULP bound.
+            return bound_for(None, dtype)
+        if name in _MOVES:
+            return Bound("exact", None, None, f"{name} selects or moves values: exact")
+        return None
+
+    def _judge(
+        self, name: str, kept: Kept, reference: Any, candidate: Any, reduced: int
+    ) -> CallError:
+        wanted = host_dtype(candidate)
+        expected = reference if host_dtype(reference) == wanted else cast(reference, wanted)
+        if same_bits(expected, candidate):  # the common case for exact calls: no model needed
+            return error_of(reference, candidate, None)
+        function = None if name.startswith("_") or name in _MOVES else name
+        bound = self._bound(name, wanted)
+        if host_dtype(reference) != wanted and name not in self.nmse_bounds:
+            # The expected value is the reference's, rounded into the candidate's dtype: a
+            # second rounding (and a Python scalar converted to the narrower dtype first, as
+            # the standard says) may put a correct result 1 ULP from it.
+            bound = bound or bound_for(function, wanted, reduced=reduced)
+            if bound.ulps is not None:
+                bound = replace(
+                    bound,
+                    ulps=bound.ulps + 1.0,
+                    provenance=f"{bound.provenance}; +1 ULP for the reference rounded into {wanted}",
+                )
+        verdict = compare_values(
+            expected, candidate, function=function, bound=bound, reduced=reduced
+        )
+        return error_of(reference, candidate, verdict)
+
+    def start_local(self, kept: Kept, call: RawCall) -> Pending:
+        """Queue the candidate's function on the reference's inputs (not yet evaluated).
+
+        The reference's inputs are cast to the dtypes the candidate's own call received;
+        where those are narrower (an f16/bf16 candidate), the expected output is the
+        reference's function re-run on the same rounded inputs, so input rounding is not
+        blamed on the call.
+        """
+        assert kept.args is not None
+        assert kept.kwargs is not None
+        assert kept.outputs is not None
+        targets = iter([dtype_name(a.dtype) for a in arrays_in(call.args, call.kwargs)])
+        casts: list[tuple[str, str]] = []
+
+        def plan(host: Any) -> Any:
+            target = next(targets, host_dtype(host))
+            casts.append((host_dtype(host), target))
+            return host if host_dtype(host) == target else cast(host, target)
+
+        hosts = map_arrays((kept.args, kept.kwargs), plan)
+        narrowed = any(a != b for a, b in casts)
+        expected: list[Any] = list(kept.outputs)
+        if narrowed and kept.function is not None:
+            expected = self._reference_on(kept, hosts, dict(casts))
+
+        def move(host: Any) -> Any:
+            value = _to_device(self.candidate, self.xp, host)
+            wanted = host_dtype(host)
+            if dtype_name(value.dtype) != wanted:
+                value = self.xp.astype(value, getattr(self.xp, wanted))
+            return value
+
+        args, kwargs = map_arrays(hosts, move)
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                result = call.function(*args, **kwargs)
+        except Exception as error:  # the call refuses inputs its own side accepted
+            reason = f"re-run on the reference's inputs raised {type(error).__name__}: {error}"
+            return Pending(kept, call, reason, dict(casts), expected)
+        outputs = list(result) if isinstance(result, tuple | list) else [result]
+        return Pending(kept, call, [o for o in outputs if is_array(o)], dict(casts), expected)
+
+    def _reference_on(self, kept: Kept, hosts: Any, casts: dict[str, str]) -> list[Any]:
+        """The reference's function on inputs rounded into the candidate's dtypes, rounded."""
+
+        def widen(host: Any) -> Any:
+            return host[0] if isinstance(host, tuple) else host  # bfloat16 values, in float32
+
+        args, kwargs = map_arrays(hosts, widen)
+        assert kept.function is not None
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = kept.function(*args, **kwargs)
+        outputs = list(result) if isinstance(result, tuple | list) else [result]
+        rounded = []
+        for out, ref in zip(outputs, kept.outputs or [], strict=False):
+            target = casts.get(host_dtype(ref), host_dtype(ref))
+            rounded.append(cast(np.asarray(out), target))
+        return rounded
+
+    def judge(self, pending: Pending, reduced: int) -> tuple[CallError, CallError]:
+        """The carried and the local error of one queued call (its arrays now evaluated)."""
+        kept = pending.kept
+        assert kept.outputs is not None
+        carried = self._worst(
+            kept, kept.outputs, [_home(self.candidate, o) for o in pending.call.outputs], reduced
+        )
+        if isinstance(pending.local, str):
+            return carried, CallError(
+                float("inf"), float("inf"), None, False, pending.local, (), ()
+            )
+        hosts = [_home(self.candidate, o) for o in pending.local]
+        problem = None
+        for ref, got in zip(kept.outputs, hosts, strict=False):
+            ref_dtype = host_dtype(ref)
+            expected = pending.casts.get(ref_dtype, ref_dtype)
+            if host_dtype(got) != expected:
+                problem = (
+                    f"result dtype {host_dtype(got)}, but the reference gave {ref_dtype} "
+                    f"for these inputs (so {expected} here)"
+                )
+        local = self._worst(kept, pending.expected, hosts, reduced)
+        if problem is not None:
+            local = replace(local, passed=False, reason=problem)
+        return carried, local
+
+    def _worst(
+        self, kept: Kept, reference: Sequence[Any], hosts: Sequence[Any], reduced: int
+    ) -> CallError:
+        if len(hosts) != len(reference):
+            reason = f"{len(hosts)} outputs, the reference has {len(reference)}"
+            return CallError(float("inf"), float("inf"), None, False, reason, (), ())
+        errors = [
+            self._judge(kept.name, kept, r, h, reduced)
+            for r, h in zip(reference, hosts, strict=True)
+        ]
+        failing = [e for e in errors if not e.passed]
+        return failing[0] if failing else max(errors, key=lambda e: e.nmse)
+
+
+@dataclass
+class Pending:
+    """A candidate call waiting to be judged: its own outputs and its local re-run's."""
+
+    kept: Kept
+    call: RawCall
+    local: list[Any] | str  # the re-run's outputs, or why it raised
+    casts: dict[str, str]  # reference input dtype -> the candidate's
+    expected: list[Any]  # what the local re-run must match (the reference's output)
+
+
+def settle(adapter: Adapter, pending: Sequence[Pending]) -> None:
+    """Evaluate every queued array at once: a lazy library (MLX) then runs one graph per
+    window instead of one evaluation per call (58 of them cost 10x the program)."""
+    arrays = [o for p in pending for o in p.call.outputs]
+    arrays += [o for p in pending if not isinstance(p.local, str) for o in p.local]
+    if not arrays:
+        return
+    try:
+        adapter.synchronize(arrays)
+    except Exception:  # an adapter that synchronizes one array at a time
+        for array in arrays:
+            adapter.synchronize(array)
+
+
+def reduced_terms(name: str, kept: Kept) -> int:
+    if name.split(".")[-1] not in _REDUCING or not kept.input_shapes or not kept.output_shapes:
+        return 1
+    size_in = int(np.prod(kept.input_shapes[0])) if kept.input_shapes[0] else 1
+    size_out = int(np.prod(kept.output_shapes[0])) if kept.output_shapes[0] else 1
+    return max(1, size_in // max(size_out, 1))

@@ -1,0 +1,229 @@
+"""Locate the first wrong Array API call of a program run on two backends.
+
+The program runs once on the reference and once on the candidate, each through a recording
+proxy (:mod:`._proxy`). For every call, in program order, two errors are measured against
+the reference's output of that call:
+
+- the *carried* error: the candidate's own output (fed the candidate's own inputs);
+- the *local* error: the candidate's function re-run on the reference's exact inputs of that
+  call, moved over (and cast to the dtypes the candidate's call received), so only this
+  call's own arithmetic differs.
+
+A call whose local error breaks its bound is *wrong*; one whose carried error breaks it but
+whose local error does not only *inherits* an earlier divergence. Bounds are the values
+model's (:func:`~diffcheck.values.bound_for`: ULPs for elementwise functions, a length-aware
+bound for reductions, an NMSE bucket of the storage precision for the rest, matmul among
+them), or an NMSE the caller gives per function.
+
+Memory: the reference's inputs and outputs of a call are kept on the host until the
+candidate's same call is compared, and only for a window of calls that fits half of
+``max_memory``; the candidate's outputs and re-runs of the window (about as large) are held
+until the window ends, so that a lazy library evaluates them as one graph. When the program
+needs more, it runs again, both sides, for the next window (``passes`` says how many runs of
+each side it took).
+Both sides must be deterministic: a call sequence that differs between the sides (control
+flow on values) is reported at the first call where the paths split, and no later call is
+compared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..adapters import Adapter
+from ..errors import ConfigError
+from ..values.call import _home, _to_device, host_inputs
+from ..values.dtypes import dtype_name
+from ._arrays import arrays_in, cast, digest, map_arrays, nbytes, shape_of
+from ._judge import Comparer, Kept, Pending, reduced_terms, settle
+from ._proxy import RawCall, Recorder, RecordingNamespace
+from ._result import Localization, LocatedCall, PathSplit
+
+__all__ = ["DEFAULT_MAX_MEMORY", "locate_on"]
+
+DEFAULT_MAX_MEMORY = 1 << 30
+_PRECISION_DTYPES = {"f32": None, "f16": "float16", "bf16": "bfloat16"}
+
+
+class _Stop(Exception):
+    """Raised inside the candidate's program to end it (paths split, or window done)."""
+
+
+@dataclass
+class _Pass:
+    """One window's run of both sides."""
+
+    start: int
+    budget: int
+    kept: list[Kept] = field(default_factory=list)
+    stored: int = 0
+    stop: int | None = None  # first call index not stored (the next window's start)
+
+
+def _run_reference(
+    fn: Callable[..., Any], reference: Adapter, hosts: list[Any], window: _Pass
+) -> list[Kept]:
+    xp = reference.namespace()
+
+    def observe(call: RawCall) -> None:
+        arrays = arrays_in(call.args, call.kwargs)
+        outputs = [_home(reference, o) for o in call.outputs]
+        kept = Kept(
+            call.name,
+            call.site,
+            tuple(shape_of(a) for a in arrays),
+            tuple(dtype_name(a.dtype) for a in arrays),
+            tuple(shape_of(o) for o in call.outputs),
+            tuple(dtype_name(o.dtype) for o in call.outputs),
+            digest(outputs),
+        )
+        if call.index >= window.start and window.stop is None:
+            inputs = map_arrays((call.args, call.kwargs), lambda a: _home(reference, a))
+            size = sum(nbytes(o) for o in outputs) + sum(
+                nbytes(_home(reference, a)) for a in arrays
+            )
+            if window.stored + size > window.budget and window.stored > 0:
+                window.stop = call.index
+            else:
+                kept.args, kept.kwargs = inputs
+                kept.outputs = outputs
+                kept.function = call.function
+                kept.nbytes = size
+                window.stored += size
+        window.kept.append(kept)
+
+    recorder = Recorder(observe)
+    namespace = RecordingNamespace(xp, recorder)
+    arrays = [recorder.wrap(_to_device(reference, xp, h)) for h in hosts]
+    fn(namespace, *arrays)
+    return window.kept
+
+
+def _run_candidate(
+    fn: Callable[..., Any],
+    candidate: Adapter,
+    hosts: list[Any],
+    window: _Pass,
+    comparer: Comparer,
+    located: dict[int, LocatedCall],
+) -> PathSplit | None:
+    xp = candidate.namespace()
+    kept = window.kept
+    split: list[PathSplit] = []
+    queue: list[Pending] = []
+
+    def observe(call: RawCall) -> None:
+        i = call.index
+        if i >= len(kept) or (kept[i].name, kept[i].site) != (call.name, call.site):
+            ref = (kept[i].name, kept[i].site) if i < len(kept) else None
+            split.append(PathSplit(i, ref, (call.name, call.site)))
+            raise _Stop
+        record = kept[i]
+        if record.outputs is None or i in located:
+            return
+        queue.append(comparer.start_local(record, call))
+        if window.stop is not None and i + 1 >= window.stop:
+            raise _Stop  # the rest of this window's calls are not stored: the next pass
+
+    recorder = Recorder(observe)
+    namespace = RecordingNamespace(xp, recorder)
+    arrays = [recorder.wrap(_to_device(candidate, xp, h)) for h in hosts]
+    with contextlib.suppress(_Stop):
+        fn(namespace, *arrays)
+    settle(candidate, queue)
+    for pending in queue:
+        call, record = pending.call, pending.kept
+        carried, local = comparer.judge(pending, reduced_terms(call.name, record))
+        status: Any = "wrong" if not local.passed else "inherits" if not carried.passed else "ok"
+        located[call.index] = LocatedCall(
+            index=call.index,
+            function=call.name,
+            site=call.site,
+            input_shapes=record.input_shapes,
+            input_dtypes=record.input_dtypes,
+            candidate_input_dtypes=tuple(
+                dtype_name(a.dtype) for a in arrays_in(call.args, call.kwargs)
+            ),
+            output_shapes=record.output_shapes,
+            output_dtypes=record.output_dtypes,
+            candidate_output_dtypes=tuple(dtype_name(o.dtype) for o in call.outputs),
+            reference_digest=record.digest,
+            carried=carried,
+            local=local,
+            status=status,
+        )
+    if split:
+        return split[0]
+    if recorder.count < len(kept) and window.stop is None:
+        return PathSplit(
+            recorder.count, (kept[recorder.count].name, kept[recorder.count].site), None
+        )
+    return None
+
+
+def _candidate_hosts(hosts: list[Any], precision: str) -> list[Any]:
+    target = _PRECISION_DTYPES[precision]
+    if target is None:
+        return hosts
+    out = []
+    for host in hosts:
+        if isinstance(host, np.ndarray) and host.dtype.kind == "f":
+            out.append(cast(host, target))
+        else:
+            out.append(host)
+    return out
+
+
+def locate_on(
+    fn: Callable[..., Any],
+    inputs: Sequence[Any],
+    reference: Adapter,
+    candidate: Adapter,
+    *,
+    precision: str = "f32",
+    max_memory: int = DEFAULT_MAX_MEMORY,
+    nmse_bounds: Mapping[str, float] | None = None,
+) -> Localization:
+    """Run ``fn`` on both adapters and judge every call (see the module docstring)."""
+    if precision not in _PRECISION_DTYPES:
+        raise ConfigError(
+            f'precision "{precision}" is not supported; it must be one of {", ".join(_PRECISION_DTYPES)}'
+        )
+    if type(max_memory) is not int or max_memory <= 0:
+        raise ConfigError(f"max_memory={max_memory!r}, but it must be a positive number of bytes")
+    hosts = host_inputs(inputs)
+    candidate_hosts = _candidate_hosts(hosts, precision)
+    comparer = Comparer(candidate, dict(nmse_bounds or {}))
+    located: dict[int, LocatedCall] = {}
+    start, passes, peak, split, total = 0, 0, 0, None, 0
+    while True:
+        # Half for the reference's kept inputs and outputs, half for the candidate's queued
+        # outputs and re-runs (about as large), which wait for one evaluation per window.
+        window = _Pass(start, max(1, max_memory // 2))
+        kept = _run_reference(fn, reference, hosts, window)
+        total = len(kept)
+        split = _run_candidate(fn, candidate, candidate_hosts, window, comparer, located)
+        passes += 1
+        peak = max(peak, window.stored)
+        if split is not None or window.stop is None or window.stop >= total:
+            break
+        start = window.stop
+    calls = tuple(located[i] for i in sorted(located))
+    first = next((c for c in calls if c.status == "wrong"), None)
+    return Localization(
+        reference=reference.spec,
+        candidate=candidate.spec,
+        precision=precision,
+        calls=calls,
+        total_calls=total,
+        first_wrong=first,
+        path_split=split,
+        passes=passes,
+        peak_stored_bytes=peak,
+        max_memory=max_memory,
+    )

@@ -1,0 +1,272 @@
+"""Recording proxies: a namespace and its arrays that log every Array API call a program makes.
+
+A program ``fn(xp, *arrays)`` is run with ``xp`` replaced by a :class:`RecordingNamespace`
+and its arrays by :class:`Tracked` wrappers. Every namespace function (``xp.exp``,
+``xp.linalg.matmul``), array method, operator (``a @ b``, ``a + 1``, ``-a``), index
+(``a[i]``) and attribute that computes (``a.T``, ``a.mT``) goes through
+:meth:`Recorder.call`, which runs the real call on the unwrapped arrays and notes it in
+program order: its name, the call site in the user's code, the inputs and the outputs.
+What a record keeps of the arrays (everything, or digests only) is the recorder's choice.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RawCall", "Recorder", "RecordingNamespace", "Tracked", "is_array", "unwrap"]
+
+_HERE = str(Path(__file__).parent)
+
+
+def is_array(value: Any) -> bool:
+    """Whether ``value`` is an array (of any library), not a scalar, dtype or device."""
+    return (
+        hasattr(value, "shape")
+        and hasattr(value, "dtype")
+        and not isinstance(value, type)
+        and not isinstance(value, bool | int | float | complex)
+    )
+
+
+def unwrap(value: Any) -> Any:
+    """``value`` with every :class:`Tracked` replaced by its array (in tuples, lists, dicts)."""
+    if isinstance(value, Tracked):
+        return value.raw
+    if isinstance(value, tuple):
+        return tuple(unwrap(v) for v in value)
+    if isinstance(value, list):
+        return [unwrap(v) for v in value]
+    if isinstance(value, dict):
+        return {k: unwrap(v) for k, v in value.items()}
+    return value
+
+
+def _call_site() -> str:
+    """``file:line`` of the innermost frame outside this package (the user's call)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_HERE):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+@dataclass
+class RawCall:
+    """One call as it ran: the callable, its unwrapped arguments and its outputs."""
+
+    index: int
+    name: str
+    site: str
+    function: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    outputs: list[Any] = field(default_factory=list)
+
+
+class Recorder:
+    """Runs calls and hands each, in program order, to ``observe``.
+
+    ``observe(call)`` sees the unwrapped arguments and outputs; it may raise to stop the
+    program (the exception propagates out of ``fn``).
+    """
+
+    def __init__(self, observe: Callable[[RawCall], None]) -> None:
+        self.observe = observe
+        self.count = 0
+        #: The recording namespace, for ``array.__array_namespace__()`` inside the program.
+        self.namespace: Any = None
+
+    def call(self, name: str, function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        raw_args, raw_kwargs = unwrap(tuple(args)), unwrap(dict(kwargs))
+        # NaN, overflow and division by zero are values under test here, not warnings.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = function(*raw_args, **raw_kwargs)
+        outputs = list(result) if isinstance(result, tuple | list) else [result]
+        arrays = [o for o in outputs if is_array(o)]
+        if not arrays:
+            return result  # a scalar, dtype or info object: nothing to compare
+        call = RawCall(self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays)
+        self.count += 1
+        self.observe(call)
+        return self.wrap(result)
+
+    def wrap(self, value: Any) -> Any:
+        if is_array(value):
+            return Tracked(value, self)
+        if isinstance(value, tuple) and type(value) is not tuple:  # a namedtuple result
+            return type(value)(*(self.wrap(v) for v in value))
+        if isinstance(value, tuple | list):
+            return type(value)(self.wrap(v) for v in value)
+        return value
+
+
+class RecordingNamespace:
+    """An Array API namespace whose functions are recorded (sub-namespaces too)."""
+
+    def __init__(self, xp: Any, recorder: Recorder, prefix: str = "") -> None:
+        self._xp = xp
+        self._recorder = recorder
+        self._prefix = prefix
+        self.__name__ = getattr(xp, "__name__", type(xp).__name__)
+        if recorder.namespace is None:
+            recorder.namespace = self
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._xp, name)
+        if name in ("linalg", "fft") and not callable(value):
+            return RecordingNamespace(value, self._recorder, f"{self._prefix}{name}.")
+        if callable(value) and not isinstance(value, type) and not name.startswith("__"):
+            recorder, qualified = self._recorder, f"{self._prefix}{name}"
+
+            def recorded(*args: Any, **kwargs: Any) -> Any:
+                return recorder.call(qualified, value, args, kwargs)
+
+            return recorded
+        return value
+
+
+def _method(name: str) -> Callable[..., Any]:
+    """A callable that calls method ``name`` of its first argument (re-runnable elsewhere)."""
+
+    def call(array: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(array, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+def _binary(name: str, op: Callable[[Any, Any], Any], *, reflected: bool = False) -> Any:
+    def method(self: Tracked, other: Any) -> Any:
+        if reflected:
+            return self._recorder.call(name, lambda a, b: op(b, a), (self, other), {})
+        return self._recorder.call(name, op, (self, other), {})
+
+    return method
+
+
+def _unary(name: str, op: Callable[[Any], Any]) -> Any:
+    def method(self: Tracked) -> Any:
+        return self._recorder.call(name, op, (self,), {})
+
+    return method
+
+
+def _attribute(name: str) -> Any:
+    def getter(self: Tracked) -> Any:
+        return self._recorder.call(name, operator.attrgetter(name), (self,), {})
+
+    return property(getter)
+
+
+class Tracked:
+    """An array whose operators, methods and computing attributes are recorded."""
+
+    __slots__ = ("_recorder", "raw")
+
+    def __init__(self, raw: Any, recorder: Recorder) -> None:
+        self.raw = raw
+        self._recorder = recorder
+
+    # Metadata passes through; it computes nothing.
+    @property
+    def shape(self) -> Any:
+        return self.raw.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.raw.dtype
+
+    @property
+    def ndim(self) -> int:
+        return int(self.raw.ndim)
+
+    @property
+    def size(self) -> Any:
+        return self.raw.size
+
+    @property
+    def device(self) -> Any:
+        return self.raw.device
+
+    T = _attribute("T")
+    mT = _attribute("mT")
+
+    __add__ = _binary("add", operator.add)
+    __radd__ = _binary("add", operator.add, reflected=True)
+    __sub__ = _binary("subtract", operator.sub)
+    __rsub__ = _binary("subtract", operator.sub, reflected=True)
+    __mul__ = _binary("multiply", operator.mul)
+    __rmul__ = _binary("multiply", operator.mul, reflected=True)
+    __truediv__ = _binary("divide", operator.truediv)
+    __rtruediv__ = _binary("divide", operator.truediv, reflected=True)
+    __floordiv__ = _binary("floor_divide", operator.floordiv)
+    __rfloordiv__ = _binary("floor_divide", operator.floordiv, reflected=True)
+    __mod__ = _binary("remainder", operator.mod)
+    __rmod__ = _binary("remainder", operator.mod, reflected=True)
+    __pow__ = _binary("pow", operator.pow)
+    __rpow__ = _binary("pow", operator.pow, reflected=True)
+    __matmul__ = _binary("matmul", operator.matmul)
+    __rmatmul__ = _binary("matmul", operator.matmul, reflected=True)
+    __and__ = _binary("bitwise_and", operator.and_)
+    __or__ = _binary("bitwise_or", operator.or_)
+    __xor__ = _binary("bitwise_xor", operator.xor)
+    __lshift__ = _binary("bitwise_left_shift", operator.lshift)
+    __rshift__ = _binary("bitwise_right_shift", operator.rshift)
+    __lt__ = _binary("less", operator.lt)
+    __le__ = _binary("less_equal", operator.le)
+    __gt__ = _binary("greater", operator.gt)
+    __ge__ = _binary("greater_equal", operator.ge)
+    __eq__ = _binary("equal", operator.eq)
+    __ne__ = _binary("not_equal", operator.ne)
+    __neg__ = _unary("negative", operator.neg)
+    __pos__ = _unary("positive", operator.pos)
+    __abs__ = _unary("abs", operator.abs)
+    __invert__ = _unary("bitwise_invert", operator.invert)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._recorder.call("__getitem__", operator.getitem, (self, key), {})
+
+    # Conversions to Python values leave the recorded world: control flow on values.
+    def __bool__(self) -> bool:
+        return bool(self.raw)
+
+    def __float__(self) -> float:
+        return float(self.raw)
+
+    def __int__(self) -> int:
+        return int(self.raw)
+
+    def __index__(self) -> int:
+        return operator.index(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __array_namespace__(self, api_version: str | None = None) -> Any:
+        return self._recorder.namespace
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.raw, name)
+        if callable(value) and not name.startswith("__"):
+            recorder = self._recorder
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                return recorder.call(name, _method(name), (self, *args), kwargs)
+
+            return method
+        return value
+
+    def __repr__(self) -> str:
+        return f"Tracked({self.raw!r})"

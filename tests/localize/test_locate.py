@@ -1,0 +1,172 @@
+"""diffcheck.locate names the first wrong call of a program; the calls after it inherit."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pytest
+
+import diffcheck
+import localize_programs as programs
+from diffcheck.localize import Localization, locate
+from localize_fakes import BuggyAdapter
+
+RNG = np.random.default_rng(0)
+
+
+def _planted_line(fn: Any, bug: str) -> int:
+    """The line of ``fn`` marked ``# planted: BUG``."""
+    lines, start = inspect.getsourcelines(fn)
+    for offset, line in enumerate(lines):
+        if f"# planted: {bug}" in line:
+            return start + offset
+    raise AssertionError(f"{fn.__name__} marks no call with {bug}")
+
+
+CASES = {
+    "exp-f16": (programs.softmax_naive, (RNG.standard_normal((4, 16)).astype(np.float32) * 6,)),
+    "sqrt-ulp": (
+        programs.rms_norm_then_scale,
+        (
+            RNG.standard_normal((4, 16)).astype(np.float32),
+            RNG.standard_normal(16).astype(np.float32),
+        ),
+    ),
+    "matmul-square-transpose": (
+        programs.two_layer_mlp,
+        (
+            RNG.standard_normal((4, 16)).astype(np.float32),
+            RNG.standard_normal((16, 16)).astype(np.float32),
+            RNG.standard_normal((16, 4)).astype(np.float32),
+        ),
+    ),
+    "var-axis": (programs.layer_norm, (RNG.standard_normal((16, 16)).astype(np.float32),)),
+    "multiply-f32": (programs.scaled_energy, (RNG.standard_normal(64), RNG.standard_normal(64))),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(CASES))
+def test_each_planted_bug_is_located_at_its_call_and_the_rest_inherit(bug: str) -> None:
+    fn, args = CASES[bug]
+    result = locate(fn, *args, candidate=BuggyAdapter(bug))
+    assert not result.passed
+    assert not result
+    first = result.first_wrong
+    assert first is not None
+    assert first.site == f"{programs.__file__}:{_planted_line(fn, bug)}"
+    assert first.function == bug.split("-")[0]
+    assert not first.local.passed
+    wrong = [c.index for c in result.calls if c.status == "wrong"]
+    assert wrong == [first.index], result.table()
+    later = [c for c in result.calls if c.index > first.index]
+    assert any(c.status == "inherits" for c in later), result.table()
+    assert all(c.status == "ok" for c in result.calls if c.index < first.index)
+    assert f"first wrong call: #{first.index} {first.function}" in str(result)
+
+
+@pytest.mark.parametrize("bug", sorted(CASES))
+def test_the_same_programs_pass_on_a_backend_without_the_bug(bug: str) -> None:
+    fn, args = CASES[bug]
+    result = locate(fn, *args, candidate=BuggyAdapter("none"))
+    assert result.passed, str(result)
+    assert result.first_wrong is None
+    assert {c.status for c in result.calls} == {"ok"}
+    assert len(result.calls) == result.total_calls > 1
+
+
+def test_a_program_that_is_never_called_through_the_namespace_records_nothing() -> None:
+    result = locate(lambda xp, x: 3.0, np.ones(4, np.float32), candidate=BuggyAdapter("none"))
+    assert result.total_calls == 0
+    assert result.passed
+
+
+def test_a_real_divergence_mlx_computes_float64_exp_at_float32() -> None:
+    pytest.importorskip("mlx.core", reason="MLX is not installed here")
+    x = RNG.standard_normal((4, 8))
+    result = locate(programs.twenty_calls_with_exp, x, candidate="mlx:cpu")
+    assert result.total_calls == 20
+    first = result.first_wrong
+    assert first is not None, result.table()
+    assert first.function == "exp"
+    line = next(
+        n
+        for n, text in enumerate(inspect.getsourcelines(programs.twenty_calls_with_exp)[0])
+        if "the real divergence" in text
+    )
+    assert first.site.endswith(
+        f":{inspect.getsourcelines(programs.twenty_calls_with_exp)[1] + line}"
+    )
+    assert first.output_dtypes == ("float64",)
+    assert [c.index for c in result.calls if c.status == "wrong"] == [first.index]
+
+
+def test_paths_that_split_on_a_value_are_reported_where_they_split() -> None:
+    x = np.linspace(1.0, 4.0, 64, dtype=np.float32)
+    true_total = float(np.sum(np.sqrt(x)))
+    program = programs.branching(true_total * (1 + 5e-5))  # the sqrt-ulp bug crosses it
+    result = locate(program, x, candidate=BuggyAdapter("sqrt-ulp"))
+    split = result.path_split
+    assert split is not None
+    assert split.reference is not None
+    assert split.candidate is not None
+    assert (split.reference[0], split.candidate[0]) == ("exp", "log")
+    assert "different paths" in str(result)
+    assert not result
+    # Calls after the split are not compared as if they were the same call.
+    assert all(c.index < split.index for c in result.calls)
+
+
+def test_a_small_memory_budget_runs_again_per_window_with_the_same_answer() -> None:
+    fn, args = CASES["sqrt-ulp"]
+    whole = locate(fn, *args, candidate=BuggyAdapter("sqrt-ulp"))
+    windowed = locate(fn, *args, candidate=BuggyAdapter("sqrt-ulp"), max_memory=1200)
+    assert whole.passes == 1
+    assert windowed.passes > 1
+    assert windowed.peak_stored_bytes < whole.peak_stored_bytes
+    assert [(c.function, c.status) for c in windowed.calls] == [
+        (c.function, c.status) for c in whole.calls
+    ]
+    assert windowed.first_wrong == whole.first_wrong
+
+
+def test_reduced_precision_candidates_are_judged_in_their_own_dtype() -> None:
+    pytest.importorskip("mlx.core", reason="MLX is not installed here")
+    fn, args = CASES["matmul-square-transpose"]
+    for precision in ("f16", "bf16"):
+        result = locate(fn, *args, candidate="mlx:cpu", precision=precision)
+        assert result.passed, result.table()
+        assert (
+            result.calls[0].candidate_input_dtypes[0]
+            == {"f16": "float16", "bf16": "bfloat16"}[precision]
+        )
+
+
+def test_a_caller_bound_replaces_the_values_model_bound() -> None:
+    fn, args = CASES["sqrt-ulp"]
+    loose = locate(fn, *args, candidate=BuggyAdapter("sqrt-ulp"), nmse_bounds={"sqrt": 1e-6})
+    assert all(c.function != "sqrt" or c.status != "wrong" for c in loose.calls)
+
+
+def test_misuse_is_refused() -> None:
+    with pytest.raises(diffcheck.ConfigError, match="precision"):
+        locate(programs.layer_norm, np.ones((2, 2)), candidate=BuggyAdapter("none"), precision="f8")
+    with pytest.raises(diffcheck.ConfigError, match="max_memory"):
+        locate(programs.layer_norm, np.ones((2, 2)), candidate=BuggyAdapter("none"), max_memory=0)
+
+
+def test_the_result_renders_as_text_rich_and_html() -> None:
+    fn, args = CASES["var-axis"]
+    result = locate(fn, *args, candidate=BuggyAdapter("var-axis"))
+    assert isinstance(result, Localization)
+    page = result.to_html()
+    assert page.startswith("<!doctype html>")
+    assert "<svg" in page
+    assert page.count("<tr class=") == len(result.calls)
+    assert 'class="wrong"' in page
+    from rich.console import Console
+
+    console = Console(record=True, width=120)
+    console.print(result)
+    assert "var" in console.export_text()
