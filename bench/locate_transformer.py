@@ -127,7 +127,11 @@ def main() -> None:
         print(f"locate transformer block: not run ({error})")
         return
     for precision in ("f32", "f16", "bf16"):
-        result = diffcheck.locate(block, *values, candidate=candidate, precision=precision)
+        try:
+            result = diffcheck.locate(block, *values, candidate=candidate, precision=precision)
+        except diffcheck.BackendError as error:
+            print(f"--- {precision} ---\nnot run: {error}")
+            continue
         print(f"--- {precision} ---")
         print(result)
         if html_dir is not None:

@@ -170,3 +170,21 @@ def test_the_result_renders_as_text_rich_and_html() -> None:
     console = Console(record=True, width=120)
     console.print(result)
     assert "var" in console.export_text()
+
+
+def test_a_precision_the_candidate_lacks_is_refused_before_anything_runs() -> None:
+    class NoBfloat16(BuggyAdapter):
+        def capabilities(self) -> Any:
+            from diffcheck.adapters import Capabilities
+
+            return Capabilities(precisions=("f32", "f16"))
+
+    ran: list[str] = []
+
+    def program(xp: Any, x: Any) -> Any:
+        ran.append(xp.__name__)
+        return xp.exp(x)
+
+    with pytest.raises(diffcheck.BackendError, match="does not execute precision bf16"):
+        locate(program, np.ones(4, np.float32), candidate=NoBfloat16("none"), precision="bf16")
+    assert ran == []

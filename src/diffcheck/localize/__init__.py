@@ -68,10 +68,17 @@ def locate(
     """
     from ..adapters._registry import entry_point_snapshot
     from ..api import _adapter
+    from ..errors import BackendError
 
     with entry_point_snapshot():  # one scan of the installed plugins for both names
         reference_adapter = _adapter(reference, "reference")
         candidate_adapter = _adapter(candidate, "candidate")
+    executes = candidate_adapter.capabilities().precisions
+    if precision in ("f32", "f16", "bf16") and precision not in executes:
+        raise BackendError(
+            candidate_adapter.spec,
+            f"it does not execute precision {precision} (it executes: {', '.join(executes)})",
+        )
     return locate_on(
         fn,
         inputs,
