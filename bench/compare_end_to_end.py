@@ -1,8 +1,8 @@
 """``diffcheck.compare`` end to end on a GPU against the sum of its unavoidable parts.
 
 For ``fn = x * 2`` on float32 input of ELEMENTS (default 10^8) this prints the median time of
-``compare(fn, x, candidate=...)`` on ``torch:cuda`` and ``cupy`` (and ``mlx:gpu`` where MLX has
-a GPU), and of the parts any such comparison must pay, measured in the same run:
+``compare(fn, x, candidate=...)`` on ``torch:cuda``, ``cupy`` and ``mlx:gpu`` (where MLX has
+a GPU; its device-to-host copy is a plain copy out of its managed memory), and of the parts any such comparison must pay, measured in the same run:
 - the host reference: ``fn`` on NumPy;
 - one host-to-device copy of the input;
 - the candidate call on the device;
@@ -80,6 +80,27 @@ def parts_cupy(host: np.ndarray) -> tuple[dict[str, float], Callable[[], None]]:
     }, sync
 
 
+def parts_mlx(host: np.ndarray) -> tuple[dict[str, float], Callable[[], None]]:
+    import mlx.core as mx
+
+    if not mx.is_available(mx.gpu):
+        raise ImportError("MLX has no GPU device here")
+    mx.set_default_device(mx.gpu)
+
+    def sync() -> None:
+        mx.synchronize()
+
+    device_x = mx.array(host)
+    out = device_x * 2
+    mx.eval(out)
+    return {
+        "host reference": median_time(lambda: host * 2, sync),
+        "H2D input": median_time(lambda: mx.eval(mx.array(host)), sync),
+        "candidate call": median_time(lambda: mx.eval(device_x * 2), sync),
+        "D2H": median_time(lambda: np.array(out, copy=True), sync),
+    }, sync
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     profile = "--profile" in sys.argv
@@ -98,6 +119,7 @@ def main() -> None:
     for name, candidate, measure_parts in (
         ("torch", "torch:cuda", parts_torch),
         ("cupy", "cupy", parts_cupy),
+        ("mlx", "mlx:gpu", parts_mlx),
     ):
         try:
             parts, sync = measure_parts(host)
