@@ -15,7 +15,7 @@ from ..values.call import _home, _to_device
 from ..values.compare import compare_values
 from ..values.dtypes import dtype_name
 from ..values.model import Bound
-from ._arrays import arrays_in, cast, error_of, host_dtype, map_arrays, same_bits
+from ._arrays import arrays_in, cast, error_of, host_dtype, map_arrays, same_bits, within
 from ._proxy import RawCall, is_array
 from ._result import CallError
 
@@ -77,7 +77,7 @@ class Comparer:
         return None
 
     def _judge(
-        self, name: str, kept: Kept, reference: Any, candidate: Any, reduced: int
+        self, name: str, kept: Kept, reference: Any, candidate: Any, reduced: int, detailed: bool
     ) -> CallError:
         wanted = host_dtype(candidate)
         expected = reference if host_dtype(reference) == wanted else cast(reference, wanted)
@@ -96,8 +96,18 @@ class Comparer:
                     ulps=bound.ulps + 1.0,
                     provenance=f"{bound.provenance}; +1 ULP for the reference rounded into {wanted}",
                 )
+        chosen = bound or bound_for(function, wanted, reduced=reduced)
+        quick = within(expected, candidate, chosen)
+        if quick:
+            return error_of(reference, candidate, None)
+        if quick is False and not detailed:  # beyond it, and no reason will be shown
+            return replace(
+                error_of(reference, candidate, None),
+                passed=False,
+                reason=f"beyond the bound {chosen}",
+            )
         verdict = compare_values(
-            expected, candidate, function=function, bound=bound, reduced=reduced
+            expected, candidate, function=function, bound=chosen, reduced=reduced
         )
         return error_of(reference, candidate, verdict)
 
@@ -166,8 +176,13 @@ class Comparer:
         """The carried and the local error of one queued call (its arrays now evaluated)."""
         kept = pending.kept
         assert kept.outputs is not None
+        # The carried error's reason is never shown (only its figures): no detailed verdict.
         carried = self._worst(
-            kept, kept.outputs, [_home(self.candidate, o) for o in pending.call.outputs], reduced
+            kept,
+            kept.outputs,
+            [_home(self.candidate, o) for o in pending.call.outputs],
+            reduced,
+            detailed=False,
         )
         if isinstance(pending.local, str):
             return carried, CallError(
@@ -183,19 +198,25 @@ class Comparer:
                     f"result dtype {host_dtype(got)}, but the reference gave {ref_dtype} "
                     f"for these inputs (so {expected} here)"
                 )
-        local = self._worst(kept, pending.expected, hosts, reduced)
+        local = self._worst(kept, pending.expected, hosts, reduced, detailed=True)
         if problem is not None:
             local = replace(local, passed=False, reason=problem)
         return carried, local
 
     def _worst(
-        self, kept: Kept, reference: Sequence[Any], hosts: Sequence[Any], reduced: int
+        self,
+        kept: Kept,
+        reference: Sequence[Any],
+        hosts: Sequence[Any],
+        reduced: int,
+        *,
+        detailed: bool,
     ) -> CallError:
         if len(hosts) != len(reference):
             reason = f"{len(hosts)} outputs, the reference has {len(reference)}"
             return CallError(float("inf"), float("inf"), None, False, reason, (), ())
         errors = [
-            self._judge(kept.name, kept, r, h, reduced)
+            self._judge(kept.name, kept, r, h, reduced, detailed)
             for r, h in zip(reference, hosts, strict=True)
         ]
         failing = [e for e in errors if not e.passed]

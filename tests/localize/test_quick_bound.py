@@ -1,0 +1,69 @@
+"""The quick bound check agrees with the values model wherever it decides."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from diffcheck.localize._arrays import within
+from diffcheck.values.bounds import bound_for
+from diffcheck.values.compare import compare_values
+from diffcheck.values.model import Bound
+from diffcheck.values.ulp import round_to_bfloat16
+
+DTYPES = ["float16", "float32", "float64", "bfloat16"]
+
+
+def _nudge(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    out = values.copy()
+    for _ in range(int(np.max(np.abs(steps), initial=0))):
+        move = steps != 0
+        direction = np.where(steps > 0, np.inf, -np.inf).astype(out.dtype)
+        out = np.where(move, np.nextafter(out, direction), out)
+        steps = steps - np.sign(steps)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    dtype=st.sampled_from(DTYPES),
+    data=st.data(),
+    function=st.sampled_from(["exp", "add", "matmul", None]),
+    special=st.sampled_from([None, np.nan, np.inf, -0.0, 0.0]),
+)
+def test_a_quick_answer_is_the_models_answer(
+    dtype: str, data: st.DataObject, function: str | None, special: float | None
+) -> None:
+    size = data.draw(st.integers(1, 40))
+    storage = np.float32 if dtype == "bfloat16" else np.dtype(dtype)
+    finite = st.floats(-1e4, 1e4, width=16 if dtype == "float16" else 32)
+    values = data.draw(hnp.arrays(storage, size, elements=finite))
+    steps = data.draw(hnp.arrays(np.int64, size, elements=st.integers(-3, 3)))
+    candidate = _nudge(values, steps)
+    if special is not None:
+        candidate[data.draw(st.integers(0, size - 1))] = special
+    if dtype == "bfloat16":
+        values, candidate = round_to_bfloat16(values), round_to_bfloat16(candidate)
+        expected: object = (values, "bfloat16")
+        got: object = (candidate, "bfloat16")
+    else:
+        expected, got = values, candidate
+    bound: Bound = bound_for(None, dtype) if function == "matmul" else bound_for(function, dtype)
+    quick = within(expected, got, bound)
+    if quick is None:
+        return
+    verdict = compare_values(expected, got, function=function, bound=bound)
+    assert quick == verdict.passed, (bound, verdict.reason)
+
+
+def test_the_quick_check_decides_both_ways_and_defers_what_it_cannot_judge() -> None:
+    x = np.linspace(0.5, 2.0, 64, dtype=np.float32)
+    bound = bound_for("exp", "float32")  # 2 ULP
+    assert within(x, _nudge(x, np.full(64, 2)), bound) is True
+    assert within(x, _nudge(x, np.full(64, 3)), bound) is False
+    with_nan = x.copy()
+    with_nan[5] = np.nan
+    assert within(x, with_nan, bound) is None
+    assert within(x, x, bound_for("sum", "float32", reduced=64)) is None
