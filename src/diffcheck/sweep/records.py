@@ -47,7 +47,6 @@ __all__ = [
     "run_guarded",
     "set_aside",
     "settle_report",
-    "verify",
     "write_new_final",
 ]
 
@@ -73,24 +72,6 @@ def read_document(path: Path) -> ReportDocument:
         a FIFO, a device, a symbolic link, a file over the size limit).
     """
     return read_report(path, follow_symlinks=False)
-
-
-def verify(document: ReportDocument) -> str | None:
-    """None when replaying ``document`` from its bits agrees with every stored field.
-
-    Otherwise the first disagreement, as one line (``--resume`` reuses only verified reports).
-    """
-    from ..report.replay import replay
-
-    try:
-        outcome = replay(document)
-    except (ReportError, ValueError, ArithmeticError, LookupError, TypeError) as error:
-        # A forged field the replay cannot even interpret is a disagreement, not a crash.
-        return f"replay failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    if outcome.agrees:
-        return None
-    more = len(outcome.disagreements) - 1
-    return outcome.disagreements[0] + (f" (and {more} more)" if more else "")
 
 
 def read_state(path: Path) -> tuple[ReportState, ReportDocument | None]:

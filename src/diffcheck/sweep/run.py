@@ -3,10 +3,12 @@
 Order of events:
 
 1. every report path is checked before anything runs: without ``resume`` an existing file
-   is an error (reports are never overwritten); with it, a complete report whose config
-   matches the plan is replayed from its stored bits and reused only when the replay agrees
-   with every stored field; anything else (incomplete, unreadable, a replay that disagrees,
-   a different config) is moved aside, never deleted, and the check runs again. Something
+   is an error (reports are never overwritten); with it, a complete report is reused only
+   when :func:`.reuse.reuse_problem` finds nothing against it: not a ``not_run``, the
+   planned check in every derived and bound field (pair, reference, op, params, precision,
+   seed, tolerance, self-test marker), and a replay that agrees with every stored field.
+   Anything else (incomplete, unreadable, not_run, another check, a replay that disagrees)
+   is moved aside, never deleted, and the check runs again. Something
    that is not a regular file at a report path (a symbolic link, a FIFO, a device, a
    directory) is an error: it is never followed, read or moved;
 2. checks whose candidate has no adapter here get a ``not_run`` report from the parent
@@ -43,9 +45,9 @@ from .records import (
     read_document,
     read_state,
     set_aside,
-    verify,
     write_new_final,
 )
+from .reuse import reuse_problem
 from .spec import WorkerSpec
 from .summary import (
     LeftOutPair,
@@ -124,14 +126,19 @@ def _reusable(
         if document.config.model_dump() != planned.check.record().model_dump():
             set_aside(path, label="superseded")  # the matrix changed this check (its tolerance)
             return False
-        problem = verify(document)
+        problem = reuse_problem(planned.check, document)
         if problem is None:
             return True
-        # A stored verdict is evidence only when its bits re-derive it; this one is kept
-        # aside (never overwritten) and the check runs again into a new file.
+        if document.result is not None and document.result.status == "not_run":
+            # Never evidence, and expected on every resume of a pair that is not here: kept
+            # aside quietly, and the check runs again (its backend may be here now).
+            set_aside(path, label="not_run")
+            return False
+        # A stored verdict is evidence only when it is the planned check and its bits
+        # re-derive it; this one is kept aside (never overwritten) and the check runs again.
         aside = set_aside(path, label="unverified")
         if note is not None:
-            note(f"resume: {path} does not replay ({problem}); moved to {aside.name}, rerunning")
+            note(f"resume: {path}: {problem}; moved to {aside.name}, rerunning")
         return False
     aside = set_aside(path)
     if note is not None:
