@@ -21,12 +21,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from .records import ReportState, read_state, set_aside, settle_report
 from .spec import WorkerSpec
 from .worker import PARENT_ENV, TIMEOUT_ENV
+from .worker_log import log_path, log_tail, open_log, start_log
 
 __all__ = [
     "INTERRUPTED",
@@ -41,7 +41,6 @@ __all__ = [
     "start_log",
 ]
 
-_LOG_TAIL = 400
 INTERRUPTED = "interrupted: the sweep was stopped; worker killed"
 
 
@@ -132,15 +131,6 @@ def _wait(
     return None
 
 
-def _log_tail(log: Path) -> str:
-    try:
-        text = log.read_text(errors="replace").strip()
-    except OSError:
-        return ""
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1][-_LOG_TAIL:] if lines else ""
-
-
 def run_isolated(
     spec_json: str,
     timeout_s: float,
@@ -180,10 +170,11 @@ def run_isolated(
             spec.id, spec.report, "not run: report already complete", None, reused=True
         )
     log = log_path(report)
-    earlier_log = start_log(spec, log)
+    earlier_log = start_log(spec.id, log)
     started = time.perf_counter()
-    # Appended, never truncated: the log of an earlier, interrupted or crashed run is evidence.
-    with log.open("ab") as sink:
+    # Appended, never truncated, never through a link: see .worker_log.
+    sink = open_log(log)
+    try:
         environment = dict(
             os.environ, **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s)}
         )
@@ -195,15 +186,17 @@ def run_isolated(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        try:
-            killed = _wait(process, timeout_s, stop)
-        except BaseException:
-            kill_group(process.pid)
-            process.wait()
-            raise
-        if killed is None:
-            kill_group(process.pid)  # leftovers of a worker that died; the group is its own
-            process.wait()
+    finally:
+        os.close(sink)
+    try:
+        killed = _wait(process, timeout_s, stop)
+    except BaseException:
+        kill_group(process.pid)
+        process.wait()
+        raise
+    if killed is None:
+        kill_group(process.pid)  # leftovers of a worker that died; the group is its own
+        process.wait()
     wall_s = time.perf_counter() - started
     ended = WorkerEnd(killed, process.returncode if killed is None else None)
     return conclude(spec, log, ended, wall_s, earlier_log=earlier_log, moved=moved)
@@ -219,20 +212,6 @@ class WorkerEnd:
     returncode: int | None
     #: Set by a warm worker that survived a check it could not run (its reply status).
     reported: int | None = None
-
-
-def log_path(report: Path) -> Path:
-    """The worker log beside a report (``<id>.worker.log``)."""
-    return report.with_name(f"{report.name.removesuffix('.json')}.worker.log")
-
-
-def start_log(spec: WorkerSpec, log: Path) -> bool:
-    """Mark a rerun in an existing log (appended, never truncated); whether one existed."""
-    if not log.exists():
-        return False
-    with log.open("ab") as sink:
-        sink.write(f"--- rerun of {spec.id} at {datetime.now(UTC).isoformat()} ---\n".encode())
-    return True
 
 
 def conclude(
@@ -254,7 +233,7 @@ def conclude(
         exit_text = failure = ended.killed
     elif ended.reported:
         exit_text = f"reported status {ended.reported}"
-        tail = _log_tail(log)
+        tail = log_tail(log)
         failure = f"worker reported status {ended.reported}" + (f": {tail}" if tail else "")
     else:
         returncode = ended.returncode if ended.returncode is not None else 0
@@ -262,7 +241,7 @@ def conclude(
         if returncode < 0:
             failure = f"worker {exit_text}"
         elif returncode != 0:
-            tail = _log_tail(log)
+            tail = log_tail(log)
             failure = f"worker exited with status {returncode}" + (f": {tail}" if tail else "")
     report = Path(spec.report)
     settled = settle_report(report, spec.check(), failure, elapsed_ms=wall_s * 1000.0)

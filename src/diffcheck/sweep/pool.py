@@ -211,7 +211,7 @@ class WarmWorkers:
                 spec.id, spec.report, "not run: report already complete", None, reused=True
             )
         log = log_path(report)
-        earlier_log = start_log(spec, log)
+        earlier_log = start_log(spec.id, log)
         worker = self._worker((spec.reference, str(spec.config["require_backend"])))
         started = time.perf_counter()
         worker.used += 1
