@@ -39,6 +39,7 @@ from .html import render_html
 from .isolate import WorkerOutcome
 from .junit import junit_xml
 from .known import DivergencesFor, classify, planned_divergences
+from .outdir import sweep_directory
 from .plan import Pair, PlannedCheck, SweepPlan
 from .records import (
     ReportState,
@@ -223,14 +224,58 @@ def run_sweep(
     Raises
     ------
     ConfigError
-        When ``out`` already holds a report of the plan and ``resume`` is off.
+        When ``out`` cannot be a sweep directory (:mod:`.outdir`), another sweep holds it,
+        a view's path holds something other than a file, or ``out`` already holds a report
+        of the plan and ``resume`` is off.
     ReportError
         When a report or an output cannot be written.
     """
+    with sweep_directory(out) as directory:
+        return _run_locked(
+            plan,
+            matrix=matrix,
+            out=directory,
+            executor=executor,
+            timeout_s=timeout_s,
+            resume=resume,
+            left_out=left_out,
+            on_row=on_row,
+            strict_known=strict_known,
+            divergences_for=divergences_for,
+            on_note=on_note,
+        )
+
+
+def _check_views(outputs: SweepOutputs) -> None:
+    """Refuse, before anything runs, a view path that holds something other than a file."""
+    for _, path in outputs.listed()[1:]:
+        kind = _entry_kind(path)
+        if kind is not None:
+            raise ConfigError(
+                f"{path} is {kind}, where the sweep writes its {path.name}; it is never "
+                "followed or replaced: remove it, or choose a new --out"
+            )
+
+
+def _run_locked(
+    plan: SweepPlan,
+    *,
+    matrix: Path,
+    out: Path,
+    executor: Executor,
+    timeout_s: float,
+    resume: bool,
+    left_out: Sequence[tuple[Pair, str]],
+    on_row: Callable[[SummaryRow], None] | None,
+    strict_known: bool,
+    divergences_for: DivergencesFor | None,
+    on_note: Callable[[str], None] | None,
+) -> tuple[SweepSummary, SweepOutputs]:
+    """:func:`run_sweep` in its checked, created and locked directory ``out``."""
     started_at = datetime.now(UTC).isoformat()
     started = time.perf_counter()
-    out = out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    outputs = SweepOutputs(out, out / "summary.json", out / "junit.xml", out / "index.html")
+    _check_views(outputs)
     by_id = {planned.id: planned for planned in plan.checks}
     divergences_for = divergences_for or planned_divergences(plan)
     reused: list[PlannedCheck] = []
@@ -300,8 +345,9 @@ def run_sweep(
         groups=group_rows(ordered),
         checks=ordered,
     )
-    outputs = SweepOutputs(out, out / "summary.json", out / "junit.xml", out / "index.html")
-    write_replacing(outputs.summary, summary.to_json())
+    # The summary goes last: it says how the sweep ended, so it is written only once the
+    # other views are (a view that cannot be written leaves no summary claiming success).
     write_replacing(outputs.junit, junit_xml(summary))
     write_replacing(outputs.html, render_html(summary).encode())
+    write_replacing(outputs.summary, summary.to_json())
     return summary, outputs
