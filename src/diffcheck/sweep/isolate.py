@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .records import ReportState, read_state, set_aside, settle_report
+from .records import OWN_IO_STATUS, ReportState, read_state, set_aside, settle_report
 from .spec import WorkerSpec
 from .worker import PARENT_ENV, TIMEOUT_ENV
 from .worker_log import log_path, log_tail, open_log, start_log
@@ -62,6 +62,8 @@ class WorkerOutcome:
     moved_aside: str | None = None
     #: True when a complete report already existed and no worker ran.
     reused: bool = False
+    #: Why diffcheck's own I/O failed, when it did (the report is left incomplete).
+    io_failure: str | None = None
 
 
 def describe_exit(returncode: int) -> str:
@@ -228,6 +230,13 @@ def conclude(
         # Left incomplete on purpose: the check did not fail, it was stopped, and --resume
         # moves an incomplete report aside and runs the check again.
         return WorkerOutcome(spec.id, spec.report, ended.killed, wall_s, log=str(log))
+    if OWN_IO_STATUS in (ended.returncode, ended.reported):
+        # diffcheck could not write the report: not a verdict on the backend. Left as it is
+        # (incomplete, or missing), so --resume runs the check again; the sweep stops.
+        cause = log_tail(log) or "the worker could not write its report"
+        return WorkerOutcome(
+            spec.id, spec.report, "own I/O failed", wall_s, log=str(log), io_failure=cause
+        )
     failure = None
     if ended.killed is not None:
         exit_text = failure = ended.killed

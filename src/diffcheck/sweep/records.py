@@ -39,6 +39,8 @@ from ..report.writer import ReportWriter
 from ..runner import completed_document, initial_document, result_record, run_check
 
 __all__ = [
+    "OWN_IO_STATUS",
+    "OwnIOError",
     "ReportState",
     "Settled",
     "new_document",
@@ -49,6 +51,18 @@ __all__ = [
     "settle_report",
     "write_new_final",
 ]
+
+
+#: A worker's exit status when diffcheck's own I/O failed (``EX_TEMPFAIL``): the parent then
+#: leaves the report incomplete, so ``--resume`` runs the check again.
+OWN_IO_STATUS = 75
+
+
+class OwnIOError(ReportError):
+    """diffcheck could not write a report (a full disk, an I/O error, a read-only mount).
+
+    This is never a verdict on the backend: the check is left incomplete and runs again.
+    """
 
 
 class ReportState(enum.Enum):
@@ -138,19 +152,37 @@ def run_guarded(check: Check, path: Path, candidate: Adapter) -> ReportDocument:
 
     Raises
     ------
+    OwnIOError
+        When the report cannot be created or written (diffcheck's own I/O, not the check's).
     ReportError
-        When the report cannot be created, or was moved or replaced while the check ran.
+        When the report was moved or replaced while the check ran.
     """
-    writer = ReportWriter(path)
-    writer.write(initial_document(check, candidate))
-    created = identity(path)
+    try:
+        writer = ReportWriter(path)
+        writer.write(initial_document(check, candidate))
+        created = identity(path)
+    except (ReportError, OSError) as error:  # nothing ran: whatever it was, it is not a verdict
+        raise OwnIOError(_io_text(error)) from None
     document = run_check(check, None, candidate=candidate)
     try:
         data = document.to_json_parts()
     except ValueError as error:
         raise ReportError(f"serialize report: {error}") from None
-    replace_if_unchanged(path, created, data)
+    try:
+        replace_if_unchanged(path, created, data)
+    except OSError as error:
+        raise OwnIOError(_io_text(error)) from None
+    except ReportError as error:
+        if isinstance(error.__context__, OSError):  # the write failed, not a replaced file
+            raise OwnIOError(str(error)) from None
+        raise
     return document
+
+
+def _io_text(error: Exception) -> str:
+    if isinstance(error, OSError):
+        return f"write {error.filename or 'report'}: {error.strerror}"
+    return str(error)
 
 
 @dataclass(frozen=True)

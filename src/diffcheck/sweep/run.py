@@ -42,6 +42,7 @@ from .known import DivergencesFor, classify, planned_divergences
 from .outdir import sweep_directory
 from .plan import Pair, PlannedCheck, SweepPlan
 from .records import (
+    OwnIOError,
     ReportState,
     read_document,
     read_state,
@@ -293,6 +294,12 @@ def _run_locked(
 
     def record(outcome: WorkerOutcome) -> None:
         planned = by_id[outcome.id]
+        if outcome.io_failure is not None:
+            raise OwnIOError(
+                f"could not write the report of {planned.id} ({outcome.io_failure}); the "
+                "sweep stopped and the check is left incomplete: fix the cause (free disk "
+                "space), then run again with --resume"
+            )
         state, document = read_state(Path(outcome.report))
         if state is not ReportState.COMPLETE or document is None:
             raise ReportError(
