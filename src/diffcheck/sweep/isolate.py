@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .descendants import TOKEN_ENV, end_tagged, new_token
 from .records import OWN_IO_STATUS, ReportState, read_state, set_aside, settle_report
 from .spec import WorkerSpec
 from .worker import PARENT_ENV, TIMEOUT_ENV
@@ -176,9 +177,11 @@ def run_isolated(
     started = time.perf_counter()
     # Appended, never truncated, never through a link: see .worker_log.
     sink = open_log(log)
+    token = new_token()  # marks whatever the worker starts, even in a session of its own
     try:
         environment = dict(
-            os.environ, **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s)}
+            os.environ,
+            **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s), TOKEN_ENV: token},
         )
         process = subprocess.Popen(
             [python or sys.executable, "-m", "diffcheck.sweep.worker", spec_json],
@@ -192,13 +195,15 @@ def run_isolated(
         os.close(sink)
     try:
         killed = _wait(process, timeout_s, stop)
+        if killed is None:
+            kill_group(process.pid)  # leftovers of a worker that died; the group is its own
+            process.wait()
     except BaseException:
         kill_group(process.pid)
         process.wait()
         raise
-    if killed is None:
-        kill_group(process.pid)  # leftovers of a worker that died; the group is its own
-        process.wait()
+    finally:
+        end_tagged(token)  # helpers that left the group (setsid, a daemon) end with it
     wall_s = time.perf_counter() - started
     ended = WorkerEnd(killed, process.returncode if killed is None else None)
     return conclude(spec, log, ended, wall_s, earlier_log=earlier_log, moved=moved)

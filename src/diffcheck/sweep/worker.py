@@ -22,8 +22,9 @@ Under pytest only (``PYTEST_CURRENT_TEST`` is set), ``DIFFCHECK_SWEEP_TEST_FAULT
 comma-separated ``<check-id>:<fault>`` items; the worker of that check injects the fault
 into its candidate's ``execute``, after the incomplete record exists: ``kill`` (SIGKILL
 itself), ``abort`` (SIGABRT), ``segv`` (SIGSEGV), ``hang`` (sleep until killed), ``exit``
-(``os._exit(3)``) or ``enospc`` (diffcheck's later writes fail as on a full disk; the
-check itself runs on).
+(``os._exit(3)``), ``enospc`` (diffcheck's later writes fail as on a full disk; the
+check itself runs on) or ``helper`` (starts a daemon in a session of its own, prints its
+pid, and the check runs on).
 """
 
 from __future__ import annotations
@@ -61,6 +62,22 @@ def _disk_full() -> None:
     files.write_temporary = write_temporary
 
 
+def _daemon_helper() -> None:
+    """Start a helper that leaves the worker's session and parent (a double-forked daemon)."""
+    import subprocess
+
+    inner = "import time; time.sleep(300)"
+    outer = (
+        "import subprocess, sys; "
+        f"p = subprocess.Popen([sys.executable, '-c', {inner!r}], start_new_session=True, "
+        "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)"
+    )
+    pid = subprocess.run(
+        [sys.executable, "-c", outer], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    print(f"diffcheck sweep worker: test helper pid {pid}", file=sys.stderr, flush=True)
+
+
 FAULTS: Final[dict[str, Callable[[], None]]] = {
     "kill": lambda: os.kill(os.getpid(), signal.SIGKILL),
     "abort": os.abort,
@@ -68,6 +85,7 @@ FAULTS: Final[dict[str, Callable[[], None]]] = {
     "hang": _hang,
     "exit": lambda: os._exit(3),
     "enospc": _disk_full,
+    "helper": _daemon_helper,
 }
 
 
