@@ -9,9 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sweep_helpers import SweepRun, write_matrix
 
 from diffcheck.cli import main
+from diffcheck.errors import ConfigError
 from diffcheck.sweep import outdir
 from diffcheck.sweep.outdir import LOCK_NAME
 
@@ -133,3 +136,59 @@ def test_a_view_planted_as_a_directory_stops_before_anything_runs(
     )
     assert not (out / "summary.json").is_file()  # no summary claims an exit status
     assert sorted(p.name for p in out.iterdir()) == sorted([LOCK_NAME, view])
+
+
+def test_a_file_where_a_report_directory_goes_is_one_line(tmp_path: Path, sweep_cli: Sweep) -> None:
+    matrix = write_matrix(tmp_path, TWO)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "numpy-vs-array_api_strict").write_text("kept")
+    run = sweep_cli(matrix, out)
+    assert run.code == 1
+    assert run.err == (
+        f"diffcheck: {out / 'numpy-vs-array_api_strict'} is not a directory, where the sweep "
+        "keeps reports; it is never replaced: remove it, or choose a new --out\n"
+    )
+    assert (out / "numpy-vs-array_api_strict").read_text() == "kept"
+    assert not (out / "summary.json").exists()
+
+
+_COMPONENT = st.one_of(
+    # No "..": a generated name must stay inside the case's own directory.
+    st.binary(min_size=1, max_size=300).filter(
+        lambda b: b"/" not in b and b"\0" not in b and b != b".."
+    ),
+    st.sampled_from([b".", b"afile", b"a" * 255, b"a" * 256, b"\xff", b"new"]),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    root=st.sampled_from(["", "/proc/", "/sys/", "/dev/", "afile/"]),
+    parts=st.lists(_COMPONENT, min_size=1, max_size=3),
+)
+def test_any_out_is_a_locked_directory_or_one_line_and_nothing_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: str, parts: list[bytes]
+) -> None:
+    base = tmp_path / f"case-{len(list(tmp_path.iterdir()))}"
+    base.mkdir()
+    (base / "afile").write_text("kept")
+    monkeypatch.chdir(base)
+    out = Path(os.fsdecode(root.encode() + b"/".join(parts)))
+    before = _tree(base)
+    try:
+        with outdir.sweep_directory(out) as directory:
+            assert directory.is_dir()
+            assert (directory / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+            created = True
+    except ConfigError as error:
+        message = str(error)
+        assert "\n" not in message
+        assert "\x1b" not in message
+        assert message.startswith("--out ")
+        created = False
+    if not created:
+        assert _tree(base) == before  # nothing created, nothing left behind
+    assert (base / "afile").read_text() == "kept"

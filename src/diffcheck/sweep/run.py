@@ -92,7 +92,18 @@ def _make_directories(out: Path, directory: Path) -> None:
                 f"{current} is a symbolic link; report directories are never followed: "
                 "remove it, or choose a new --out"
             )
-        current.mkdir(exist_ok=True)
+        try:
+            current.mkdir(exist_ok=True)
+        except FileExistsError:
+            raise ConfigError(
+                f"{current} is not a directory, where the sweep keeps reports; it is never "
+                "replaced: remove it, or choose a new --out"
+            ) from None
+        except OSError as error:
+            raise ConfigError(
+                f"cannot create the report directory {current}: {error.strerror}; "
+                "choose a writable --out"
+            ) from None
 
 
 def _entry_kind(path: Path) -> str | None:
