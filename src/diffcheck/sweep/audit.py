@@ -38,7 +38,7 @@ from .records import read_document
 from .reuse import plan_mismatch, replay_problem
 from .summary import SummaryRow, SweepSummary, build_row, counts, group_rows, judge
 
-__all__ = ["SweepAudit", "audit_sweep", "is_sweep_directory"]
+__all__ = ["SweepAudit", "audit_sweep"]
 
 #: summary.json is rows of a bounded plan: far below this even at the plan's check limit.
 MAX_SUMMARY_BYTES = 256 * 1024 * 1024
@@ -57,11 +57,6 @@ class SweepAudit:
     @property
     def agrees(self) -> bool:
         return not self.disagreements
-
-
-def is_sweep_directory(path: Path) -> bool:
-    """Whether ``path`` is a directory (not a link to one) holding a ``summary.json``."""
-    return path.is_dir() and not path.is_symlink() and (path / "summary.json").exists()
 
 
 def _stored_summary(directory: Path) -> SweepSummary:
