@@ -88,3 +88,25 @@ def test_a_full_disk_stops_the_sweep_and_resume_runs_the_check_again(
     assert resumed.code == 0, resumed.err
     row = resumed.rows()[SECOND]
     assert (row["status"], row["resumed"]) == ("passed", False)
+
+
+def test_a_full_disk_when_the_parent_settles_a_crash_is_no_verdict_either(
+    tmp_path: Path, sweep_cli: Sweep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from diffcheck.report import writer
+
+    matrix = write_matrix(tmp_path, TWO)
+    out = tmp_path / "out"
+    monkeypatch.setenv(FAULT_ENV, f"{SECOND}:exit")  # the worker dies; the parent must settle
+
+    def full(*_: object, **__: object) -> Path:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writer, "write_temporary", full)
+    run = sweep_cli(matrix, out, "--isolation", "cold", "--jobs", "1")
+    assert run.code == 1
+    assert run.err.count("\n") == 1
+    assert "No space left on device" in run.err
+    state, _ = read_state(out / f"{SECOND}.json")
+    assert state is ReportState.INCOMPLETE  # not completed as failed
+    assert not (out / "summary.json").exists()

@@ -2,7 +2,8 @@
 
 :func:`run_isolated` is the cold unit (``--isolation cold``, and every dask task): it
 spawns ``python -m diffcheck.sweep.worker`` in a new session (its own process group, so a
-timeout kills the worker and anything it started), waits, and then settles the report file with :func:`~diffcheck.sweep.records.settle_report`, turning a
+timeout kills the worker and anything it started; what left the group is found by the
+worker's environment token, :mod:`.descendants`), waits, and then settles the report file with :func:`~diffcheck.sweep.records.settle_report`, turning a
 signal, a timeout or a bad exit status into a ``failed`` record with the cause. The warm
 workers of :mod:`.pool` settle their checks through the same :func:`conclude`.
 

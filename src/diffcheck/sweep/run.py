@@ -2,6 +2,8 @@
 
 Order of events:
 
+0. ``out`` is checked, created and locked for this sweep alone (:mod:`.outdir`), and the
+   views' paths must hold nothing but files;
 1. every report path is checked before anything runs: without ``resume`` an existing file
    is an error (reports are never overwritten); with it, a complete report is reused only
    when :func:`.reuse.reuse_problem` finds nothing against it: not a ``not_run``, the
@@ -15,8 +17,10 @@ Order of events:
    (no worker could run them);
 3. the executor runs the rest, each in its own worker process, and settles each report;
 4. rows are read back from the report files and matched against the candidates' known
-   divergences (:mod:`.known`), and ``summary.json``, ``junit.xml`` and ``index.html`` are
-   written (these are derived views, replaced on every run).
+   divergences (:mod:`.known`), and ``junit.xml``, ``index.html`` and, last,
+   ``summary.json`` are written (derived views, replaced on every run). A worker whose own
+   report write failed (:class:`.records.OwnIOError`) stops the sweep here instead, its
+   check left incomplete for ``--resume``.
 """
 
 from __future__ import annotations
