@@ -199,3 +199,35 @@ def test_reuse_needs_the_planned_check_in_every_field(
     else:
         assert problem is not None
         assert problem.startswith("it is not a report of the planned check: ")
+
+
+def test_a_self_test_marker_or_another_coverage_is_another_check() -> None:
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    document = run_check(check, None)
+    assert reuse_problem(check, document) is None
+    marked = document.model_copy(
+        update={"coverage": document.coverage + " SELF-TEST: the candidate is the reference."}
+    )
+    assert plan_mismatch(check, marked) == "it is a self-test report, the planned check is not"
+    other = document.model_copy(update={"coverage": "whole output"})
+    assert plan_mismatch(check, other) == "its coverage is not the planned check's"
+    for name, value in (
+        ("output_shape", (2, 2)),
+        ("expected_output_elements", 4),
+        ("reference_backend", "numpy:cpu"),
+    ):
+        changed = document.model_copy(update={name: value})
+        problem = plan_mismatch(check, changed)
+        assert problem is not None
+        assert problem.startswith(f"{name} is ")
+    assert document.result is not None
+    for name, value in (
+        ("op", "GEMM"),
+        ("backend", "numpy"),
+        ("seed", 7),
+        ("tolerance_f64_bits", "0"),
+    ):
+        result = document.result.model_copy(update={name: value})
+        problem = plan_mismatch(check, document.model_copy(update={"result": result}))
+        assert problem is not None
+        assert problem.startswith(f"result.{name} is ")
