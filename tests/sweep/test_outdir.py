@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -192,3 +193,12 @@ def test_any_out_is_a_locked_directory_or_one_line_and_nothing_left(
     if not created:
         assert _tree(base) == before  # nothing created, nothing left behind
     assert (base / "afile").read_text() == "kept"
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm here")
+def test_dev_shm_is_an_ordinary_place_for_a_sweep() -> None:
+    with (
+        tempfile.TemporaryDirectory(dir="/dev/shm") as shared,
+        outdir.sweep_directory(Path(shared) / "sweep") as directory,
+    ):
+        assert directory.is_dir()

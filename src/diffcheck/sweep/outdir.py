@@ -4,7 +4,8 @@
 
 - the name is checked first, so a bad one is one line and nothing is created: it must be
   UTF-8 (reports and the summary store it as text), each component no longer than the
-  filesystem allows, not under ``/proc``, ``/sys`` or ``/dev``, and not an existing
+  filesystem allows, not under ``/proc``, ``/sys`` or ``/dev`` (``/dev/shm`` is allowed:
+  it is an ordinary tmpfs), and not an existing
   non-directory (a regular file, ``/dev/null``);
 - the missing directories are created one by one and remembered; when the sweep fails
   before it writes anything into them, they are removed again (only if still empty), so a
@@ -32,6 +33,7 @@ __all__ = ["LOCK_NAME", "sweep_directory"]
 LOCK_NAME = ".diffcheck-sweep.lock"
 #: Where a sweep directory can never be: kernel and device filesystems.
 _FORBIDDEN = (Path("/proc"), Path("/sys"), Path("/dev"))
+_SHARED_MEMORY = Path("/dev/shm")
 
 
 def _shown(out: Path) -> str:
@@ -51,6 +53,8 @@ def _check_name(out: Path) -> Path:
     absolute = Path(os.path.abspath(out))
     resolved = absolute.resolve()
     for forbidden in _FORBIDDEN:
+        if resolved == _SHARED_MEMORY or _SHARED_MEMORY in resolved.parents:
+            break  # /dev/shm is an ordinary tmpfs, a fine place for a fast sweep
         if resolved == forbidden or forbidden in resolved.parents:
             raise ConfigError(
                 f"--out {shown} is under {forbidden}, which holds no files of ours; "
