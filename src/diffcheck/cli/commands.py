@@ -91,13 +91,22 @@ def replay(argv: Sequence[str]) -> int:
     from ..text import one_line
 
     parser = OneLineParser(prog="diffcheck replay", description=replay.__doc__, epilog=EPILOG)
-    parser.add_argument("report", type=Path, nargs="+", help="report file(s) to re-check")
+    parser.add_argument(
+        "report",
+        type=Path,
+        nargs="+",
+        help="report file(s) to re-check, or sweep directories (their summary.json and "
+        "junit.xml are re-derived from the reports)",
+    )
     parser.add_argument(
         "--require-pass", action="store_true", help="also exit 1 unless every report passed"
     )
     options = parser.parse_args(argv)
     exit_code = 0
     for path in options.report:
+        if path.is_dir() and not path.is_symlink():
+            exit_code = max(exit_code, _replay_sweep(path, options.require_pass))
+            continue
         try:
             # Read and decoded once; a finding bundle of `diffcheck fuzz --api` runs again.
             document, size = load_document(path)
@@ -121,6 +130,31 @@ def replay(argv: Sequence[str]) -> int:
         if options.require_pass and outcome.status != "passed":
             exit_code = 1
     return exit_code
+
+
+def _replay_sweep(directory: Path, require_pass: bool) -> int:
+    """Re-derive a sweep directory's summary and JUnit from its reports; print each difference."""
+    from ..errors import DiffcheckError
+    from ..sweep.audit import audit_sweep
+    from ..text import one_line
+
+    try:
+        audit = audit_sweep(directory)
+    except DiffcheckError as error:
+        print(one_line(f"diffcheck: {error}"), file=sys.stderr)
+        return 1
+    for line in audit.disagreements:
+        print(one_line(f"{directory}: DISAGREES: {line}"), file=sys.stderr)
+    if not audit.agrees or audit.derived is None:
+        return 1
+    derived = audit.derived
+    print(
+        one_line(
+            f"{directory}: agrees: {derived.counts.total} checks re-derived from their reports, "
+            f"sweep exit status {derived.exit_status}"
+        )
+    )
+    return 1 if require_pass and derived.exit_status != 0 else 0
 
 
 def _library_row(name: str) -> tuple[str, str, str]:

@@ -9,7 +9,6 @@ existing report without ``--resume`` is one line on stderr and exit 1, before an
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 import time
 from collections import Counter
@@ -55,9 +54,11 @@ def _parser() -> OneLineParser:
     parser.add_argument(
         "--jobs",
         type=int,
-        default=os.cpu_count() or 1,
         metavar="N",
-        help="worker processes at once with --executor local (default: CPU count)",
+        help=(
+            "worker processes at once with --executor local (default, and at most: the usable "
+            "CPUs, fewer when memory is short at 256 MiB per worker)"
+        ),
     )
     parser.add_argument(
         "--timeout",
@@ -143,6 +144,7 @@ def sweep(argv: Sequence[str]) -> int:
     """``diffcheck sweep``: run a matrix; return the exit status."""
     from ..errors import ConfigError
     from ..sweep.availability import unavailable_pairs
+    from ..sweep.capacity import capped_jobs
     from ..sweep.console import print_summary
     from ..sweep.executors import make_executor
     from ..sweep.matrix import load_matrix
@@ -154,9 +156,14 @@ def sweep(argv: Sequence[str]) -> int:
     if options.max_checks < 1:
         raise ConfigError(f"--max-checks {options.max_checks}, but it must be at least 1")
     # Every option is checked before the matrix is expanded or anything is created.
+    jobs = options.jobs
+    if options.executor == "local" and (jobs is None or jobs >= 1):
+        jobs, capped = capped_jobs(jobs)
+        if capped is not None:
+            _note(capped)
     executor = make_executor(
         options.executor,
-        jobs=options.jobs,
+        jobs=jobs if jobs is not None else 1,
         scheduler=options.scheduler,
         isolation=options.isolation,
         worker_checks=options.worker_checks,

@@ -2,7 +2,8 @@
 
 :func:`run_isolated` is the cold unit (``--isolation cold``, and every dask task): it
 spawns ``python -m diffcheck.sweep.worker`` in a new session (its own process group, so a
-timeout kills the worker and anything it started), waits, and then settles the report file with :func:`~diffcheck.sweep.records.settle_report`, turning a
+timeout kills the worker and anything it started; what left the group is found by the
+worker's environment token, :mod:`.descendants`), waits, and then settles the report file with :func:`~diffcheck.sweep.records.settle_report`, turning a
 signal, a timeout or a bad exit status into a ``failed`` record with the cause. The warm
 workers of :mod:`.pool` settle their checks through the same :func:`conclude`.
 
@@ -21,12 +22,13 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
-from .records import ReportState, read_state, set_aside, settle_report
+from .descendants import TOKEN_ENV, end_tagged, new_token
+from .records import OWN_IO_STATUS, ReportState, read_state, set_aside, settle_report
 from .spec import WorkerSpec
 from .worker import PARENT_ENV, TIMEOUT_ENV
+from .worker_log import log_path, log_tail, open_log, start_log
 
 __all__ = [
     "INTERRUPTED",
@@ -41,7 +43,6 @@ __all__ = [
     "start_log",
 ]
 
-_LOG_TAIL = 400
 INTERRUPTED = "interrupted: the sweep was stopped; worker killed"
 
 
@@ -63,6 +64,8 @@ class WorkerOutcome:
     moved_aside: str | None = None
     #: True when a complete report already existed and no worker ran.
     reused: bool = False
+    #: Why diffcheck's own I/O failed, when it did (the report is left incomplete).
+    io_failure: str | None = None
 
 
 def describe_exit(returncode: int) -> str:
@@ -132,15 +135,6 @@ def _wait(
     return None
 
 
-def _log_tail(log: Path) -> str:
-    try:
-        text = log.read_text(errors="replace").strip()
-    except OSError:
-        return ""
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1][-_LOG_TAIL:] if lines else ""
-
-
 def run_isolated(
     spec_json: str,
     timeout_s: float,
@@ -180,12 +174,15 @@ def run_isolated(
             spec.id, spec.report, "not run: report already complete", None, reused=True
         )
     log = log_path(report)
-    earlier_log = start_log(spec, log)
+    earlier_log = start_log(spec.id, log)
     started = time.perf_counter()
-    # Appended, never truncated: the log of an earlier, interrupted or crashed run is evidence.
-    with log.open("ab") as sink:
+    # Appended, never truncated, never through a link: see .worker_log.
+    sink = open_log(log)
+    token = new_token()  # marks whatever the worker starts, even in a session of its own
+    try:
         environment = dict(
-            os.environ, **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s)}
+            os.environ,
+            **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s), TOKEN_ENV: token},
         )
         process = subprocess.Popen(
             [python or sys.executable, "-m", "diffcheck.sweep.worker", spec_json],
@@ -195,15 +192,19 @@ def run_isolated(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        try:
-            killed = _wait(process, timeout_s, stop)
-        except BaseException:
-            kill_group(process.pid)
-            process.wait()
-            raise
+    finally:
+        os.close(sink)
+    try:
+        killed = _wait(process, timeout_s, stop)
         if killed is None:
             kill_group(process.pid)  # leftovers of a worker that died; the group is its own
             process.wait()
+    except BaseException:
+        kill_group(process.pid)
+        process.wait()
+        raise
+    finally:
+        end_tagged(token)  # helpers that left the group (setsid, a daemon) end with it
     wall_s = time.perf_counter() - started
     ended = WorkerEnd(killed, process.returncode if killed is None else None)
     return conclude(spec, log, ended, wall_s, earlier_log=earlier_log, moved=moved)
@@ -221,20 +222,6 @@ class WorkerEnd:
     reported: int | None = None
 
 
-def log_path(report: Path) -> Path:
-    """The worker log beside a report (``<id>.worker.log``)."""
-    return report.with_name(f"{report.name.removesuffix('.json')}.worker.log")
-
-
-def start_log(spec: WorkerSpec, log: Path) -> bool:
-    """Mark a rerun in an existing log (appended, never truncated); whether one existed."""
-    if not log.exists():
-        return False
-    with log.open("ab") as sink:
-        sink.write(f"--- rerun of {spec.id} at {datetime.now(UTC).isoformat()} ---\n".encode())
-    return True
-
-
 def conclude(
     spec: WorkerSpec,
     log: Path,
@@ -249,12 +236,19 @@ def conclude(
         # Left incomplete on purpose: the check did not fail, it was stopped, and --resume
         # moves an incomplete report aside and runs the check again.
         return WorkerOutcome(spec.id, spec.report, ended.killed, wall_s, log=str(log))
+    if OWN_IO_STATUS in (ended.returncode, ended.reported):
+        # diffcheck could not write the report: not a verdict on the backend. Left as it is
+        # (incomplete, or missing), so --resume runs the check again; the sweep stops.
+        cause = log_tail(log) or "the worker could not write its report"
+        return WorkerOutcome(
+            spec.id, spec.report, "own I/O failed", wall_s, log=str(log), io_failure=cause
+        )
     failure = None
     if ended.killed is not None:
         exit_text = failure = ended.killed
     elif ended.reported:
         exit_text = f"reported status {ended.reported}"
-        tail = _log_tail(log)
+        tail = log_tail(log)
         failure = f"worker reported status {ended.reported}" + (f": {tail}" if tail else "")
     else:
         returncode = ended.returncode if ended.returncode is not None else 0
@@ -262,7 +256,7 @@ def conclude(
         if returncode < 0:
             failure = f"worker {exit_text}"
         elif returncode != 0:
-            tail = _log_tail(log)
+            tail = log_tail(log)
             failure = f"worker exited with status {returncode}" + (f": {tail}" if tail else "")
     report = Path(spec.report)
     settled = settle_report(report, spec.check(), failure, elapsed_ms=wall_s * 1000.0)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BackendError
+from .descendants import TOKEN_ENV, end_tagged, new_token
 from .isolate import (
     INTERRUPTED,
     WorkerEnd,
@@ -92,6 +93,8 @@ class _Worker:
 
         self.key = key
         self.used = 0
+        #: Marks whatever the worker's checks start (sent with its first check's environment).
+        self.token = new_token()
         self.connection, child = context.Pipe(duplex=True)
         lifeline_read, self._lifeline = context.Pipe(duplex=False)
         self.process = context.Process(
@@ -111,6 +114,7 @@ class _Worker:
             with contextlib.suppress(ProcessLookupError, PermissionError, ValueError):
                 self.process.kill()  # in case it died or had not called setsid yet
         self.process.join()
+        end_tagged(self.token)  # helpers that left the group (setsid, a daemon) end with it
         self._close()
 
     def close(self) -> None:
@@ -120,6 +124,7 @@ class _Worker:
         self.process.join(1.0)
         if self.process.exitcode is None:
             self.kill()
+        end_tagged(self.token)
         self._close()
 
     def _close(self) -> None:
@@ -211,7 +216,7 @@ class WarmWorkers:
                 spec.id, spec.report, "not run: report already complete", None, reused=True
             )
         log = log_path(report)
-        earlier_log = start_log(spec, log)
+        earlier_log = start_log(spec.id, log)
         worker = self._worker((spec.reference, str(spec.config["require_backend"])))
         started = time.perf_counter()
         worker.used += 1
@@ -222,7 +227,11 @@ class WarmWorkers:
                 str(log),
                 fault=requested_fault(spec.id),
                 # Sent with a worker's first check only: it is the same for the whole sweep.
-                environment=self._environment if worker.used == 1 else None,
+                environment=(
+                    dict(self._environment, **{TOKEN_ENV: worker.token})
+                    if worker.used == 1
+                    else None
+                ),
             )
             try:
                 worker.connection.send(task)

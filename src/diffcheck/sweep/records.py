@@ -39,6 +39,8 @@ from ..report.writer import ReportWriter
 from ..runner import completed_document, initial_document, result_record, run_check
 
 __all__ = [
+    "OWN_IO_STATUS",
+    "OwnIOError",
     "ReportState",
     "Settled",
     "new_document",
@@ -47,9 +49,20 @@ __all__ = [
     "run_guarded",
     "set_aside",
     "settle_report",
-    "verify",
     "write_new_final",
 ]
+
+
+#: A worker's exit status when diffcheck's own I/O failed (``EX_TEMPFAIL``): the parent then
+#: leaves the report incomplete, so ``--resume`` runs the check again.
+OWN_IO_STATUS = 75
+
+
+class OwnIOError(ReportError):
+    """diffcheck could not write a report (a full disk, an I/O error, a read-only mount).
+
+    This is never a verdict on the backend: the check is left incomplete and runs again.
+    """
 
 
 class ReportState(enum.Enum):
@@ -73,24 +86,6 @@ def read_document(path: Path) -> ReportDocument:
         a FIFO, a device, a symbolic link, a file over the size limit).
     """
     return read_report(path, follow_symlinks=False)
-
-
-def verify(document: ReportDocument) -> str | None:
-    """None when replaying ``document`` from its bits agrees with every stored field.
-
-    Otherwise the first disagreement, as one line (``--resume`` reuses only verified reports).
-    """
-    from ..report.replay import replay
-
-    try:
-        outcome = replay(document)
-    except (ReportError, ValueError, ArithmeticError, LookupError, TypeError) as error:
-        # A forged field the replay cannot even interpret is a disagreement, not a crash.
-        return f"replay failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    if outcome.agrees:
-        return None
-    more = len(outcome.disagreements) - 1
-    return outcome.disagreements[0] + (f" (and {more} more)" if more else "")
 
 
 def read_state(path: Path) -> tuple[ReportState, ReportDocument | None]:
@@ -157,19 +152,37 @@ def run_guarded(check: Check, path: Path, candidate: Adapter) -> ReportDocument:
 
     Raises
     ------
+    OwnIOError
+        When the report cannot be created or written (diffcheck's own I/O, not the check's).
     ReportError
-        When the report cannot be created, or was moved or replaced while the check ran.
+        When the report was moved or replaced while the check ran.
     """
-    writer = ReportWriter(path)
-    writer.write(initial_document(check, candidate))
-    created = identity(path)
+    try:
+        writer = ReportWriter(path)
+        writer.write(initial_document(check, candidate))
+        created = identity(path)
+    except (ReportError, OSError) as error:  # nothing ran: whatever it was, it is not a verdict
+        raise OwnIOError(_io_text(error)) from None
     document = run_check(check, None, candidate=candidate)
     try:
         data = document.to_json_parts()
     except ValueError as error:
         raise ReportError(f"serialize report: {error}") from None
-    replace_if_unchanged(path, created, data)
+    try:
+        replace_if_unchanged(path, created, data)
+    except OSError as error:
+        raise OwnIOError(_io_text(error)) from None
+    except ReportError as error:
+        if isinstance(error.__context__, OSError):  # the write failed, not a replaced file
+            raise OwnIOError(str(error)) from None
+        raise
     return document
+
+
+def _io_text(error: Exception) -> str:
+    if isinstance(error, OSError):
+        return f"write {error.filename or 'report'}: {error.strerror}"
+    return str(error)
 
 
 @dataclass(frozen=True)

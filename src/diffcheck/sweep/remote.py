@@ -24,9 +24,10 @@ from ..errors import ReportError
 from ..files import FileIdentity, identity, read_regular, replace_if_unchanged
 from ..report.read import parse_report
 from ..report.writer import ReportWriter
-from .isolate import WorkerOutcome, log_path, prepare_report_path, run_isolated
+from .isolate import WorkerOutcome, prepare_report_path, run_isolated
 from .records import new_document, settle_report
 from .spec import WorkerSpec
+from .worker_log import append_log, log_path, tail_bytes
 
 __all__ = ["Landing", "RemoteResult", "remote_spec", "run_remote"]
 
@@ -64,10 +65,7 @@ def run_remote(spec_json: str, timeout_s: float) -> RemoteResult:
         except (FileNotFoundError, ReportError):
             report = None
         log = log_path(Path(local.report))
-        try:
-            text: bytes | None = log.read_bytes()[-_LOG_BYTES:] if log.is_file() else None
-        except OSError:
-            text = None
+        text = tail_bytes(log, _LOG_BYTES)
     return RemoteResult(replace(outcome, report=spec.report, log=None), report, text)
 
 
@@ -107,8 +105,7 @@ class Landing:
         if not log:
             return None
         path = log_path(self.path)
-        with path.open("ab") as sink:
-            sink.write(log)
+        append_log(path, log)
         return str(path)
 
     def land(self, result: RemoteResult) -> WorkerOutcome:

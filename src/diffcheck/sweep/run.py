@@ -2,19 +2,25 @@
 
 Order of events:
 
+0. ``out`` is checked, created and locked for this sweep alone (:mod:`.outdir`), and the
+   views' paths must hold nothing but files;
 1. every report path is checked before anything runs: without ``resume`` an existing file
-   is an error (reports are never overwritten); with it, a complete report whose config
-   matches the plan is replayed from its stored bits and reused only when the replay agrees
-   with every stored field; anything else (incomplete, unreadable, a replay that disagrees,
-   a different config) is moved aside, never deleted, and the check runs again. Something
+   is an error (reports are never overwritten); with it, a complete report is reused only
+   when :func:`.reuse.reuse_problem` finds nothing against it: not a ``not_run``, the
+   planned check in every derived and bound field (pair, reference, op, params, precision,
+   seed, tolerance, self-test marker), and a replay that agrees with every stored field.
+   Anything else (incomplete, unreadable, not_run, another check, a replay that disagrees)
+   is moved aside, never deleted, and the check runs again. Something
    that is not a regular file at a report path (a symbolic link, a FIFO, a device, a
    directory) is an error: it is never followed, read or moved;
 2. checks whose candidate has no adapter here get a ``not_run`` report from the parent
    (no worker could run them);
 3. the executor runs the rest, each in its own worker process, and settles each report;
 4. rows are read back from the report files and matched against the candidates' known
-   divergences (:mod:`.known`), and ``summary.json``, ``junit.xml`` and ``index.html`` are
-   written (these are derived views, replaced on every run).
+   divergences (:mod:`.known`), and ``junit.xml``, ``index.html`` and, last,
+   ``summary.json`` are written (derived views, replaced on every run). A worker whose own
+   report write failed (:class:`.records.OwnIOError`) stops the sweep here instead, its
+   check left incomplete for ``--resume``.
 """
 
 from __future__ import annotations
@@ -37,15 +43,17 @@ from .html import render_html
 from .isolate import WorkerOutcome
 from .junit import junit_xml
 from .known import DivergencesFor, classify, planned_divergences
+from .outdir import sweep_directory
 from .plan import Pair, PlannedCheck, SweepPlan
 from .records import (
+    OwnIOError,
     ReportState,
     read_document,
     read_state,
     set_aside,
-    verify,
     write_new_final,
 )
+from .reuse import reuse_problem
 from .spec import WorkerSpec
 from .summary import (
     LeftOutPair,
@@ -88,7 +96,18 @@ def _make_directories(out: Path, directory: Path) -> None:
                 f"{current} is a symbolic link; report directories are never followed: "
                 "remove it, or choose a new --out"
             )
-        current.mkdir(exist_ok=True)
+        try:
+            current.mkdir(exist_ok=True)
+        except FileExistsError:
+            raise ConfigError(
+                f"{current} is not a directory, where the sweep keeps reports; it is never "
+                "replaced: remove it, or choose a new --out"
+            ) from None
+        except OSError as error:
+            raise ConfigError(
+                f"cannot create the report directory {current}: {error.strerror}; "
+                "choose a writable --out"
+            ) from None
 
 
 def _entry_kind(path: Path) -> str | None:
@@ -124,14 +143,19 @@ def _reusable(
         if document.config.model_dump() != planned.check.record().model_dump():
             set_aside(path, label="superseded")  # the matrix changed this check (its tolerance)
             return False
-        problem = verify(document)
+        problem = reuse_problem(planned.check, document)
         if problem is None:
             return True
-        # A stored verdict is evidence only when its bits re-derive it; this one is kept
-        # aside (never overwritten) and the check runs again into a new file.
+        if document.result is not None and document.result.status == "not_run":
+            # Never evidence, and expected on every resume of a pair that is not here: kept
+            # aside quietly, and the check runs again (its backend may be here now).
+            set_aside(path, label="not_run")
+            return False
+        # A stored verdict is evidence only when it is the planned check and its bits
+        # re-derive it; this one is kept aside (never overwritten) and the check runs again.
         aside = set_aside(path, label="unverified")
         if note is not None:
-            note(f"resume: {path} does not replay ({problem}); moved to {aside.name}, rerunning")
+            note(f"resume: {path}: {problem}; moved to {aside.name}, rerunning")
         return False
     aside = set_aside(path)
     if note is not None:
@@ -216,14 +240,58 @@ def run_sweep(
     Raises
     ------
     ConfigError
-        When ``out`` already holds a report of the plan and ``resume`` is off.
+        When ``out`` cannot be a sweep directory (:mod:`.outdir`), another sweep holds it,
+        a view's path holds something other than a file, or ``out`` already holds a report
+        of the plan and ``resume`` is off.
     ReportError
         When a report or an output cannot be written.
     """
+    with sweep_directory(out) as directory:
+        return _run_locked(
+            plan,
+            matrix=matrix,
+            out=directory,
+            executor=executor,
+            timeout_s=timeout_s,
+            resume=resume,
+            left_out=left_out,
+            on_row=on_row,
+            strict_known=strict_known,
+            divergences_for=divergences_for,
+            on_note=on_note,
+        )
+
+
+def _check_views(outputs: SweepOutputs) -> None:
+    """Refuse, before anything runs, a view path that holds something other than a file."""
+    for _, path in outputs.listed()[1:]:
+        kind = _entry_kind(path)
+        if kind is not None:
+            raise ConfigError(
+                f"{path} is {kind}, where the sweep writes its {path.name}; it is never "
+                "followed or replaced: remove it, or choose a new --out"
+            )
+
+
+def _run_locked(
+    plan: SweepPlan,
+    *,
+    matrix: Path,
+    out: Path,
+    executor: Executor,
+    timeout_s: float,
+    resume: bool,
+    left_out: Sequence[tuple[Pair, str]],
+    on_row: Callable[[SummaryRow], None] | None,
+    strict_known: bool,
+    divergences_for: DivergencesFor | None,
+    on_note: Callable[[str], None] | None,
+) -> tuple[SweepSummary, SweepOutputs]:
+    """:func:`run_sweep` in its checked, created and locked directory ``out``."""
     started_at = datetime.now(UTC).isoformat()
     started = time.perf_counter()
-    out = out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    outputs = SweepOutputs(out, out / "summary.json", out / "junit.xml", out / "index.html")
+    _check_views(outputs)
     by_id = {planned.id: planned for planned in plan.checks}
     divergences_for = divergences_for or planned_divergences(plan)
     reused: list[PlannedCheck] = []
@@ -241,6 +309,12 @@ def run_sweep(
 
     def record(outcome: WorkerOutcome) -> None:
         planned = by_id[outcome.id]
+        if outcome.io_failure is not None:
+            raise OwnIOError(
+                f"could not write the report of {planned.id} ({outcome.io_failure}); the "
+                "sweep stopped and the check is left incomplete: fix the cause (free disk "
+                "space), then run again with --resume"
+            )
         state, document = read_state(Path(outcome.report))
         if state is not ReportState.COMPLETE or document is None:
             raise ReportError(
@@ -293,8 +367,9 @@ def run_sweep(
         groups=group_rows(ordered),
         checks=ordered,
     )
-    outputs = SweepOutputs(out, out / "summary.json", out / "junit.xml", out / "index.html")
-    write_replacing(outputs.summary, summary.to_json())
+    # The summary goes last: it says how the sweep ended, so it is written only once the
+    # other views are (a view that cannot be written leaves no summary claiming success).
     write_replacing(outputs.junit, junit_xml(summary))
     write_replacing(outputs.html, render_html(summary).encode())
+    write_replacing(outputs.summary, summary.to_json())
     return summary, outputs

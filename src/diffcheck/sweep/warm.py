@@ -28,11 +28,12 @@ from pydantic import ValidationError
 
 from .. import runner  # noqa: F401  (preloaded in the fork server: NumPy, pydantic, the ops)
 from ..adapters import resolve
-from ..errors import DiffcheckError
+from ..errors import DiffcheckError, ReportError
 from .lifeline import Watchdog, die_with_parent, own_deadline
-from .records import run_guarded
+from .records import OWN_IO_STATUS, OwnIOError, run_guarded
 from .spec import WorkerSpec
 from .worker import inject
+from .worker_log import open_log
 
 __all__ = ["Task", "serve"]
 
@@ -52,13 +53,11 @@ class Task:
 
 
 @contextlib.contextmanager
-def _output_to(log: str) -> Iterator[None]:
-    """Send file descriptors 1 and 2 (and so Python's and C's output) to ``log``."""
+def _output_to(fd: int) -> Iterator[None]:
+    """Send file descriptors 1 and 2 (and so Python's and C's output) to ``fd`` (closed after)."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = (os.dup(1), os.dup(2))
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(log, flags, 0o644)
     try:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
@@ -82,6 +81,9 @@ def _run_one(task: Task) -> int:
         if task.fault is not None:
             inject(candidate, task.fault)
         run_guarded(check, Path(spec.report), candidate)
+    except OwnIOError as error:
+        print(f"diffcheck sweep worker: {str(error).splitlines()[0]}", file=sys.stderr, flush=True)
+        return OWN_IO_STATUS
     except (DiffcheckError, ValidationError) as error:
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"diffcheck sweep worker: {text}", file=sys.stderr, flush=True)
@@ -114,7 +116,13 @@ def serve(connection: Any, lifeline: Any) -> None:
         if task.environment is not None and task.environment != os.environ:
             os.environ.clear()
             os.environ.update(task.environment)
-        with _output_to(task.log):
+        try:
+            # The parent left a regular file there (.worker_log); never followed.
+            sink = open_log(Path(task.log))
+        except ReportError:
+            connection.send(OWN_IO_STATUS)  # no log to write to: diffcheck's own I/O failed
+            continue
+        with _output_to(sink):
             watchdog.arm(own_deadline(task.timeout_s))
             try:
                 status = _run_one(task)

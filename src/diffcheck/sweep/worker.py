@@ -2,7 +2,9 @@
 
 The process builds the check from the spec, runs it with :func:`~diffcheck.runner.run_check`
 (which creates the report new, writes the incomplete record, then the final one) and exits
-0 once the final record is on disk, whatever the check's status. Anything else (a crash, a
+0 once the final record is on disk, whatever the check's status, and
+:data:`~diffcheck.sweep.records.OWN_IO_STATUS` when diffcheck could not write the report
+(its own I/O failed: no verdict on the backend). Anything else (a crash, a
 hang the parent kills, an exit status other than 0) leaves the parent to settle the report.
 
 ``python -m diffcheck.sweep.worker --probe NAME...`` probes backends in this throwaway
@@ -19,13 +21,16 @@ Test hook
 Under pytest only (``PYTEST_CURRENT_TEST`` is set), ``DIFFCHECK_SWEEP_TEST_FAULT`` holds
 comma-separated ``<check-id>:<fault>`` items; the worker of that check injects the fault
 into its candidate's ``execute``, after the incomplete record exists: ``kill`` (SIGKILL
-itself), ``abort`` (SIGABRT), ``segv`` (SIGSEGV), ``hang`` (sleep until killed) or ``exit``
-(``os._exit(3)``).
+itself), ``abort`` (SIGABRT), ``segv`` (SIGSEGV), ``hang`` (sleep until killed), ``exit``
+(``os._exit(3)``), ``enospc`` (diffcheck's later writes fail as on a full disk; the
+check itself runs on) or ``helper`` (starts a daemon in a session of its own, prints its
+pid, and the check runs on).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -47,12 +52,40 @@ def _hang() -> None:
         time.sleep(3600)
 
 
+def _disk_full() -> None:
+    """Every later write of a new file by diffcheck fails as on a full disk (the check runs)."""
+    from .. import files
+
+    def write_temporary(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "report")
+
+    files.write_temporary = write_temporary
+
+
+def _daemon_helper() -> None:
+    """Start a helper that leaves the worker's session and parent (a double-forked daemon)."""
+    import subprocess
+
+    inner = "import time; time.sleep(300)"
+    outer = (
+        "import subprocess, sys; "
+        f"p = subprocess.Popen([sys.executable, '-c', {inner!r}], start_new_session=True, "
+        "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)"
+    )
+    pid = subprocess.run(
+        [sys.executable, "-c", outer], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    print(f"diffcheck sweep worker: test helper pid {pid}", file=sys.stderr, flush=True)
+
+
 FAULTS: Final[dict[str, Callable[[], None]]] = {
     "kill": lambda: os.kill(os.getpid(), signal.SIGKILL),
     "abort": os.abort,
     "segv": lambda: os.kill(os.getpid(), signal.SIGSEGV),
     "hang": _hang,
     "exit": lambda: os._exit(3),
+    "enospc": _disk_full,
+    "helper": _daemon_helper,
 }
 
 
@@ -132,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pydantic import ValidationError
 
     from ..errors import DiffcheckError
+    from .records import OWN_IO_STATUS, OwnIOError
 
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -144,6 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
         return _run(args[0])
+    except OwnIOError as error:
+        print(f"diffcheck sweep worker: {str(error).splitlines()[0]}", file=sys.stderr)
+        return OWN_IO_STATUS
     except (DiffcheckError, ValidationError) as error:
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"diffcheck sweep worker: {text}", file=sys.stderr)

@@ -1,0 +1,222 @@
+"""``diffcheck replay SWEEP_DIR``: summary.json and junit.xml are re-derived from the reports.
+
+A genuine sweep agrees; every derived field of summary.json, edited (generated cases), is a
+disagreement line and exit 1; so is a junit.xml verdict turned green, a report that is not
+the planned check's, and a matrix that is not the one swept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sweep_helpers import STRICT, SweepRun, write_matrix
+
+from diffcheck.cli import main
+from diffcheck.config import make_check
+from diffcheck.errors import ReportError
+from diffcheck.runner import run_check
+from diffcheck.sweep.audit import audit_sweep
+
+MATRIX = """
+schema_version = 1
+description = "audit"
+[[pairs]]
+candidate = "array_api_strict"
+[ops.gemm]
+shapes = [{ m = 1, n = 3, k = 5 }, { m = 4, n = 3, k = 5, seeds = [7], max_nmse = 1e-30 }]
+"""
+PASSING, FAILING = f"{STRICT}/gemm/gemm-1x3x5-f32-s42", f"{STRICT}/gemm/gemm-4x3x5-f32-s7"
+
+#: What a summary claims and replay cannot derive: how workers ended, times, options.
+CLAIMED_TOP = {
+    "matrix",  # a path: replaced, the matrix is not found (a one-line error, tested apart)
+    "matrix_sha256",
+    "diffcheck_version",
+    "executor",
+    "timeout_s",
+    "started_at",
+    "finished_at",
+    "elapsed_s",
+    "strict_known",
+    "left_out",
+    "schema_version",
+}
+CLAIMED_ROW = {"worker", "worker_wall_s", "parent_action", "resumed"}
+
+Sweep = Callable[..., SweepRun]
+
+
+def _replay(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["replay", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def swept(tmp_path: Path, sweep_cli: Sweep) -> Path:
+    matrix = write_matrix(tmp_path, MATRIX)
+    run = sweep_cli(matrix, tmp_path / "out")
+    assert run.code == 1  # the second check fails its 1e-30 tolerance, honestly
+    return tmp_path / "out"
+
+
+def test_a_genuine_sweep_agrees(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _replay(str(swept), capsys=capsys)
+    assert (code, err) == (0, "")
+    assert out == f"{swept}: agrees: 2 checks re-derived from their reports, sweep exit status 1\n"
+    code, _, _ = _replay(str(swept), "--require-pass", capsys=capsys)
+    assert code == 1  # the sweep it re-derived failed
+
+
+def test_a_summary_turned_green_disagrees(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = swept / "summary.json"
+    data = json.loads(path.read_text())
+    data.update(exit_status=0, exit_reasons=[])
+    data["counts"].update(passed=2, failed=0)
+    for row in data["checks"]:
+        row.update(status="passed", reason=None)
+    path.write_text(json.dumps(data))
+    code, out, err = _replay(str(swept), capsys=capsys)
+    assert code == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert f"{swept}: DISAGREES: summary.json: exit_status: stored 0, derived 1" in lines
+    assert (
+        f"{swept}: DISAGREES: summary.json: {FAILING}.status: stored 'passed', derived 'failed'"
+        in lines
+    )
+    assert all(line.startswith(f"{swept}: DISAGREES: ") for line in lines)
+
+
+def test_a_junit_failure_removed_disagrees(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = swept / "junit.xml"
+    text = re.sub(r"<failure[^>]*>.*?</failure>", "", path.read_text(), flags=re.S)
+    path.write_text(text)
+    code, _, err = _replay(str(swept), capsys=capsys)
+    assert code == 1
+    assert err.startswith(
+        f"{swept}: DISAGREES: junit.xml: test case {FAILING}: stored passed, derived failure: NMSE"
+    )
+    assert err.count("\n") == 1
+
+
+def test_a_report_of_another_check_disagrees(
+    swept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = swept / f"{FAILING}.json"
+    other = make_check(
+        "array_api_strict",
+        "gemm",
+        m=4,
+        n=3,
+        k=5,
+        seed=7,
+        max_nmse=1e-30,
+        reference="array_api_strict",
+        allow_self_test=True,
+    )
+    report.unlink()
+    run_check(other, report)  # a self-test (bit-identical: it passes) under the planned name
+    code, _, err = _replay(str(swept), capsys=capsys)
+    assert code == 1
+    assert err == (
+        f"{swept}: DISAGREES: {FAILING}.json: not a report of the planned check: "
+        "reference_backend is 'array_api_strict', the plan's is 'numpy'\n"
+    )
+
+
+def test_a_changed_matrix_is_one_line(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    matrix = swept.parent / "matrix.toml"
+    matrix.write_text(MATRIX.replace("1e-30", "1e-3"))
+    code, out, err = _replay(str(swept), capsys=capsys)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"diffcheck: sweep {swept}: the matrix {matrix} is not the one swept (its SHA-256 "
+        "differs from the summary's); the summary cannot be re-derived from it\n"
+    )
+
+
+def _leaves(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list) and value:
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*path, index))
+    else:
+        yield path
+
+
+def _claimed(path: tuple[str | int, ...]) -> bool:
+    if path[0] in CLAIMED_TOP:
+        return True
+    return path[0] == "checks" and len(path) >= 3 and path[2] in CLAIMED_ROW
+
+
+def _mutated(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value * 2 if value else 1.0
+    if isinstance(value, str):
+        return value + "x"
+    if value is None:
+        return 0.5
+    return None  # an empty list
+
+
+@pytest.fixture(scope="module")
+def genuine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("audit")
+    matrix = write_matrix(base, MATRIX)
+    assert main(["sweep", str(matrix), "--out", str(base / "out"), "--quiet"]) == 1
+    return base
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_every_derived_summary_field_edited_disagrees(
+    genuine: Path, tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    summary = json.loads((genuine / "out" / "summary.json").read_text())
+    paths = sorted((p for p in _leaves(summary) if not _claimed(p)), key=str)
+    path = data.draw(st.sampled_from(paths), label="field")
+    copy = tmp_path_factory.mktemp("edited")
+    shutil.copy(genuine / "matrix.toml", copy / "matrix.toml")
+    shutil.copytree(genuine / "out", copy / "out")
+    summary["matrix"] = str(copy / "matrix.toml")
+    target: Any = summary
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = _mutated(target[path[-1]])
+    (copy / "out" / "summary.json").write_text(json.dumps(summary))
+    try:
+        agrees, refused = audit_sweep(copy / "out").agrees, ""
+    except ReportError as error:  # a value of the wrong type: not a summary at all
+        agrees, refused = False, str(error)
+    assert not agrees, path
+    assert refused == "" or "not a sweep summary" in refused, refused
+
+
+def test_every_claimed_field_is_used_as_stored(genuine: Path, tmp_path: Path) -> None:
+    # The other side of the property: the claimed fields are the only ones that may change.
+    shutil.copy(genuine / "matrix.toml", tmp_path / "matrix.toml")
+    shutil.copytree(genuine / "out", tmp_path / "out")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary["matrix"] = str(tmp_path / "matrix.toml")
+    summary.update(executor="elsewhere", elapsed_s=1e6, diffcheck_version="0")
+    summary["checks"][0].update(worker="exit 0 (claimed)", worker_wall_s=9.0)
+    (tmp_path / "out" / "summary.json").write_text(json.dumps(summary))
+    assert audit_sweep(tmp_path / "out").agrees
