@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import ConfigError, ReportError
+from ..errors import BundleError, ConfigError, ReportError
 from ..values.compare import host_value
 from ..values.model import ValueVerdict
-from .bundle import Bundle, bundle_in, read_bundle
+from .bundle import Bundle, bundle_in, read_bundle, standard_function
 from .record import example_of, outputs_of
 from .runner import judge, outputs
 
@@ -107,6 +107,10 @@ def replay_bundle(
     """
     bundle = bundle or read_bundle(path)
     function, kind = bundle.function, bundle.finding.kind
+    try:  # again here: a Bundle built without validation must not reach getattr either
+        standard_function(function, bundle.bundle_version)
+    except ValueError as error:
+        raise BundleError(f"{path}: function: {error}") from None
     sides: list[Adapter] = []
     for given, named in ((reference, bundle.reference), (candidate, bundle.candidate)):
         adapter, why = (given, None) if given is not None else _resolve(named.backend)
