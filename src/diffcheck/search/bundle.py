@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BundleError, ReportError
 from ..files import create_new, read_regular
@@ -175,6 +175,17 @@ class Bundle(_Strict):
     reference: BackendIdentity
     candidate: BackendIdentity
     outputs: dict[Literal["reference", "candidate"], Output]
+
+    @field_validator("outputs")
+    @classmethod
+    def _both_sides(cls, outputs: dict[str, Output]) -> dict[str, Output]:
+        lacking = [side for side in ("reference", "candidate") if side not in outputs]
+        if lacking:
+            raise ValueError(
+                f"has no {' and no '.join(lacking)} output; a bundle stores both sides' "
+                "outputs (arrays, missing or raised)"
+            )
+        return outputs
 
 
 def encode_array(array: Any, stored_as: str | None = None) -> ArrayData:

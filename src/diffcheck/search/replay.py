@@ -21,6 +21,7 @@ from ..errors import BundleError, ConfigError, ReportError
 from ..values.compare import host_value
 from ..values.model import ValueVerdict
 from .bundle import Bundle, bundle_in, read_bundle, standard_function
+from .bundle_memory import check_replay_budget
 from .record import example_of, outputs_of
 from .runner import judge, outputs
 
@@ -100,10 +101,14 @@ def replay_bundle(
     reference: Adapter | None = None,
     candidate: Adapter | None = None,
     bundle: Bundle | None = None,
+    max_memory: int | None = None,
 ) -> BundleReplay:
     """Replay the bundle at ``path`` (or ``bundle``, already read from it) on its backends.
 
-    ``reference`` and ``candidate`` replace the backends the bundle names.
+    ``reference`` and ``candidate`` replace the backends the bundle names. Before anything is
+    called, the replay's memory is estimated from the bundle's shapes and integers and
+    refused over ``max_memory`` (default: half the memory available), as ``diffcheck run``
+    refuses a check.
     """
     bundle = bundle or read_bundle(path)
     function, kind = bundle.function, bundle.finding.kind
@@ -112,12 +117,13 @@ def replay_bundle(
     except ValueError as error:
         raise BundleError(f"{path}: function: {error}") from None
     sides: list[Adapter] = []
+    example = example_of(bundle)
+    check_replay_budget(function, example, max_memory, where=str(path))
     for given, named in ((reference, bundle.reference), (candidate, bundle.candidate)):
         adapter, why = (given, None) if given is not None else _resolve(named.backend)
         if adapter is None:
             return BundleReplay("not_run", function, kind, why or "unavailable")
         sides.append(adapter)
-    example = example_of(bundle)
     verdict = judge(function, example, sides[0], sides[1])
     _, now = outputs(function, example, sides[0], sides[1])
     stored = outputs_of(bundle.outputs["candidate"])
@@ -139,11 +145,14 @@ def replay_bundle(
     return BundleReplay("no_longer_reproduces", function, kind, now_text, verdict, same)
 
 
-def replay_bundle_command(path: Path, document: Any, size: int) -> int:
+def replay_bundle_command(
+    path: Path, document: Any, size: int, max_memory: int | None = None
+) -> int:
     """Replay one bundle for ``diffcheck replay`` from its decoded file: print its line and
     return its exit status."""
     try:
-        outcome = replay_bundle(path, bundle=bundle_in(document, size, where=str(path)))
+        bundle = bundle_in(document, size, where=str(path))
+        outcome = replay_bundle(path, bundle=bundle, max_memory=max_memory)
     except ReportError as error:  # a bad bundle is one line; the other paths still run
         print(f"diffcheck: {error}", file=sys.stderr)
         return 1
