@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -249,7 +250,11 @@ def _same_document(doc: dict[str, Any], original: dict[str, Any]) -> bool:
         return False
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=2000 if os.environ.get("CI") else 120,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(data=st.data())
 def test_no_careful_forgery_reproduces(
     genuine: dict[str, dict[str, Any]], data: st.DataObject
