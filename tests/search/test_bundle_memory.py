@@ -166,3 +166,14 @@ def test_a_bundle_without_an_output_side_is_one_line(
 def test_a_creation_shape_is_counted_in_full(shape: list[int], function: str) -> None:
     example = Example((), positional=(tuple(shape),))
     assert output_elements(function, example) >= int(np.prod(shape, dtype=object))
+
+
+def test_a_diff_that_would_step_a_billion_times_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = document("diff", args=[np.zeros(3, np.float32)], kwargs={"n": 10**9})
+    code, _ = _replay(tmp_path, doc)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "diff with n=1000000000 differences only 3 elements" in err
+    assert len(err.strip().splitlines()) == 1

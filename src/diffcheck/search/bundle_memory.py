@@ -28,13 +28,20 @@ from ..budget import DEFAULT_FRACTION, MemoryEstimate, default_budget, format_by
 from ..errors import BundleError
 from .recipes import Example
 
-__all__ = ["RULES", "check_replay_budget", "estimate_replay", "output_elements"]
+__all__ = [
+    "RULES",
+    "check_replay_budget",
+    "estimate_replay",
+    "excess_work",
+    "output_elements",
+]
 
 #: Bytes counted per output element: the widest dtype a bundle can hold (complex128).
 ELEMENT_BYTES: Final = 16
 #: Output copies a replay holds at once: both sides' results, their host copies, the
 #: recomputed reference and the stored outputs decoded for comparison.
 OUTPUT_COPIES: Final = 6
+_FREE_STEPS: Final = 1024  # diff steps allowed whatever the length: microseconds
 _HUGE: Final = 2**80  # "more than any machine": an estimate that cannot be computed
 
 
@@ -242,6 +249,25 @@ def output_elements(function: str, example: Example) -> int:
         return _HUGE
 
 
+def excess_work(function: str, example: Example) -> str | None:
+    """Why the call would take time out of proportion to its size (None: it would not).
+
+    NumPy's ``diff`` steps ``n`` times whatever the length (``n=10**9`` on three elements runs
+    for an hour); past the elements it differences, the result is empty anyway.
+    """
+    if function != "diff":
+        return None
+    call = _Call((*example.args, *example.positional), dict(example.kwargs))
+    n = call.get(1, "n", 1)
+    # A few steps past the length cost nothing (and the search draws them on tiny arrays).
+    if isinstance(n, int) and not isinstance(n, bool) and n > max(call.base, _FREE_STEPS):
+        return (
+            f"diff with n={n} differences only {call.base} elements: NumPy would step n "
+            "times for an empty result"
+        )
+    return None
+
+
 def estimate_replay(function: str, example: Example) -> MemoryEstimate:
     """What replaying ``function`` on ``example`` holds at its peak, in bytes."""
     inputs = sum(int(a.nbytes) for a in _Call(example.args, dict(example.kwargs)).arrays)
@@ -258,7 +284,11 @@ def estimate_replay(function: str, example: Example) -> MemoryEstimate:
 def check_replay_budget(
     function: str, example: Example, max_memory: int | None, *, where: str
 ) -> MemoryEstimate:
-    """Refuse a replay whose estimate exceeds ``max_memory`` (default: the default budget)."""
+    """Refuse a replay whose estimate exceeds ``max_memory`` (default: the default budget),
+    or whose work is out of proportion to its size (:func:`excess_work`)."""
+    work = excess_work(function, example)
+    if work is not None:
+        raise BundleError(f"{where}: {work}; nothing was run")
     estimate = estimate_replay(function, example)
     budget = default_budget() if max_memory is None else max_memory
     if budget is not None and estimate.total > budget:
