@@ -27,7 +27,7 @@ from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.cli import main
 from diffcheck.errors import BundleError
 from diffcheck.search import search_api
-from diffcheck.search.bundle import bundle_from
+from diffcheck.search.bundle import BUNDLE_FUNCTIONS, bundle_from
 from diffcheck.search.recipes import call_for
 from diffcheck.search.record import example_of
 from diffcheck.search.replay import BundleReplay, replay_bundle
@@ -262,8 +262,11 @@ def test_no_careful_forgery_reproduces(
     fault = data.draw(st.sampled_from(sorted(CASES)))
     original = genuine[fault]
     doc = copy.deepcopy(original)
-    what = data.draw(st.sampled_from(["verdict", "claimed", "reference", "candidate", "inputs"]))
-    if what == "verdict":
+    kinds = ["verdict", "claimed", "reference", "candidate", "inputs", "function"]
+    what = data.draw(st.sampled_from(kinds))
+    if what == "function":  # another function of the standard, everything else kept
+        doc["function"] = data.draw(st.sampled_from(sorted(BUNDLE_FUNCTIONS[1])))
+    elif what == "verdict":
         section, field = data.draw(st.sampled_from(_VERDICT_FIELDS))
         doc[section][field] = data.draw(_ANY_VALUE)
     elif what == "claimed":
@@ -293,6 +296,6 @@ def test_no_careful_forgery_reproduces(
         assert any(f"{side} " in c and doc[side][field] in c for c in outcome.claims)
         return
     if status == "reproduces":  # ...anything else only when the edit changed no evidence
-        assert what == "inputs"
+        assert what in ("inputs", "function")
         assert _computed(doc, NumpyAdapter()) == _stored(doc, "reference")
         assert _computed(doc, FaultyAdapter(fault)) == _stored(doc, "candidate")
