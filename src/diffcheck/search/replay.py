@@ -156,7 +156,7 @@ def replay_bundle(
         (given, None) if given is not None else _resolve(named.backend)
         for given, named in ((reference, bundle.reference), (candidate, bundle.candidate))
     ]
-    disagreements, claims = _check_evidence(bundle, example, resolved[0][0])
+    disagreements, claims = _check_evidence(bundle, example, resolved[0][0], resolved[1][0])
     if disagreements:
         return BundleReplay(
             "disagrees", function, kind, "", disagreements=disagreements, claims=claims
@@ -191,20 +191,30 @@ def replay_bundle(
 
 
 def _check_evidence(
-    bundle: Bundle, example: Example, reference: Adapter | None
+    bundle: Bundle, example: Example, reference: Adapter | None, candidate: Adapter | None
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The stored fields that disagree with what is re-derived, and what stays claimed."""
-    disagreements = rederive(bundle, example)
+    disagreements = rederive(bundle, example, (reference, candidate))
     claims: list[str] = []
     named: tuple[tuple[Side, BackendIdentity], ...] = (
         ("reference", bundle.reference),
         ("candidate", bundle.candidate),
     )
+    live = {"reference": reference, "candidate": candidate}
     for side, identity in named:
-        claims.append(
+        claim = (
             f"{side} {identity.backend}: library {identity.library} {identity.version}, "
             f"device {identity.device or 'unknown'}"
         )
+        adapter = live[side]
+        if adapter is not None:  # what runs here under that name, for the reader to compare
+            here = backend_identity(adapter)
+            if here != identity:
+                claim += (
+                    f" (here {here.backend}: {here.library} {here.version}, device "
+                    f"{here.device or 'unknown'})"
+                )
+        claims.append(claim)
         if is_numpy(identity.backend):
             why = recompute_side(bundle, example, side)
         elif side == "reference" and reference is not None:

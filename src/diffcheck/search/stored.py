@@ -54,8 +54,10 @@ class _StoredNamespace:
             return self._side.result
         if list(path) == function[: len(path)]:  # "linalg" of "linalg.vecdot"
             return _StoredNamespace(self._side, path)
+        if path == ("__array_namespace_info__",) and self._side.info is not None:
+            return self._side.info  # the backend's own default dtypes, when it runs here
         found = xp
-        for part in path:  # dtypes, astype, __array_namespace_info__: NumPy's own
+        for part in path:  # dtypes, astype, the inspection API elsewhere: NumPy's own
             found = getattr(found, part)
         return found
 
@@ -63,9 +65,13 @@ class _StoredNamespace:
 class StoredSide(NumpyAdapter):
     """One side of a bundle, under the name it was stored with, answering with its outcome."""
 
-    def __init__(self, spec: str, function: str, output: Output) -> None:
+    def __init__(self, spec: str, function: str, output: Output, live: Any = None) -> None:
+        """``live``: the backend's adapter when it runs here (its default dtypes are used)."""
         super().__init__("cpu")
         self._spec, self.function, self._output = spec, function, output
+        self.info = None
+        if live is not None:
+            self.info = getattr(live.namespace(), "__array_namespace_info__", None)
 
     @property
     def spec(self) -> str:
@@ -111,18 +117,24 @@ def _after(text: str, prefix: str, field: str) -> str:
     return text[len(prefix) :]
 
 
-def stored_verdict(bundle: Bundle, example: Example) -> ValueVerdict:
-    """The value model's verdict, with blame, on the bundle's two stored outcomes."""
-    outputs = bundle.outputs
-    reference = StoredSide(bundle.reference.backend, bundle.function, outputs["reference"])
-    candidate = StoredSide(bundle.candidate.backend, bundle.function, outputs["candidate"])
+def stored_verdict(
+    bundle: Bundle, example: Example, live: tuple[Any, Any] = (None, None)
+) -> ValueVerdict:
+    """The value model's verdict, with blame, on the bundle's two stored outcomes.
+
+    ``live`` holds the adapters of the two sides where they run here: their namespaces'
+    declared default dtypes then apply, as they did when the bundle was written.
+    """
+    outputs, name = bundle.outputs, bundle.function
+    reference = StoredSide(bundle.reference.backend, name, outputs["reference"], live[0])
+    candidate = StoredSide(bundle.candidate.backend, name, outputs["candidate"], live[1])
     return judge(bundle.function, example, reference, candidate)
 
 
-def rederive(bundle: Bundle, example: Example) -> list[str]:
+def rederive(bundle: Bundle, example: Example, live: tuple[Any, Any] = (None, None)) -> list[str]:
     """Every stored field of the verdict that differs from the one re-derived, one phrase each."""
     try:
-        verdict = stored_verdict(bundle, example)
+        verdict = stored_verdict(bundle, example, live)
     except BundleError as error:
         return [f"stored outputs: {error}"]
     finding, bound = bundle.finding, bundle.bound
