@@ -299,3 +299,27 @@ def test_no_careful_forgery_reproduces(
         assert what in ("inputs", "function")
         assert _computed(doc, NumpyAdapter()) == _stored(doc, "reference")
         assert _computed(doc, FaultyAdapter(fault)) == _stored(doc, "candidate")
+
+
+def test_real_mlx_bundles_reproduce_and_their_forgeries_disagree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mlx.core")
+    from diffcheck.adapters import resolve
+
+    if not resolve("mlx:cpu").probe().is_available:
+        pytest.skip("mlx:cpu does not run here")
+    out = tmp_path / "mlx"
+    search_api("mlx:cpu", functions=["floor_divide"], examples=15, seed=0, out=out)
+    paths = sorted(out.glob("bundles/*.json"))
+    assert paths, "MLX's floor_divide(1.0, -inf) finding was not found"
+    assert main(["replay", *map(str, paths)]) == 0
+    document = json.loads(paths[0].read_text())
+    _swap_outputs(document)
+    forged = tmp_path / "swapped.json"
+    forged.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["replay", str(forged)]) == 1
+    err = capsys.readouterr().err
+    assert "DISAGREES" in err
+    assert "outputs.reference: numpy:cpu recomputed from the stored inputs" in err
