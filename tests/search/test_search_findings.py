@@ -190,9 +190,11 @@ def test_a_failure_that_does_not_reproduce_is_still_a_finding(tmp_path: Path) ->
     assert run.error is not None
     assert run.error.startswith("the failure did not always reproduce")
     bundle = tmp_path / "o" / result.document.findings[0].bundle
-    assert replay_bundle(bundle, reference=NumpyAdapter(), candidate=FaultyAdapter()).status == (
-        "no_longer_reproduces"
-    )
+    # The bundle's outputs come from a second call, where the backend was right: the stored
+    # outputs do not show the stored failure, and replay says so rather than reproducing it.
+    replayed = replay_bundle(bundle, reference=NumpyAdapter(), candidate=FaultyAdapter())
+    assert replayed.status == "disagrees"
+    assert any(d.startswith("finding.kind: stored") for d in replayed.disagreements)
 
 
 def test_the_package_offers_the_search_as_diffcheck_search_api() -> None:

@@ -83,6 +83,7 @@ def _status_line(document: ReportDocument) -> str:
 
 def replay(argv: Sequence[str]) -> int:
     """``diffcheck replay REPORT``: does the stored verdict follow from the stored bits?"""
+    from ..budget import parse_size
     from ..report.read import report_from
     from ..report.replay import load_document
     from ..report.replay import replay as replay_document
@@ -101,7 +102,14 @@ def replay(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--require-pass", action="store_true", help="also exit 1 unless every report passed"
     )
+    parser.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="refuse a bundle whose replay is estimated to need more (bytes, or 8G, 512MiB); "
+        "default: half the memory available",
+    )
     options = parser.parse_args(argv)
+    max_memory = None if options.max_memory is None else parse_size(options.max_memory)
     exit_code = 0
     for path in options.report:
         if path.is_dir() and not path.is_symlink():
@@ -111,7 +119,8 @@ def replay(argv: Sequence[str]) -> int:
             # Read and decoded once; a finding bundle of `diffcheck fuzz --api` runs again.
             document, size = load_document(path)
             if is_bundle(document):
-                exit_code = max(exit_code, replay_bundle_command(path, document, size))
+                replayed = replay_bundle_command(path, document, size, max_memory)
+                exit_code = max(exit_code, replayed)
                 continue
             outcome = replay_document(report_from(document, str(path)))
         except ReportError as error:  # one line per unreadable report; the others still run

@@ -11,7 +11,9 @@ One job per module: :mod:`.arrays` (dtypes, edge values, array strategies),
 :mod:`.recipes` and :mod:`.coupled` (how to draw a call), :mod:`.table` (per function:
 its recipe, or why it is skipped), :mod:`.runner` (the Hypothesis loop), :mod:`.bundle`
 (the bundle format and its checked reader), :mod:`.record` (findings to bundles),
-:mod:`.replay`, :mod:`.findings` (the findings.json model), :mod:`.output` and :mod:`.page`
+:mod:`.replay` with :mod:`.bundle_memory` (the replay's memory, bounded before any call),
+:mod:`.stored` (the verdict re-derived from the stored outputs) and :mod:`.recompute` (the
+NumPy side recomputed), :mod:`.findings` (the findings.json model), :mod:`.output` and :mod:`.page`
 (the directory and its page), :mod:`.api` (:func:`search_api`).
 """
 

@@ -17,19 +17,20 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BundleError, ReportError
 from ..files import create_new, read_regular
 from ..report.arrays import checked_bytes, digest_and_text
 from ..text import one_line
 from ..values.model import FAILURE_KINDS
-from ..values.spec import STANDARD_DTYPES
+from ..values.spec import ADDED_2024_12, STANDARD_DTYPES, STANDARD_FUNCTIONS
 
 __all__ = [
+    "BUNDLE_FUNCTIONS",
     "BUNDLE_KIND",
     "BUNDLE_VERSION",
     "MAX_BUNDLE_BYTES",
@@ -48,6 +49,34 @@ BUNDLE_VERSION = 1
 MAX_BUNDLE_BYTES = 64 * 1024 * 1024
 _DTYPES = (*STANDARD_DTYPES, "float16")
 _MAX_DIMS = 32
+
+#: The functions a bundle may name, by ``bundle_version``: exactly the standard's function
+#: list the search draws from (2023.12 and the 2024.12 additions, :mod:`diffcheck.values.spec`).
+#: A name is looked up in this set, never resolved as an attribute path: a bundle is data, and
+#: ``getattr`` on a namespace reaches its module's loader, ``os`` and file writers. Bundles
+#: never name diffcheck ops (those run through ``diffcheck run``), so no plugin adds names.
+BUNDLE_FUNCTIONS: dict[int, frozenset[str]] = {
+    1: frozenset([name for names in STANDARD_FUNCTIONS.values() for name in names])
+    | frozenset(ADDED_2024_12),
+}
+
+
+def standard_function(name: str, version: int = BUNDLE_VERSION) -> str:
+    """``name`` when it is a function of the standard a bundle of ``version`` may call.
+
+    Raises
+    ------
+    ValueError
+        For any other name (a dunder, private or dotted attribute path, a module, a NumPy
+        function the standard does not name), with the name escaped and what to give.
+    """
+    if name not in BUNDLE_FUNCTIONS.get(version, frozenset()):
+        raise ValueError(
+            f"{one_line(repr(name))} is not a function of the Array API standard (2023.12 "
+            "and its 2024.12 additions); a bundle names one of them, e.g. 'exp' or "
+            "'linalg.vecdot', and nothing else is ever called"
+        )
+    return name
 
 
 class _Strict(BaseModel):
@@ -87,7 +116,7 @@ class Call(_Strict):
 
     args: list[Value]
     positional: list[Value] = []
-    kwargs: dict[str, Value] = {}
+    kwargs: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")], Value] = {}
     dtypes: dict[str, Literal[_DTYPES]] = {}  # type: ignore[valid-type]
     sequence: bool = False
 
@@ -136,13 +165,27 @@ class Bundle(_Strict):
 
     kind: Literal["diffcheck-finding"]
     bundle_version: Literal[1]
-    function: str = Field(max_length=64)
+    function: Annotated[str, Field(max_length=64), AfterValidator(standard_function)] = Field(
+        description="a function of the Array API standard, by name (linalg.vecdot); never "
+        "resolved as an attribute path"
+    )
     finding: FindingData
     bound: BoundData
     call: Call
     reference: BackendIdentity
     candidate: BackendIdentity
     outputs: dict[Literal["reference", "candidate"], Output]
+
+    @field_validator("outputs")
+    @classmethod
+    def _both_sides(cls, outputs: dict[str, Output]) -> dict[str, Output]:
+        lacking = [side for side in ("reference", "candidate") if side not in outputs]
+        if lacking:
+            raise ValueError(
+                f"has no {' and no '.join(lacking)} output; a bundle stores both sides' "
+                "outputs (arrays, missing or raised)"
+            )
+        return outputs
 
 
 def encode_array(array: Any, stored_as: str | None = None) -> ArrayData:
@@ -223,8 +266,9 @@ def _one_line(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "the document"
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    message = first["msg"].removeprefix("Value error, ")  # a validator's own sentence
     # A key of the bundle can hold any character: escape them so the error stays one line.
-    return one_line(f"{where}: {first['msg']}{more}")
+    return one_line(f"{where}: {message}{more}")
 
 
 def is_bundle(document: Any) -> bool:

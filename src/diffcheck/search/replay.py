@@ -1,13 +1,24 @@
-"""``diffcheck replay BUNDLE``: run a finding's minimal example again; does it still diverge?
+"""``diffcheck replay BUNDLE``: re-derive a finding's stored evidence, then run it again.
 
-The bundle is read and checked first (:func:`~diffcheck.search.bundle.read_bundle`); then
-its function runs on both named backends from the stored inputs and the value model judges
-it again. It **reproduces** when the verdict fails with the same kind for the same input
-dtypes; otherwise it **no longer reproduces**. A backend that cannot run here (not
-installed, no such device) makes it **not_run**, with the reason.
+The bundle is read and checked first (:func:`~diffcheck.search.bundle.read_bundle`), and
+its replay's memory is bounded before anything is called
+(:mod:`~diffcheck.search.bundle_memory`). Then every stored field is one of:
 
-Exit status of the command: 0 reproduces, 1 no longer reproduces (or a bad bundle: one line
-on stderr), 2 not_run.
+* **derived**: re-computed here and compared with what is stored. The verdict's kind,
+  reason, bound and blame, and ``finding.dtype``, are re-derived by the value model from the
+  stored inputs and the two stored outputs (:mod:`~diffcheck.search.stored`); a side the
+  bundle says NumPy computed is recomputed with NumPy from the stored inputs, and a
+  reference on another backend is recomputed when that backend runs here
+  (:mod:`~diffcheck.search.recompute`). Any difference makes the bundle **disagree**.
+* **claimed**: the library, version and device of each side, and an output nothing here can
+  recompute. They are printed as "claimed, not verified" and never count for a verdict.
+
+Only evidence that holds together is run again: the function on both named backends from
+the stored inputs. It **reproduces** when the verdict fails with the same kind; otherwise
+it **no longer reproduces**. A backend that cannot run here makes it **not_run**.
+
+Exit status of the command: 0 reproduces, 1 disagrees, no longer reproduces or a bad bundle
+(one line on stderr), 2 not_run.
 """
 
 from __future__ import annotations
@@ -17,12 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import ConfigError, ReportError
+from ..errors import BundleError, ConfigError, ReportError
+from ..text import one_line
 from ..values.compare import host_value
 from ..values.model import ValueVerdict
-from .bundle import Bundle, bundle_in, read_bundle
-from .record import example_of, outputs_of
+from .bundle import BackendIdentity, Bundle, bundle_in, read_bundle, standard_function
+from .bundle_memory import check_replay_budget
+from .recipes import Example
+from .recompute import Side, is_numpy, recompute_side
+from .record import backend_identity, example_of, outputs_of
 from .runner import judge, outputs
+from .stored import rederive
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
@@ -39,11 +55,18 @@ __all__ = [
 EPILOG = (
     "A finding bundle of 'diffcheck fuzz --api' (bundles/*.json) is run again on both of "
     "its backends: exit 0 when it still reproduces (same failure kind), 1 when it no longer "
-    "reproduces or the bundle is bad (one line on stderr), 2 when a backend is not_run here. "
+    "reproduces, the bundle disagrees with what its stored inputs and outputs re-derive "
+    "(forged or mislabelled), or the bundle is bad (one line on stderr), 2 when a backend is "
+    "not_run here. Library, version and device are printed as claimed, not verified. "
     "Reports: exit 0 when every report agrees with its stored bits, else 1."
 )
-ReplayStatus = Literal["reproduces", "no_longer_reproduces", "not_run"]
-EXIT_CODES: dict[ReplayStatus, int] = {"reproduces": 0, "no_longer_reproduces": 1, "not_run": 2}
+ReplayStatus = Literal["reproduces", "no_longer_reproduces", "disagrees", "not_run"]
+EXIT_CODES: dict[ReplayStatus, int] = {
+    "reproduces": 0,
+    "no_longer_reproduces": 1,
+    "disagrees": 1,
+    "not_run": 2,
+}
 
 
 @dataclass(frozen=True)
@@ -57,6 +80,10 @@ class BundleReplay:
     verdict: ValueVerdict | None = None
     #: Whether the candidate's output now is bit-identical to the stored one (None: not run).
     same_output: bool | None = None
+    #: Stored fields that differ from what the stored inputs and outputs re-derive.
+    disagreements: tuple[str, ...] = ()
+    #: What the bundle states that nothing here can check, one phrase each.
+    claims: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -67,8 +94,11 @@ class BundleReplay:
         words = {
             "reproduces": "REPRODUCES",
             "no_longer_reproduces": "NO LONGER REPRODUCES",
+            "disagrees": "DISAGREES",
             "not_run": "not_run",
         }[self.status]
+        if self.disagreements:
+            return one_line(f"{path}: {words}: {self.function}: {'; '.join(self.disagreements)}")
         same = ""
         if self.same_output is not None:
             same = (
@@ -78,7 +108,11 @@ class BundleReplay:
             )
         # A backend's message may span lines (nanobind's signatures): keep it one line.
         reason = " ".join(self.reason.split())
-        return f"{path}: {words}: {self.function} [{self.kind}]: {reason}{same}"
+        return one_line(f"{path}: {words}: {self.function} [{self.kind}]: {reason}{same}")
+
+    def notes(self, path: Path) -> list[str]:
+        """One line per claim that nothing here verified."""
+        return [one_line(f"{path}: claimed, not verified: {claim}") for claim in self.claims]
 
 
 def _resolve(name: str) -> tuple[Adapter | None, str | None]:
@@ -100,49 +134,131 @@ def replay_bundle(
     reference: Adapter | None = None,
     candidate: Adapter | None = None,
     bundle: Bundle | None = None,
+    max_memory: int | None = None,
 ) -> BundleReplay:
     """Replay the bundle at ``path`` (or ``bundle``, already read from it) on its backends.
 
-    ``reference`` and ``candidate`` replace the backends the bundle names.
+    ``reference`` and ``candidate`` replace the backends the bundle names. Before anything is
+    called, the replay's memory is estimated from the bundle's shapes and integers and
+    refused over ``max_memory`` (default: half the memory available), as ``diffcheck run``
+    refuses a check. Then the stored evidence is re-derived; only when it holds together
+    are the backends run again.
     """
     bundle = bundle or read_bundle(path)
     function, kind = bundle.function, bundle.finding.kind
-    sides: list[Adapter] = []
-    for given, named in ((reference, bundle.reference), (candidate, bundle.candidate)):
-        adapter, why = (given, None) if given is not None else _resolve(named.backend)
-        if adapter is None:
-            return BundleReplay("not_run", function, kind, why or "unavailable")
-        sides.append(adapter)
+    try:  # again here: a Bundle built without validation must not reach getattr either
+        standard_function(function, bundle.bundle_version)
+    except ValueError as error:
+        raise BundleError(f"{path}: function: {error}") from None
     example = example_of(bundle)
-    verdict = judge(function, example, sides[0], sides[1])
-    _, now = outputs(function, example, sides[0], sides[1])
-    stored = outputs_of(bundle.outputs["candidate"])
-    same = None
-    if now.ok:
-        values = now.value if isinstance(now.value, tuple) else (now.value,)
-        arrays = [host_value(v)[0] for v in values]
-        same = len(arrays) == len(stored) and all(
-            a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-            for a, b in zip(arrays, stored, strict=False)
+    check_replay_budget(function, example, max_memory, where=str(path))
+    resolved = [
+        (given, None) if given is not None else _resolve(named.backend)
+        for given, named in ((reference, bundle.reference), (candidate, bundle.candidate))
+    ]
+    disagreements, claims = _check_evidence(bundle, example, resolved[0][0], resolved[1][0])
+    if disagreements:
+        return BundleReplay(
+            "disagrees", function, kind, "", disagreements=disagreements, claims=claims
         )
-    elif not stored:
-        same = bool((now.missing is None) == (bundle.outputs["candidate"].missing is None))
-    if verdict.kind == kind and example.input_dtypes() == bundle.finding.dtype:
-        return BundleReplay("reproduces", function, kind, verdict.reason or "", verdict, same)
+    sides: list[Adapter] = []
+    for adapter, why in resolved:
+        if adapter is None:
+            return BundleReplay("not_run", function, kind, why or "unavailable", claims=claims)
+        sides.append(adapter)
+    verdict = judge(function, example, sides[0], sides[1])
+    same = _same_candidate(bundle, example, sides)
+    here = backend_identity(sides[1])
+    if same is False and here == bundle.candidate:
+        # The very library, version and device the bundle names returns other bits here:
+        # the stored candidate output is not what it computes (forged, or nondeterministic).
+        why = (
+            f"outputs.candidate: {here.backend} ({here.library} {here.version}, device "
+            f"{here.device or 'unknown'}, as stored) returns other bits than the bundle stores "
+            "for it: a forged output, or a nondeterministic backend"
+        )
+        return BundleReplay("disagrees", function, kind, "", verdict, same, (why,), claims)
+    if verdict.kind == kind:  # finding.dtype is derived above: the same inputs' dtypes
+        return BundleReplay(
+            "reproduces", function, kind, verdict.reason or "", verdict, same, claims=claims
+        )
     now_text = (
         "it passes now" if verdict.passed else f"it fails as {verdict.kind} now: {verdict.reason}"
     )
-    return BundleReplay("no_longer_reproduces", function, kind, now_text, verdict, same)
+    return BundleReplay(
+        "no_longer_reproduces", function, kind, now_text, verdict, same, claims=claims
+    )
 
 
-def replay_bundle_command(path: Path, document: Any, size: int) -> int:
+def _check_evidence(
+    bundle: Bundle, example: Example, reference: Adapter | None, candidate: Adapter | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The stored fields that disagree with what is re-derived, and what stays claimed."""
+    disagreements = rederive(bundle, example, (reference, candidate))
+    claims: list[str] = []
+    named: tuple[tuple[Side, BackendIdentity], ...] = (
+        ("reference", bundle.reference),
+        ("candidate", bundle.candidate),
+    )
+    live = {"reference": reference, "candidate": candidate}
+    for side, identity in named:
+        claim = (
+            f"{side} {identity.backend}: library {identity.library} {identity.version}, "
+            f"device {identity.device or 'unknown'}"
+        )
+        adapter = live[side]
+        if adapter is not None:  # what runs here under that name, for the reader to compare
+            here = backend_identity(adapter)
+            if here != identity:
+                claim += (
+                    f" (here {here.backend}: {here.library} {here.version}, device "
+                    f"{here.device or 'unknown'})"
+                )
+        claims.append(claim)
+        if is_numpy(identity.backend):
+            why = recompute_side(bundle, example, side)
+        elif side == "reference" and reference is not None:
+            why = recompute_side(bundle, example, side, reference)
+        else:
+            if side == "reference":
+                claims.append(f"the stored reference output ({identity.backend} does not run here)")
+            continue  # the candidate's stored output is compared with its run, below
+        if why is not None:
+            disagreements.append(why)
+    return tuple(disagreements), tuple(claims)
+
+
+def _same_candidate(bundle: Bundle, example: Example, sides: list[Adapter]) -> bool | None:
+    """Whether the candidate's output now is bit-identical to the stored one."""
+    _, now = outputs(bundle.function, example, sides[0], sides[1])
+    stored = outputs_of(bundle.outputs["candidate"])
+    if now.ok:
+        value = now.value
+        tagged = isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], str)
+        values = value if isinstance(value, tuple) and not tagged else (value,)
+        arrays = [host_value(v)[0] for v in values]  # bfloat16: its float32 widening, as stored
+        return len(arrays) == len(stored) and all(
+            a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+            for a, b in zip(arrays, stored, strict=False)
+        )
+    if not stored:
+        return bool((now.missing is None) == (bundle.outputs["candidate"].missing is None))
+    return None
+
+
+def replay_bundle_command(
+    path: Path, document: Any, size: int, max_memory: int | None = None
+) -> int:
     """Replay one bundle for ``diffcheck replay`` from its decoded file: print its line and
     return its exit status."""
     try:
-        outcome = replay_bundle(path, bundle=bundle_in(document, size, where=str(path)))
+        bundle = bundle_in(document, size, where=str(path))
+        outcome = replay_bundle(path, bundle=bundle, max_memory=max_memory)
     except ReportError as error:  # a bad bundle is one line; the other paths still run
-        print(f"diffcheck: {error}", file=sys.stderr)
+        print(one_line(f"diffcheck: {error}"), file=sys.stderr)
         return 1
     stream = sys.stdout if outcome.status == "reproduces" else sys.stderr
     print(outcome.line(path), file=stream)
+    for note in outcome.notes(path):  # stdout: stderr keeps its one line
+        print(note)
     return outcome.exit_code

@@ -1,0 +1,325 @@
+"""Bundle replay checks the world, not the bundle: every stored field is derived or claimed.
+
+Genuine bundles of several injected faults replay with no disagreement. A forger who edits
+any derived field (the verdict's kind, reason, bound, blame, ``finding.dtype``; either
+stored output; an input), re-stamping digests and sizes as anyone can, gets DISAGREES or
+NO LONGER REPRODUCES, never REPRODUCES, unless the edited document is still what the
+computations give. Library, version and device are claims: editing them changes only the
+"claimed, not verified" lines.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bundle_docs import restamp
+from diffcheck.adapters.numpy_ref import NumpyAdapter
+from diffcheck.cli import main
+from diffcheck.errors import BundleError
+from diffcheck.search import search_api
+from diffcheck.search.bundle import BUNDLE_FUNCTIONS, bundle_from
+from diffcheck.search.recipes import call_for
+from diffcheck.search.record import example_of
+from diffcheck.search.replay import BundleReplay, replay_bundle
+from diffcheck.values.call import call_on, host_inputs
+from diffcheck.values.compare import host_value
+from value_fakes import FaultyAdapter
+
+#: Fault -> the function it is injected into (one finding of each kind of divergence).
+CASES = {
+    "ulp3": "exp",
+    "dtype": "argmax",
+    "raises": "atan2",
+    "missing": "hypot",
+    "special-case": "expm1",
+    "shift-wrap": "bitwise_left_shift",
+    "nan": "log1p",
+}
+
+
+@pytest.fixture(scope="module")
+def genuine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """One genuine bundle document per fault."""
+    found: dict[str, dict[str, Any]] = {}
+    for fault, function in CASES.items():
+        out = tmp_path_factory.mktemp(fault) / "out"
+        search_api(FaultyAdapter(fault), functions=[function], examples=10, seed=3, out=out)
+        documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+        # The fault's own kind of finding first (a search may find a raise beside it).
+        documents.sort(key=lambda d: (d["finding"]["kind"] == "raises") != (fault == "raises"))
+        found[fault] = documents[0]
+    return found
+
+
+def _replay(doc: dict[str, Any], fault: str, tmp_path: Path | None = None) -> BundleReplay | str:
+    """The replay of ``doc`` on NumPy and the faulty backend, or the one-line refusal."""
+    path = (tmp_path or Path(".")) / "bundle.json"
+    try:
+        bundle = bundle_from(doc, where=str(path))
+        return replay_bundle(
+            path, bundle=bundle, reference=NumpyAdapter(), candidate=FaultyAdapter(fault)
+        )
+    except BundleError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("fault", sorted(CASES))
+def test_a_genuine_bundle_reproduces_with_nothing_in_dispute(
+    genuine: dict[str, dict[str, Any]], fault: str
+) -> None:
+    outcome = _replay(genuine[fault], fault)
+    assert isinstance(outcome, BundleReplay), outcome.disagreements
+    assert outcome.disagreements == ()
+    assert outcome.status == "reproduces"
+    assert any(c.startswith(f"candidate faulty[{fault}]: library") for c in outcome.claims)
+
+
+def test_the_command_prints_claims_as_not_verified(
+    genuine: dict[str, dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(genuine["ulp3"]))
+    assert main(["replay", str(path)]) == 2  # the fake candidate is not installed: not_run
+    captured = capsys.readouterr()
+    assert len(captured.err.strip().splitlines()) == 1
+    assert "not_run" in captured.err
+    claims = [line for line in captured.out.splitlines() if "claimed, not verified" in line]
+    assert any("candidate faulty[ulp3]: library" in line for line in claims)
+    assert any("reference numpy" in line for line in claims)
+
+
+def _swap_outputs(doc: dict[str, Any]) -> None:
+    outputs = doc["outputs"]
+    outputs["reference"], outputs["candidate"] = outputs["candidate"], outputs["reference"]
+
+
+@pytest.mark.parametrize("fault", ["ulp3", "shift-wrap", "nan", "special-case"])
+def test_swapped_outputs_disagree(genuine: dict[str, dict[str, Any]], fault: str) -> None:
+    doc = copy.deepcopy(genuine[fault])
+    _swap_outputs(doc)
+    outcome = _replay(doc, fault)
+    assert isinstance(outcome, BundleReplay)
+    assert outcome.status == "disagrees"
+    assert any(d.startswith("outputs.reference: numpy") for d in outcome.disagreements)
+
+
+@pytest.mark.parametrize("fault", ["ulp3", "shift-wrap", "nan"])
+def test_swapped_sides_do_not_reproduce_while_blaming_numpy(
+    genuine: dict[str, dict[str, Any]], fault: str
+) -> None:
+    from diffcheck.search.stored import stored_verdict
+
+    doc = copy.deepcopy(genuine[fault])
+    _swap_outputs(doc)
+    doc["reference"], doc["candidate"] = doc["candidate"], doc["reference"]
+    assert doc["finding"]["blame"]["side"] == "candidate"  # now it blames NumPy
+    bundle = bundle_from(doc, where="b")
+    sides = {"reference": FaultyAdapter(fault), "candidate": NumpyAdapter()}  # as now named
+    outcome = replay_bundle(Path("b"), bundle=bundle, **sides)
+    assert outcome.status == "disagrees"
+    assert any(
+        d.startswith("finding.blame.side: stored 'candidate'") for d in outcome.disagreements
+    )
+    # The careful forger writes the verdict the swapped outputs give: then it is the honest
+    # finding of that pair (the faulty reference is blamed), never one blaming NumPy.
+    verdict = stored_verdict(bundle, example_of(bundle))
+    assert verdict.blame is not None
+    doc["finding"].update(
+        kind=verdict.kind,
+        reason=verdict.reason or "",
+        blame={
+            "side": verdict.blame.side,
+            "evidence": verdict.blame.evidence,
+            "why": verdict.blame.why,
+        },
+    )
+    again = replay_bundle(Path("b"), bundle=bundle_from(doc, where="b"), **sides)
+    if again.status == "reproduces":
+        assert again.verdict is not None
+        assert again.verdict.blame is not None
+        assert again.verdict.blame.side != "candidate"
+
+
+def test_a_mislabelled_dtype_is_a_disagreement_of_that_field(
+    genuine: dict[str, dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = copy.deepcopy(genuine["ulp3"])
+    doc["finding"]["dtype"] = "float64" if doc["finding"]["dtype"] != "float64" else "float32"
+    outcome = _replay(doc, "ulp3")
+    assert isinstance(outcome, BundleReplay)
+    assert outcome.status == "disagrees"
+    assert [d.split(":")[0] for d in outcome.disagreements] == ["finding.dtype"]
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(doc))
+    assert main(["replay", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "DISAGREES: exp: finding.dtype: stored" in err
+    assert "NO LONGER REPRODUCES" not in err
+
+
+# ---- the forger ---------------------------------------------------------------------------
+
+_VERDICT_FIELDS = [
+    ("finding", "kind"),
+    ("finding", "dtype"),
+    ("finding", "reason"),
+    ("finding", "blame"),
+    ("bound", "kind"),
+    ("bound", "ulps"),
+    ("bound", "nmse"),
+    ("bound", "atol"),
+    ("bound", "provenance"),
+]
+_CLAIMED = [
+    (side, field)
+    for side in ("reference", "candidate")
+    for field in ("library", "version", "device")
+]
+_ANY_VALUE = st.one_of(
+    st.none(),
+    st.sampled_from(["value", "dtype", "nan", "raises", "shape", "exact", "ulp", "float64"]),
+    st.text(max_size=20),
+    st.floats(allow_nan=False, min_value=0, max_value=1e6),
+    st.fixed_dictionaries(
+        {
+            "side": st.sampled_from(["candidate", "reference", "both", "undecided"]),
+            "evidence": st.sampled_from(
+                ["special-case", "oracle", "standard-rule", "vote", "none"]
+            ),
+            "why": st.text(max_size=10),
+        }
+    ),
+)
+
+
+def _arrays_of(doc: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    if where == "inputs":
+        values = [*doc["call"]["args"], *doc["call"].get("kwargs", {}).values()]
+        return [v["array"] for v in values if "array" in v]
+    return list(doc["outputs"][where].get("arrays") or [])
+
+
+def _flip_a_bit(stored: dict[str, Any], seed: int) -> bool:
+    import base64
+
+    raw = bytearray(base64.b64decode(stored["data"]))
+    if not raw:
+        return False
+    rng = random.Random(seed)
+    raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
+    restamp(stored, bytes(raw))
+    return True
+
+
+def _computed(doc: dict[str, Any], adapter: Any) -> list[bytes] | None:
+    """What ``adapter`` returns for the document's inputs, as bytes (None: no result)."""
+    bundle = bundle_from(doc, where="x")
+    example = example_of(bundle)
+    now = call_on(
+        adapter, call_for(bundle.function, example), host_inputs(example.args), example.kwargs
+    )
+    if not now.ok:
+        return None
+    several = isinstance(now.value, tuple) and not isinstance(now.value[-1], str)
+    return [
+        np.asarray(host_value(v)[0]).tobytes() for v in (now.value if several else (now.value,))
+    ]
+
+
+def _stored(doc: dict[str, Any], side: str) -> list[bytes] | None:
+    import base64
+
+    arrays = doc["outputs"][side].get("arrays")
+    return None if arrays is None else [base64.b64decode(a["data"]) for a in arrays]
+
+
+def _same_document(doc: dict[str, Any], original: dict[str, Any]) -> bool:
+    try:
+        return bundle_from(doc, where="x") == bundle_from(original, where="x")
+    except BundleError:
+        return False
+
+
+@settings(
+    max_examples=2000 if os.environ.get("CI") else 120,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(data=st.data())
+def test_no_careful_forgery_reproduces(
+    genuine: dict[str, dict[str, Any]], data: st.DataObject
+) -> None:
+    fault = data.draw(st.sampled_from(sorted(CASES)))
+    original = genuine[fault]
+    doc = copy.deepcopy(original)
+    kinds = ["verdict", "claimed", "reference", "candidate", "inputs", "function"]
+    what = data.draw(st.sampled_from(kinds))
+    if what == "function":  # another function of the standard, everything else kept
+        doc["function"] = data.draw(st.sampled_from(sorted(BUNDLE_FUNCTIONS[1])))
+    elif what == "verdict":
+        section, field = data.draw(st.sampled_from(_VERDICT_FIELDS))
+        doc[section][field] = data.draw(_ANY_VALUE)
+    elif what == "claimed":
+        side, field = data.draw(st.sampled_from(_CLAIMED))  # printed as claimed, below
+        doc[side][field] = data.draw(st.text(min_size=1, max_size=12))
+    else:
+        arrays = _arrays_of(doc, what)
+        if not arrays or not _flip_a_bit(
+            data.draw(st.sampled_from(arrays)), data.draw(st.integers())
+        ):
+            return  # nothing stored to forge here
+        if what == "candidate":  # the careful forger re-derives the verdict for the new bits
+            from diffcheck.search.stored import stored_verdict
+
+            bundle = bundle_from(doc, where="x")
+            verdict = stored_verdict(bundle, example_of(bundle))
+            if verdict.passed:
+                return  # the forged candidate is right: no finding left to claim
+            doc["finding"].update(kind=verdict.kind, reason=verdict.reason or "")
+    if _same_document(doc, original):
+        return  # no edit (an absent field set to null reads the same): the same evidence
+    outcome = _replay(doc, fault)
+    status = outcome if isinstance(outcome, str) else outcome.status
+    if what == "claimed":
+        assert status == "reproduces"  # claims never change the verdict...
+        assert isinstance(outcome, BundleReplay)
+        assert any(f"{side} " in c and doc[side][field] in c for c in outcome.claims)
+        return
+    if status == "reproduces":  # ...anything else only when the edit changed no evidence
+        assert what in ("inputs", "function")
+        assert _computed(doc, NumpyAdapter()) == _stored(doc, "reference")
+        assert _computed(doc, FaultyAdapter(fault)) == _stored(doc, "candidate")
+
+
+def test_real_mlx_bundles_reproduce_and_their_forgeries_disagree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mlx.core")
+    from diffcheck.adapters import resolve
+
+    if not resolve("mlx:cpu").probe().is_available:
+        pytest.skip("mlx:cpu does not run here")
+    out = tmp_path / "mlx"
+    search_api("mlx:cpu", functions=["floor_divide"], examples=15, seed=0, out=out)
+    paths = sorted(out.glob("bundles/*.json"))
+    assert paths, "MLX's floor_divide(1.0, -inf) finding was not found"
+    assert main(["replay", *map(str, paths)]) == 0
+    document = json.loads(paths[0].read_text())
+    _swap_outputs(document)
+    forged = tmp_path / "swapped.json"
+    forged.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["replay", str(forged)]) == 1
+    err = capsys.readouterr().err
+    assert "DISAGREES" in err
+    assert "outputs.reference: numpy:cpu recomputed from the stored inputs" in err
