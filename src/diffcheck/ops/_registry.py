@@ -215,7 +215,12 @@ class OpRegistry(Mapping[str, Op[Any]]):
             return op
         if name in self._problems:
             raise self._problems[name]
-        raise UnknownOpError(name)
+        from ..suggest import did_you_mean
+
+        known = [*ops, *self._aliases]
+        raise UnknownOpError(
+            name, hint=f"{did_you_mean(name, known)}; 'diffcheck ops' lists every op"
+        )
 
     def source(self, name: str) -> OpSource:
         """Where the op ``name`` (canonical) comes from."""
