@@ -61,28 +61,36 @@ from ..runner import execute_check, run_check
 from ._cases import BackendSpec, _check, _label, _report_text, _Target, _target, _usable
 from ._contract import capability_problems, probe_problems
 from ._perturb import PERTURBATIONS, Perturbation, perturb, unavailable
+from ._tails import TAIL_BUDGET, fuzz_ops, tail_cases
 
 __all__ = ["CONTRACT_CASES", "ConformanceTests", "OpCase", "conformance_suite", "op_cases"]
 
 
-def op_cases() -> tuple[OpCase, ...]:
-    """The contract's cases, plus every other op of diffcheck's own at its default shape.
+def op_cases(*, tails: bool = True) -> tuple[OpCase, ...]:
+    """The contract's cases, plus every other op of diffcheck's own at its default shape and
+    at the tail shapes of its fuzz space (axes of 1, 33 and 127: see :mod:`._tails`).
 
     Ops that plugin packages add are not part of the adapter contract (each runs its own
     op conformance suite), so the cases do not change with what else is installed.
+    ``tails=False`` leaves the tail shapes out: the wrong-output tests corrupt an output in
+    ways (reversed, a segment scaled) that a one-element output cannot show.
     """
     from ..ops._registry import CORE_PACKAGE
 
     covered = {case.op for case in CONTRACT_CASES}
+    others = [
+        name for name in OPS if name not in covered and OPS.source(name).package == CORE_PACKAGE
+    ]
     return CONTRACT_CASES + tuple(
-        OpCase(name)
-        for name in OPS
-        if name not in covered and OPS.source(name).package == CORE_PACKAGE
+        case for name in others for case in (OpCase(name), *(tail_cases(name) if tails else ()))
     )
 
 
 _CASES: Final = op_cases()
 _CASE_IDS: Final = [case.id for case in _CASES]
+_DEFAULT_CASES: Final = op_cases(tails=False)
+#: Tests whose cases leave the tail shapes out (see :func:`op_cases`).
+_WITHOUT_TAILS: Final = frozenset({"test_wrong_output_is_caught"})
 #: Each run's report, per adapter (dropped with it), shared by the tests that read it.
 _RUNS: weakref.WeakKeyDictionary[
     Adapter, dict[tuple[OpCase, PrecisionName, str], ReportDocument]
@@ -104,6 +112,9 @@ class ConformanceTests:
     reference: ClassVar[str] = "numpy"
     #: Let a backend be the reference's own (a self-test of the machinery, so recorded).
     allow_self_test: ClassVar[bool] = False
+    #: Examples of a short shape fuzz per op (``diffcheck fuzz``); 0 leaves it out. It
+    #: needs Hypothesis (the ``fuzz`` extra).
+    fuzz_examples: ClassVar[int] = 0
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         # pytest calls this hook on the class. Parametrizing by argument name here, not with
@@ -122,11 +133,18 @@ class ConformanceTests:
                 scope="class",
             )
         if "case" in names:
-            metafunc.parametrize("case", _CASES, ids=_CASE_IDS)
+            cases = _DEFAULT_CASES if metafunc.function.__name__ in _WITHOUT_TAILS else _CASES
+            metafunc.parametrize("case", cases, ids=[case.id for case in cases])
         if "precision" in names:
             metafunc.parametrize("precision", PRECISIONS)
         if "kind" in names:
             metafunc.parametrize("kind", PERTURBATIONS)
+        if "fuzz_op" in names:
+            ops = fuzz_ops() if self.fuzz_examples > 0 else []
+            metafunc.parametrize(
+                "fuzz_op",
+                ops or [pytest.param(None, marks=pytest.mark.skip(reason="fuzz_examples is 0"))],
+            )
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -239,6 +257,9 @@ class ConformanceTests:
         if result is not None and result.status == "passed":
             return
         message = f"{case.id} at {precision}: {_report_text(document)}"
+        where = failure_line_of(document)
+        if where is not None:
+            message += f"; where: {where}"
         if result is not None and result.status == "failed":
             failure = failure_of(
                 result.reason,
@@ -278,6 +299,26 @@ class ConformanceTests:
         outcome = replay(reread)
         if not outcome.agrees:
             pytest.fail("; ".join(outcome.disagreements), pytrace=False)
+
+    def test_short_fuzz_finds_no_failing_shape(self, adapter: Adapter, fuzz_op: str) -> None:
+        """``fuzz_examples`` shapes of the op drawn at its tiles' edges, each checked."""
+        from ..fuzz import fuzz
+
+        precision = adapter.capabilities().precisions[0]
+        _usable(adapter, OpCase(fuzz_op), precision)
+        found = fuzz(
+            adapter,
+            fuzz_op,
+            reference=self.reference,
+            precision=precision,
+            examples=self.fuzz_examples,
+            max_elements=TAIL_BUDGET,
+        )
+        if found.status == "not_run":
+            pytest.skip(f"{fuzz_op} on {adapter.spec}: {found.reason}")
+        if found.status != "passed":
+            shape = found.check.params if found.check is not None else "?"
+            pytest.fail(f"{fuzz_op} fails at {shape}: {found.reason}", pytrace=False)
 
     # -- the suite can fail -----------------------------------------------------------
 
@@ -333,8 +374,20 @@ class ConformanceTests:
                 pytest.fail(f"a report with {label} still replays", pytrace=False)
 
 
+def failure_line_of(document: ReportDocument) -> str | None:
+    """Where a failed report's worst element is (index in the output shape, segment,
+    neighbouring values), re-derived from its bits; None when nothing was compared."""
+    from .._verdict_render import failure_line
+
+    verdict = replay(document).verdict
+    return None if verdict is None else failure_line(verdict, tuple(document.output_shape))
+
+
 def conformance_suite(
-    *backends: BackendSpec, reference: str = "numpy", allow_self_test: bool = False
+    *backends: BackendSpec,
+    reference: str = "numpy",
+    allow_self_test: bool = False,
+    fuzz_examples: int = 0,
 ) -> type[ConformanceTests]:
     """A pytest test class that checks each backend against the adapter contract.
 
@@ -348,6 +401,8 @@ def conformance_suite(
     allow_self_test
         Let a backend be the reference's own (by adapter identity); without it such a
         backend fails every test, since a backend cannot vouch for itself.
+    fuzz_examples
+        Also fuzz each op's shapes with this many examples per backend (0: no fuzz).
 
     Returns
     -------
@@ -375,6 +430,7 @@ def conformance_suite(
         "backends": tuple(backends),
         "reference": reference,
         "allow_self_test": allow_self_test,
+        "fuzz_examples": fuzz_examples,
         "__module__": __name__,
     }
     return type(name, (ConformanceTests,), attributes)
