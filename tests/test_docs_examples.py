@@ -336,3 +336,23 @@ def test_an_unmarked_block_is_found_and_a_skipped_one_skips_with_its_reason() ->
 def test_an_output_marker_without_a_run_block_before_it_is_an_error() -> None:
     with pytest.raises(ValueError, match="output marker"):
         extract("<!-- output -->\n```text\nx\n```\n", ROOT / "sample.md")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mlx") is None or importlib.util.find_spec("wgpu") is None,
+    reason="docs/matrix.md's small example sweeps mlx:cpu and wgpu, and one is not installed",
+)
+@pytest.mark.timeout(600)
+def test_the_matrix_docs_small_example_sweeps_as_written(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "matrix.md").read_text()
+    section = text[text.index("## A small example") :]
+    start = section.index("```toml\n") + len("```toml\n")
+    (tmp_path / "small.toml").write_text(section[start : section.index("\n```", start)])
+    completed = subprocess.run(
+        [sys.executable, "-m", "diffcheck", "sweep", "small.toml", "--out", "out", "--quiet"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
