@@ -3,6 +3,7 @@ option work; numeric errors state the range; an existing report path says what t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,29 @@ def test_no_suggestion_for_a_name_far_from_all() -> None:
 )
 def test_options_are_suggested_only_when_close(typo: str, expected: str | None) -> None:
     assert nearest(typo, [*ALLOWED, "--examples"]) == expected
+
+
+@pytest.mark.parametrize(
+    "command", ["run", "replay", "show", "backends", "ops", "schema", "upgrade", "sweep", "fuzz"]
+)
+def test_help_is_plain_text_without_rst_markup(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code: object
+    try:
+        code = main([command, "--help"])
+    except SystemExit as exit_:  # argparse's commands exit after printing help
+        code = exit_.code
+    assert code in (0, None)
+    out = capsys.readouterr().out
+    assert out.startswith("usage: diffcheck ")
+    assert "``" not in out
+    assert not re.search(r":[a-z]+:`", out), out
+
+
+def test_rst_is_reduced_to_its_words() -> None:
+    from diffcheck.cli._parser import plain
+
+    assert plain("``diffcheck run``: see :func:`diffcheck.compare` and :class:`~x.Y`") == (
+        "diffcheck run: see diffcheck.compare and x.Y"
+    )

@@ -12,12 +12,33 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-__all__ = ["OneLineParser"]
+__all__ = ["OneLineParser", "plain"]
 
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (\S+)")
+#: Sphinx roles (``:func:`name```) and inline literals (````x````) of the docstrings that
+#: become help text: a terminal shows the name alone.
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain(text: str | None) -> str | None:
+    """``text`` with reStructuredText roles and inline literals reduced to their words."""
+    if text is None:
+        return None
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
 
 
 class OneLineParser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        for key in ("description", "epilog"):
+            kwargs[key] = plain(kwargs.get(key))
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        if isinstance(kwargs.get("help"), str):
+            kwargs["help"] = plain(kwargs["help"])
+        return super().add_argument(*args, **kwargs)
+
     def _options(self) -> list[str]:
         return [s for action in self._actions for s in action.option_strings if s.startswith("--")]
 
