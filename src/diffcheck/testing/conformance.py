@@ -60,10 +60,17 @@ from ..report.replay import replay
 from ..runner import execute_check, run_check
 from ._cases import BackendSpec, _check, _label, _report_text, _Target, _target, _usable
 from ._contract import capability_problems, probe_problems
+from ._failure import failure_line_of
 from ._perturb import PERTURBATIONS, Perturbation, perturb, unavailable
-from ._tails import TAIL_BUDGET, fuzz_ops, tail_cases
+from ._tails import fuzz_ops, tail_cases
 
-__all__ = ["CONTRACT_CASES", "ConformanceTests", "OpCase", "conformance_suite", "op_cases"]
+__all__ = [
+    "CONTRACT_CASES",
+    "ConformanceTests",
+    "OpCase",
+    "conformance_suite",
+    "op_cases",
+]
 
 
 def op_cases(*, tails: bool = True) -> tuple[OpCase, ...]:
@@ -112,9 +119,6 @@ class ConformanceTests:
     reference: ClassVar[str] = "numpy"
     #: Let a backend be the reference's own (a self-test of the machinery, so recorded).
     allow_self_test: ClassVar[bool] = False
-    #: Examples of a short shape fuzz per op (``diffcheck fuzz``); 0 leaves it out. It
-    #: needs Hypothesis (the ``fuzz`` extra).
-    fuzz_examples: ClassVar[int] = 0
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         # pytest calls this hook on the class. Parametrizing by argument name here, not with
@@ -140,11 +144,7 @@ class ConformanceTests:
         if "kind" in names:
             metafunc.parametrize("kind", PERTURBATIONS)
         if "fuzz_op" in names:
-            ops = fuzz_ops() if self.fuzz_examples > 0 else []
-            metafunc.parametrize(
-                "fuzz_op",
-                ops or [pytest.param(None, marks=pytest.mark.skip(reason="fuzz_examples is 0"))],
-            )
+            metafunc.parametrize("fuzz_op", fuzz_ops())
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -257,7 +257,7 @@ class ConformanceTests:
         if result is not None and result.status == "passed":
             return
         message = f"{case.id} at {precision}: {_report_text(document)}"
-        where = failure_line_of(document)
+        where = failure_line_of(document, replay(document).verdict)
         if where is not None:
             message += f"; where: {where}"
         if result is not None and result.status == "failed":
@@ -299,26 +299,6 @@ class ConformanceTests:
         outcome = replay(reread)
         if not outcome.agrees:
             pytest.fail("; ".join(outcome.disagreements), pytrace=False)
-
-    def test_short_fuzz_finds_no_failing_shape(self, adapter: Adapter, fuzz_op: str) -> None:
-        """``fuzz_examples`` shapes of the op drawn at its tiles' edges, each checked."""
-        from ..fuzz import fuzz
-
-        precision = adapter.capabilities().precisions[0]
-        _usable(adapter, OpCase(fuzz_op), precision)
-        found = fuzz(
-            adapter,
-            fuzz_op,
-            reference=self.reference,
-            precision=precision,
-            examples=self.fuzz_examples,
-            max_elements=TAIL_BUDGET,
-        )
-        if found.status == "not_run":
-            pytest.skip(f"{fuzz_op} on {adapter.spec}: {found.reason}")
-        if found.status != "passed":
-            shape = found.check.params if found.check is not None else "?"
-            pytest.fail(f"{fuzz_op} fails at {shape}: {found.reason}", pytrace=False)
 
     # -- the suite can fail -----------------------------------------------------------
 
@@ -374,15 +354,6 @@ class ConformanceTests:
                 pytest.fail(f"a report with {label} still replays", pytrace=False)
 
 
-def failure_line_of(document: ReportDocument) -> str | None:
-    """Where a failed report's worst element is (index in the output shape, segment,
-    neighbouring values), re-derived from its bits; None when nothing was compared."""
-    from .._verdict_render import failure_line
-
-    verdict = replay(document).verdict
-    return None if verdict is None else failure_line(verdict, tuple(document.output_shape))
-
-
 def conformance_suite(
     *backends: BackendSpec,
     reference: str = "numpy",
@@ -426,11 +397,15 @@ def conformance_suite(
     if not backends:
         raise ValueError("conformance_suite needs at least one backend")
     name = "TestConformance_" + re.sub(r"\W+", "_", "_".join(_label(b) for b in backends))
-    attributes = {
+    attributes: dict[str, object] = {
         "backends": tuple(backends),
         "reference": reference,
         "allow_self_test": allow_self_test,
-        "fuzz_examples": fuzz_examples,
         "__module__": __name__,
     }
+    if fuzz_examples > 0:
+        from ._fuzz_suite import ConformanceFuzzTests
+
+        attributes["fuzz_examples"] = fuzz_examples
+        return type(name, (ConformanceFuzzTests,), attributes)
     return type(name, (ConformanceTests,), attributes)
