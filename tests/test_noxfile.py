@@ -139,3 +139,14 @@ def test_contributings_quick_venv_installs_what_the_dev_session_does() -> None:
     expected = noxfile.install_args("test", "fuzz", "dask", platform="linux")
     assert editables == sorted(expected[1::2])
     assert set(noxfile.EXAMPLE_EXTRAS) <= set(words)
+
+
+def test_the_numerics_session_installs_what_the_readme_examples_need() -> None:
+    import inspect
+
+    # The README's values-mode example runs on array_api_strict (marked requires=).
+    assert "array_api_strict" in (ROOT / "README.md").read_text()
+    assert "array-api-strict" in noxfile.EXAMPLE_EXTRAS
+    source = inspect.getsource(noxfile.numerics)
+    assert "session.install(*EXAMPLE_EXTRAS)" in source
+    assert '_install_project(session, "fuzz")' in source
