@@ -78,7 +78,9 @@ def test_ops_lists_every_op_with_its_source_and_own_tolerances(
 ) -> None:
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
-    assert "softmax (diffcheck-numerics): --tokens 4 --dim 256 --causal false --temperature 1.0" in out
+    assert (
+        "softmax (diffcheck-numerics): --tokens 4 --dim 256 --causal false --temperature 1.0" in out
+    )
     assert "    default --max-nmse: f16 4e-06, bf16 0.0004 (others by precision)" in out
     assert "attention (diffcheck-numerics): " in out
     assert "--causal true" in out
