@@ -14,16 +14,47 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 ROOT = Path(__file__).parent
-# First-party adapter plugins, each installed from its own folder as a third party would be.
-# On Linux MLX's CPU build is an extra: mlx-cpu and mlx-cuda ship the same library file, so
-# the adapter cannot depend on either (see adapters/mlx/README.md).
-MLX = "adapters/mlx[cpu]" if sys.platform.startswith("linux") else "adapters/mlx"
-# Raw Metal needs PyObjC's Metal bindings, which exist on macOS only.
-METAL = "adapters/metal[pyobjc]" if sys.platform == "darwin" else "adapters/metal"
-ADAPTERS = [MLX, "adapters/wgpu", METAL, "adapters/example"]
-# Op plugins, each installed from its own folder like the adapters (the example is a third
-# party's op; the tests run it through run, sweep, fuzz and replay).
-OP_PLUGINS = ["ops/example"]
+# Plugin folders: every adapters/*/ and ops/*/ holding a pyproject.toml is installed from its
+# own folder, as a third party's would be. Adding a folder needs no edit here.
+PLUGIN_PARENTS = ("adapters", "ops")
+# Extras a plugin needs on one platform. On Linux MLX's CPU build is an extra: mlx-cpu and
+# mlx-cuda ship the same library file, so the adapter cannot depend on either (see
+# adapters/mlx/README.md). Raw Metal needs PyObjC's Metal bindings, which exist on macOS only.
+PLATFORM_EXTRAS = {
+    "linux": {"adapters/mlx": "cpu"},
+    "darwin": {"adapters/metal": "pyobjc"},
+}
+# Where `nox -s dev` builds the development environment with the `diffcheck` command.
+DEV_VENV = ROOT / ".venv"
+# What the README's examples need besides the plugins (the values-mode example's candidate).
+EXAMPLE_EXTRAS = ("array-api-strict",)
+
+
+def plugin_folders(root: Path = ROOT) -> list[str]:
+    """Every plugin folder under ``root`` (``adapters/mlx``, ``ops/example``...), sorted."""
+    return sorted(
+        path.parent.relative_to(root).as_posix()
+        for parent in PLUGIN_PARENTS
+        for path in (root / parent).glob("*/pyproject.toml")
+    )
+
+
+def plugin_specs(root: Path = ROOT, platform: str = sys.platform) -> list[str]:
+    """Each plugin folder as a pip requirement, with the extras ``platform`` needs."""
+    key = "linux" if platform.startswith("linux") else platform
+    extras = PLATFORM_EXTRAS.get(key, {})
+    return [
+        f"{folder}[{extras[folder]}]" if folder in extras else folder
+        for folder in plugin_folders(root)
+    ]
+
+
+def install_args(*extras: str, root: Path = ROOT, platform: str = sys.platform) -> list[str]:
+    """``pip install`` arguments for the core (editable, with ``extras``) and every plugin."""
+    spec = f".[{','.join(extras)}]" if extras else "."
+    return ["-e", spec, *[arg for path in plugin_specs(root, platform) for arg in ("-e", path)]]
+
+
 # Examples per function of `nox -s api_search`: 35 s to 7 min on 2 cores (docs/api-search.md).
 API_SEARCH_EXAMPLES = 100
 # The CPU build of PyTorch that installs without a multi-gigabyte CUDA download.
@@ -31,9 +62,7 @@ TORCH_CPU = "torch==2.13.0"
 
 
 def _install_project(session: nox.Session, *extras: str) -> None:
-    spec = f".[{','.join(extras)}]" if extras else "."
-    plugins = ADAPTERS + OP_PLUGINS
-    session.install("-e", spec, *[arg for path in plugins for arg in ("-e", path)])
+    session.install(*install_args(*extras))
 
 
 def _ensure_chromium(session: nox.Session) -> None:
@@ -74,6 +103,28 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-n", "auto", *session.posargs)
 
 
+def dev_commands(venv: Path = DEV_VENV, python: str = sys.executable) -> list[list[str]]:
+    """The commands `nox -s dev` runs: a venv at ``venv``, then everything installed into it."""
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    return [
+        [python, "-m", "venv", str(venv)],
+        [*pip, "--upgrade", "pip"],
+        [*pip, *install_args("test", "fuzz", "dask"), *EXAMPLE_EXTRAS],
+    ]
+
+
+@nox.session(venv_backend="none")
+def dev(session: nox.Session) -> None:
+    """Build .venv for development: editable core and every plugin, so `diffcheck` is on PATH.
+
+    `nox -s dev && . .venv/bin/activate` gives the `diffcheck` command of this tree; a rerun
+    updates the environment in place.
+    """
+    for command in dev_commands():
+        session.run(*command, external=True)
+    session.log(f"done: activate with `. {DEV_VENV.relative_to(ROOT)}/bin/activate`")
+
+
 @nox.session
 def numerics(session: nox.Session) -> None:
     """Sweep the default matrix over every backend available here; write reports/.
@@ -82,6 +133,7 @@ def numerics(session: nox.Session) -> None:
     so every command the README shows runs in this environment too.
     """
     _install_project(session, "fuzz")
+    session.install(*EXAMPLE_EXTRAS)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = ROOT / "reports" / f"numerics-{stamp}"
     args = session.posargs or ["matrices/default.toml", "--out", str(out)]
@@ -151,7 +203,7 @@ def typecheck(session: nox.Session) -> None:
     session.run(
         "mypy",
         "src",
-        *[f"{path.split('[')[0]}/src" for path in ADAPTERS + OP_PLUGINS],
+        *[f"{path}/src" for path in plugin_folders()],
         *session.posargs,
     )
 

@@ -78,11 +78,13 @@ def test_ops_lists_every_op_with_its_source_and_own_tolerances(
 ) -> None:
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
-    assert "softmax (diffcheck): --tokens 4 --dim 256 --causal false --temperature 1.0" in out
+    assert (
+        "softmax (diffcheck-numerics): --tokens 4 --dim 256 --causal false --temperature 1.0" in out
+    )
     assert "    default --max-nmse: f16 4e-06, bf16 0.0004 (others by precision)" in out
-    assert "attention (diffcheck): " in out
+    assert "attention (diffcheck-numerics): " in out
     assert "--causal true" in out
-    assert "context-lifecycle (alias metal-context) (diffcheck): " in out
+    assert "context-lifecycle (alias metal-context) (diffcheck-numerics): " in out
 
 
 def test_the_numerics_session_installs_what_the_readme_examples_need() -> None:

@@ -146,6 +146,7 @@ class TestNoBackends(ConformanceTests):
 '''
 
 
+@pytest.mark.timeout(900)  # every broken adapter runs every case: minutes on a loaded machine
 def test_each_kind_of_broken_adapter_fails_its_tests_and_says_why(
     pytester: pytest.Pytester,
 ) -> None:
@@ -200,7 +201,8 @@ def test_each_kind_of_broken_adapter_fails_its_tests_and_says_why(
     assert declared[("test_op_matches_reference", "skipped")] == cases + 6  # bf16, 6 xfails
     assert declared[("test_op_matches_reference", "passed")] == others
     assert ("test_op_matches_reference", "failed") not in declared
-    assert declared[("test_wrong_output_is_caught", "passed")] == cases * 5  # still catches
+    # Still catches; the wrong-output tests run at the default and contract shapes only.
+    assert declared[("test_wrong_output_is_caught", "passed")] == len(op_cases(tails=False)) * 5
     reports = result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
     marked = {
         r.nodeid.split("[")[1]: r.outcome

@@ -4,6 +4,7 @@ writes replayable evidence, stops on not_run, and draws the same shapes for the 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -220,7 +221,12 @@ def test_cli_exit_one_with_the_minimal_shape_reason_and_report(
         [*args, "--max-elements", str(SMALL), "--report-dir", str(tmp_path)], capsys
     )
     assert code == 1
-    assert out == ""
+    # stdout says where the minimal shape fails: its worst element by [row, col] in (m, n).
+    (where,) = out.splitlines()
+    assert re.fullmatch(
+        r"where: worst \|diff\| .* at \[0, \d+\] \(flat index \d+\) of output shape \(1, \d+\).*",
+        where,
+    ), where
     line = err.strip().splitlines()[-1]
     assert line.startswith(f"diffcheck: fuzz: gemm on {CANDIDATE} failed after ")
     assert "minimal failing m=1 n=" in line

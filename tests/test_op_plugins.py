@@ -89,7 +89,7 @@ def test_the_core_entry_points_are_the_first_party_table() -> None:
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
     assert declared["diffcheck.ops"] == dict(registry.FIRST_PARTY)
-    assert [name for name in OPS if OPS.source(name).package == "diffcheck"] == list(
+    assert [name for name in OPS if OPS.source(name).package == registry.CORE_PACKAGE] == list(
         registry.FIRST_PARTY
     )
 
@@ -117,7 +117,7 @@ def test_a_name_claimed_by_two_packages_is_an_error_for_both(site: Path) -> None
     with pytest.raises(OpPluginError) as raised:
         get_op("softmax")
     assert str(raised.value) == (
-        'op name "softmax" is claimed by diffcheck.ops.softmax:Softmax from package diffcheck '
+        'op name "softmax" is claimed by diffcheck.ops.softmax:Softmax from package diffcheck-numerics '
         "and clash_mod:OtherSoftmax from package clash-ops; uninstall one of them to use it"
     )
     assert "softmax" not in OPS
@@ -156,7 +156,7 @@ def test_the_cli_says_it_in_one_line(tmp_path: Path) -> None:
 
     listed = cli("ops")
     assert listed.returncode == 1
-    assert "gemm (diffcheck): --m 64 --n 32 --k 32" in listed.stdout
+    assert "gemm (diffcheck-numerics): --m 64 --n 32 --k 32" in listed.stdout
     assert listed.stderr.splitlines() == [
         'error: op "broken" (broken_mod:Broken from package broken-ops) failed to load: '
         "ImportError: needs libfoo, which is not installed"

@@ -147,9 +147,12 @@ def test_the_option_narrows_a_marker_and_an_empty_selection_is_a_visible_skip(
 def test_default_backends_are_the_registered_adapters_except_the_reference(
     pytester: pytest.Pytester,
 ) -> None:
-    from diffcheck.testing import registered_backends
+    from diffcheck.testing import default_backends, registered_backends
 
-    expected = registered_backends()
+    expected = default_backends()
+    # The registered adapters' variants first, then the installed array-api-compat libraries.
+    assert expected[: len(registered_backends())] == registered_backends()
+    assert "array_api_strict" in expected  # installed here: this module skips without it
     result = _run(
         pytester,
         """
@@ -258,3 +261,47 @@ def test_importing_the_plugin_imports_no_backend() -> None:
         "assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_installed_libraries_are_found_without_importing_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from diffcheck.testing import installed_libraries
+
+    real = importlib.util.find_spec
+    present = {"torch", "jax"}
+
+    def find_spec(name: str, *args: object) -> object:
+        if name in {"torch", "jax", "cupy", "dask", "sparse", "ndonnx", "array_api_strict"}:
+            return object() if name in present else None
+        return real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    assert installed_libraries() == ["torch", "jax"]
+    assert installed_libraries(reference="torch:cpu") == ["jax"]
+
+
+def test_a_backend_without_an_array_api_namespace_skips_diffcheck_compare_with_its_reason(
+    pytester: pytest.Pytester,
+) -> None:
+    from diffcheck.adapters import resolve
+
+    probe = resolve("wgpu:opengl").probe()
+    if probe.status != "available":
+        pytest.skip(f"wgpu:opengl is not available here: {probe.reason}")
+    result = _run(
+        pytester,
+        """
+        import numpy as np
+
+        def test_exp(diffcheck_compare):
+            diffcheck_compare(lambda xp, x: xp.exp(x), np.ones(8, np.float32))
+        """,
+        "--diffcheck-backends=wgpu:opengl,array_api_strict",
+    )
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED*diffcheck backend wgpu:opengl cannot run this test: *no Array API namespace*"]
+    )

@@ -287,6 +287,12 @@ def test_a_key_with_a_line_break_is_still_one_line() -> None:
 def test_the_seed_reports_agree_as_written() -> None:
     outs = {name: _replay_cli(text.encode()) for name, text in _reports().items()}
     expected = {"passed": "passed", "failed": "failed", "lifecycle": "passed"}
+    # A failed report's agreement is followed by where it failed, in the output's shape.
+    for name in ("failed", "failed (v1)"):
+        code, out, err = outs[name]
+        agreement, where = out.splitlines()
+        assert where.startswith("R: note: where: first non-finite in actual at [1, 2] "), where
+        outs[name] = (code, f"{agreement}\n", err)
     assert outs == {
         **{name: (0, f"R: agrees: {status}\n", "") for name, status in expected.items()},
         **{f"{name} (v1)": (0, f"R: agrees: {status}\n", "") for name, status in expected.items()},

@@ -12,12 +12,21 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from .differ import Around, Metrics, SegmentVerdict, Verdict
 
-__all__ = ["DECADES", "TOLERANCE_MARK", "bar_fraction", "render_html", "render_text"]
+__all__ = [
+    "DECADES",
+    "TOLERANCE_MARK",
+    "bar_fraction",
+    "failure_line",
+    "index_in",
+    "render_html",
+    "render_text",
+]
 
 #: Decades of NMSE below the tolerance that the bar spans (1e-8 x tolerance is empty).
 DECADES: Final = 8
@@ -85,9 +94,25 @@ def _text_bar(nmse: float, tolerance: float, passed: bool) -> str:
     return f"[{cells[:mark]}|{cells[mark:]}]"
 
 
-def _where(metrics: Metrics, offset: int) -> str:
+def index_in(flat: int, shape: Sequence[int] | None) -> str:
+    """``[5, 17] (flat index 182)`` in an output of ``shape``; ``flat index 182`` without one.
+
+    A shape whose element count does not hold ``flat`` (a truncated output) gives the flat
+    index alone: a multi-dimensional index there would name an element that is not there.
+    """
+    if not shape or not 0 <= flat < math.prod(shape):
+        return f"flat index {flat}"
+    position = []
+    rest = flat
+    for extent in reversed(shape):
+        rest, index = divmod(rest, extent)
+        position.append(index)
+    return f"[{', '.join(str(i) for i in reversed(position))}] (flat index {flat})"
+
+
+def _where(metrics: Metrics, offset: int, shape: Sequence[int] | None = None) -> str:
     return (
-        f"max |diff| {_e(metrics.max_abs)} at flat index {offset + metrics.max_abs_index}, "
+        f"max |diff| {_e(metrics.max_abs)} at {index_in(offset + metrics.max_abs_index, shape)}, "
         f"max {metrics.max_ulp} ulp"
     )
 
@@ -175,22 +200,22 @@ def _values(values: tuple[float, ...], start: int, index: int) -> str:
     return " ".join(cells)
 
 
-def _around_rows(shown: Around) -> list[str]:
+def _around_rows(shown: Around, shape: Sequence[int] | None = None) -> list[str]:
     stop = shown.start + len(shown.reference)
     return [
-        f"  around {shown.what} at flat index {shown.index} ([{shown.start}:{stop}]):",
+        f"  around {shown.what} at {index_in(shown.index, shape)} ([{shown.start}:{stop}]):",
         f"    reference {_values(shown.reference, shown.start, shown.index)}",
         f"    actual    {_values(shown.actual, shown.start, shown.index)}",
     ]
 
 
-def render_text(verdict: Verdict) -> str:
+def render_text(verdict: Verdict, shape: Sequence[int] | None = None) -> str:
     """Status and NMSE against the tolerance, where the worst difference is, each segment,
     the values around a failure's worst and first non-finite indices, then the reason (one
-    clause per line)."""
+    clause per line). With the output's ``shape``, indices are also given as ``[row, col]``."""
     lines = [_headline(verdict)]
     if verdict.metrics is not None:
-        lines.append(f"  {_where(verdict.metrics, 0)}")
+        lines.append(f"  {_where(verdict.metrics, 0, shape)}")
     failing = verdict.first_failing_segment
     if failing is not None:
         lines.append(
@@ -200,13 +225,64 @@ def render_text(verdict: Verdict) -> str:
     if verdict.segments:
         lines += _segment_rows(verdict)
     for shown in () if verdict.passed else verdict.around:
-        lines += _around_rows(shown)
+        lines += _around_rows(shown, shape)
     if verdict.reason:
         clauses = _clauses(verdict.reason)
         lines.append("  reason:" if len(clauses) > 1 else f"  reason: {clauses[0]}")
         if len(clauses) > 1:
             lines += [f"    - {clause}" for clause in clauses]
     return "\n".join(lines)
+
+
+def _segment_holding(verdict: Verdict, flat: int) -> SegmentVerdict | None:
+    """The segment that holds ``flat``: a failing one first (ranges may overlap)."""
+    holding = [s for s in verdict.segments if s.segment.start <= flat < s.segment.stop]
+    return next((s for s in holding if s.status == "failed"), holding[0] if holding else None)
+
+
+def failure_line(verdict: Verdict, shape: Sequence[int] | None = None) -> str | None:
+    """One line saying where a failure is: the worst element by its index in ``shape``, the
+    segment that holds it (and the first failing one, when another), and the values around it.
+
+    ``None`` for a pass, and for a failure with nothing measured and nothing to point at (a
+    shape mismatch, a missing output): its reason is the whole story.
+    """
+    if verdict.passed:
+        return None
+    shown = next(iter(verdict.around), None)
+    parts: list[str] = []
+    if verdict.metrics is not None and verdict.metrics.element_count:
+        flat = verdict.metrics.max_abs_index
+        parts.append(f"worst |diff| {_e(verdict.metrics.max_abs)} at {index_in(flat, shape)}")
+    elif shown is not None:
+        flat = shown.index
+        parts.append(f"{shown.what} at {index_in(flat, shape)}")
+    else:
+        return None
+    if shape:
+        parts[0] += f" of output shape {tuple(shape)}"
+    holding = _segment_holding(verdict, flat)
+    if holding is not None:
+        segment = holding.segment
+        parts.append(
+            f"in segment {segment.display} [{segment.start}:{segment.stop}] ({holding.status})"
+        )
+    failing = verdict.first_failing_segment
+    if failing is not None and failing is not holding:
+        what = (
+            _measure(failing.metrics, verdict.tolerance)
+            if failing.metrics is not None
+            else (failing.reason or "not measured")
+        )
+        parts.append(f"first failing segment {failing.segment.display}: {what}")
+    for around_one in verdict.around:
+        if around_one.start <= flat < around_one.start + len(around_one.reference):
+            parts.append(
+                f"reference {_values(around_one.reference, around_one.start, flat)}; "
+                f"actual {_values(around_one.actual, around_one.start, flat)}"
+            )
+            break
+    return "; ".join(parts)
 
 
 # -- HTML -------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ check as ``not_run`` with the probe's reason, because a report must exist either
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -185,7 +186,7 @@ def compare(
     fn: str | Callable[..., Any],
     *inputs: Any,
     reference: str | Adapter = ...,
-    candidate: str | Adapter = ...,
+    candidate: str | Adapter | None = ...,
     max_nmse: float | None = ...,
     precision: PrecisionName = ...,
     segments: Segments | None = ...,
@@ -199,7 +200,7 @@ def compare(
     fn: str | Callable[..., Any],
     *inputs: Any,
     reference: str | Adapter = ...,
-    candidate: str | Adapter = ...,
+    candidate: str | Adapter | None = ...,
     allow_self_test: bool = ...,
     mode: Literal["values"],
     function: str | None = ...,
@@ -213,7 +214,7 @@ def compare(
     fn: str | Callable[..., Any],
     *inputs: Any,
     reference: str | Adapter = "numpy",
-    candidate: str | Adapter = "mlx:gpu",
+    candidate: str | Adapter | None = None,
     max_nmse: float | None = None,
     precision: PrecisionName = "f32",
     segments: Segments | None = None,
@@ -240,7 +241,9 @@ def compare(
     reference
         The trusted backend (name or adapter instance); it always stores float32.
     candidate
-        The backend under test (name or adapter instance).
+        The backend under test (name or adapter instance), required: there is no backend
+        every machine has, and a default that raises elsewhere would hide that choice.
+        ``diffcheck backends`` lists those available here.
     max_nmse
         The tolerance; the check passes only when NMSE is strictly below it. By default the
         precision's bucket (:func:`diffcheck.precision.default_max_nmse`).
@@ -311,7 +314,15 @@ def compare(
     >>> verdict.passed
     True
     """
+    if candidate is None:
+        raise ConfigError(
+            "compare() needs candidate=, the backend under test, such as "
+            '"mlx:cpu", "torch:cpu" or "array_api_strict"; '
+            "'diffcheck backends' lists the backends available here"
+        )
     _refuse_self_test(candidate, reference, allow_self_test)
+    if isinstance(fn, str):
+        _refuse_unknown_function(fn, reference)
     if mode == "values":
         return _compare_values(
             fn,
@@ -376,7 +387,42 @@ def compare(
     flat_act = _flat(actual)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen, ulp_dtype=precision)
+    verdict = _hint_values_mode(verdict, flat_ref, flat_act)
     return _bind_storage(_bind_shapes(verdict, expected, actual), candidate_adapter, precision)
+
+
+def _refuse_unknown_function(name: str, reference: str | Adapter) -> None:
+    """A function name in neither the standard nor the reference's namespace is a typo:
+    an error with the nearest standard name, never a ``missing`` verdict on both sides."""
+    from .suggest import did_you_mean
+    from .values.call import resolve_function
+    from .values.spec import STANDARD_FUNCTIONS, is_standard_name
+
+    if is_standard_name(name):
+        return
+    try:
+        resolve_function(_adapter(reference, "reference").namespace(), name)
+    except AttributeError:
+        known = [n for names in STANDARD_FUNCTIONS.values() for n in names]
+        raise ConfigError(
+            f'function "{name}" is neither in the Array API standard nor in the reference\'s '
+            f"namespace{did_you_mean(name, known)}; pass a standard name or a callable"
+        ) from None
+
+
+def _hint_values_mode(verdict: Verdict, reference: Any, actual: Any) -> Verdict:
+    """A failure over NaN at the same places on both sides says that values mode compares
+    NaN placement (nmse mode measures finite values only)."""
+    if verdict.passed or reference.shape != actual.shape:
+        return verdict
+    nan_ref, nan_act = np.isnan(reference), np.isnan(actual)
+    if not nan_ref.any() or not np.array_equal(nan_ref, nan_act):
+        return verdict
+    hint = (
+        "both sides are NaN at the same places; nmse mode measures finite values only, "
+        'while mode="values" compares NaN placement'
+    )
+    return dataclasses.replace(verdict, reason=f"{verdict.reason}; {hint}")
 
 
 def _bind_storage(verdict: Verdict, adapter: Adapter, precision: PrecisionName) -> Verdict:

@@ -28,8 +28,8 @@ class ConfigError(DiffcheckError, ValueError):
 class UnknownOpError(ConfigError):
     """An operation name that no registered op answers to."""
 
-    def __init__(self, op: str) -> None:
-        super().__init__(f'unsupported operator "{op}"')
+    def __init__(self, op: str, *, hint: str = "") -> None:
+        super().__init__(f'unsupported operator "{op}"{hint}')
         self.op = op
 
 

@@ -6,8 +6,11 @@ Registered through the ``pytest11`` entry point, so installing diffcheck enables
     The candidate backend's adapter. A test that requests it (directly or through
     ``diffcheck_compare``) runs once per backend: those named by
     ``--diffcheck-backends=mlx:cpu,wgpu,...``, by default every registered adapter's device
-    variants except the reference's. A backend that cannot run here is skipped with its
-    probe's reason (visible in ``-ra``), never silently; a probe that errors fails.
+    variants and every installed array-api-compat library (torch, jax...), except the
+    reference's. A backend that cannot run here is skipped with its probe's reason (visible
+    in ``-ra``), never silently; a probe that errors fails. ``diffcheck_compare`` on a
+    backend without an Array API namespace (``wgpu:opengl`` runs hand-written kernels only)
+    skips with that reason.
 ``diffcheck_compare`` (fixture)
     ``diffcheck_compare(fn, *inputs, max_nmse=1e-7)`` runs ``fn(xp, *arrays)`` on the
     reference and on ``diffcheck_backend`` (see :func:`diffcheck.compare`) and raises an
@@ -59,7 +62,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="LIST",
         default=None,
         help="comma-separated candidate backends (e.g. mlx:cpu,wgpu,torch:cpu); default: "
-        "every registered adapter's device variants except the reference",
+        "every registered adapter's device variants and every installed array-api-compat "
+        "library (torch, jax...), except the reference",
     )
     group.addoption(
         "--diffcheck-reference",
@@ -101,10 +105,10 @@ def _option_backends(config: pytest.Config) -> list[str] | None:
 
 def _default_backends(config: pytest.Config) -> list[str]:
     if _DEFAULTS not in config.stash:
-        from .testing._backends import registered_backends
+        from .testing._backends import default_backends
 
         reference = str(config.getoption("diffcheck_reference"))
-        config.stash[_DEFAULTS] = registered_backends(reference=reference)
+        config.stash[_DEFAULTS] = default_backends(reference=reference)
     return config.stash[_DEFAULTS]
 
 
@@ -280,6 +284,10 @@ def diffcheck_compare(
     """
     kwargs = _marker_kwargs(request.node)
     reference = kwargs.get("reference") or request.config.getoption("diffcheck_reference")
+    try:
+        diffcheck_backend.namespace()
+    except TypeError as error:  # the protocol's way to say "no Array API namespace here"
+        pytest.skip(f"diffcheck backend {diffcheck_backend.spec} cannot run this test: {error}")
     return DiffcheckCompare(
         diffcheck_backend, reference=str(reference), precision=kwargs.get("precision") or "f32"
     )

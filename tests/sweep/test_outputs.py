@@ -118,18 +118,19 @@ def test_the_page_renders_in_headless_chromium(fault_sweep: SweepRun, tmp_path: 
     if binary is None:
         pytest.skip("chromium is not installed (CI installs it with apt-get install chromium)")
     url = (fault_sweep.directory / "index.html").as_uri()
-    shot = tmp_path / "shot.png"
     args = _chromium_args(binary, tmp_path / "profile")
-    subprocess.run(
-        [*args, f"--screenshot={shot}", "--window-size=1280,2000", url],
-        capture_output=True,
-        timeout=120,
-        check=True,
-    )
-    width, height, pixels = _png_pixels(shot)
-    assert (width, height) == (1280, 2000)
-    assert shot.stat().st_size > 20_000
-    assert len(set(pixels)) > 50  # text, badges and plots, not a blank page
+    for window in (1280, 1920):  # a laptop and a desktop screen
+        shot = tmp_path / f"shot-{window}.png"
+        subprocess.run(
+            [*args, f"--screenshot={shot}", f"--window-size={window},2000", url],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
+        width, height, pixels = _png_pixels(shot)
+        assert (width, height) == (window, 2000)
+        assert shot.stat().st_size > 20_000
+        assert len(set(pixels)) > 50  # text, badges and plots, not a blank page
     dom = subprocess.run(
         [*args, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=True
     ).stdout

@@ -75,10 +75,15 @@ def known_backends() -> list[str]:
 def parse_backend(text: str) -> BackendName:
     """Split ``library[:device]``; UnknownBackendError when no adapter answers to it."""
     library, _, device = text.partition(":")
+    listing = "'diffcheck backends' lists every backend"
     if not library or (text.count(":") > 1) or (":" in text and not device):
-        raise UnknownBackendError(text)
+        raise UnknownBackendError(text, hint=f"it must be LIBRARY or LIBRARY:DEVICE; {listing}")
     if library not in adapter_entry_points() and library not in ARRAY_API_LIBRARIES:
-        raise UnknownBackendError(text)
+        from ..suggest import nearest
+
+        found = nearest(library, known_backends())
+        guess = f'did you mean "{found}{text[len(library) :]}"? ' if found else ""
+        raise UnknownBackendError(text, hint=f"{guess}{listing}")
     return BackendName(library, device or None)
 
 

@@ -14,6 +14,7 @@ _USAGE = """usage: diffcheck COMMAND [ARGS]
 commands:
   run       run one required check and write its report (diffcheck run --help)
   replay    re-derive a report's verdict from its stored bits
+  show      render a report's verdict: segments, the worst element by index, its neighbours
   backends  list backend adapters, their devices and availability
   ops       list operators and their options
   sweep     run a matrix of checks, each isolated in a worker (diffcheck sweep --help)
@@ -32,6 +33,11 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
 
         return run_sweep(argv)
 
+    def show(argv: Sequence[str]) -> int:
+        from .show_command import show as show_report
+
+        return show_report(argv)
+
     def fuzz(argv: Sequence[str]) -> int:
         from .fuzz_command import fuzz as run_fuzz  # hypothesis loads only when a fuzz runs
 
@@ -40,6 +46,7 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
     return {
         "run": commands.run,
         "replay": commands.replay,
+        "show": show,
         "backends": commands.backends,
         "ops": commands.ops,
         "schema": commands.schema,
@@ -60,9 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"diffcheck {__version__}")
         return 0
-    command = _commands().get(args[0])
+    commands = _commands()
+    command = commands.get(args[0])
     if command is None:
-        print(f"diffcheck: unknown command {args[0]!r}; run 'diffcheck --help'", file=sys.stderr)
+        from ..suggest import did_you_mean
+
+        print(
+            f"diffcheck: unknown command {args[0]!r}{did_you_mean(args[0], commands)}; "
+            "run 'diffcheck --help' for the commands",
+            file=sys.stderr,
+        )
         return 1
     try:
         return command(args[1:])

@@ -42,9 +42,22 @@ def run(argv: Sequence[str]) -> int:
         print(_status_line(document))
         return 0
     print(_status_line(document))
+    where = _where(document)
+    if where is not None:
+        print(f"where: {where}")
     reason = result.reason or f"required backend result: {result.status}"
     print(f"diffcheck: {reason}; report: {args.report}", file=sys.stderr)
     return 1
+
+
+def _where(document: ReportDocument) -> str | None:
+    """Where a failed check's worst element is, re-derived from the report's outputs."""
+    from ..report.replay import replay as replay_document
+    from ..text import one_line
+    from .show_command import failure_where
+
+    where = failure_where(replay_document(document))
+    return None if where is None else one_line(where)
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -90,6 +103,7 @@ def replay(argv: Sequence[str]) -> int:
     from ..search.bundle import is_bundle
     from ..search.replay import EPILOG, replay_bundle_command
     from ..text import one_line
+    from .show_command import failure_where
 
     parser = OneLineParser(prog="diffcheck replay", description=replay.__doc__, epilog=EPILOG)
     parser.add_argument(
@@ -134,6 +148,9 @@ def replay(argv: Sequence[str]) -> int:
             exit_code = 1
             continue
         print(one_line(f"{path}: agrees: {outcome.status}"))
+        where = failure_where(outcome) if outcome.status == "failed" else None
+        if where is not None:
+            print(one_line(f"{path}: note: where: {where}"))
         for note in outcome.notes:
             print(one_line(f"{path}: note: {note}"))
         if options.require_pass and outcome.status != "passed":

@@ -146,5 +146,14 @@ def fuzz(argv: Sequence[str]) -> int:
     if result.passed:
         print(result.summary())
         return 0
+    check, verdict = result.check, result.verdict
+    if check is not None and verdict is not None:
+        from .._verdict_render import failure_line
+        from ..text import one_line
+
+        # Where the minimal failing shape fails: its worst element by index in the output.
+        where = failure_line(verdict, check.op.output_shape(check.params))
+        if where is not None:
+            print(one_line(f"where: {where}"))
     print(f"diffcheck: {result.summary()}", file=sys.stderr)
     return 1

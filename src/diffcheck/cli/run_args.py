@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import annotated_types
+from pydantic.fields import FieldInfo
+
 from .._numbers import parse_f64, parse_u64
 from ..adapters import parse_backend
 from ..budget import parse_size
@@ -20,7 +23,7 @@ from ..errors import ConfigError
 from ..ops import OPS, get_op
 from ..precision import DEFAULT_MAX_NMSE, PRECISIONS
 
-__all__ = ["USAGE", "RunArgs", "one_line", "parse_run_args"]
+__all__ = ["ALLOWED", "SPELLINGS", "USAGE", "RunArgs", "one_line", "parse_run_args"]
 
 _COMMON = (
     "--require-backend",
@@ -35,6 +38,22 @@ _COMMON = (
 _FLAGS = frozenset({"--allow-self-test"})
 _OP_OPTIONS = tuple(sorted({f"--{name}" for op in OPS.values() for name in op.options}))
 ALLOWED = frozenset(_COMMON + _OP_OPTIONS) | _FLAGS
+
+
+def _respellings(options: frozenset[str]) -> dict[str, str]:
+    """Each option's other spelling (``--head-dim`` for ``--head_dim``, ``--max_nmse`` for
+    ``--max-nmse``) mapped to the option: a reader types either, and both mean one key."""
+    spellings: dict[str, str] = {}
+    for option in options:
+        name = option[2:]
+        for other in (name.replace("_", "-"), name.replace("-", "_")):
+            if other != name and f"--{other}" not in options:
+                spellings[f"--{other}"] = option
+    return spellings
+
+
+#: Other spellings accepted for the options, each mapped to its canonical one.
+SPELLINGS = _respellings(ALLOWED)
 
 
 def _op_lines() -> str:
@@ -90,10 +109,13 @@ def _pairs(argv: Sequence[str]) -> dict[str, str]:
     values: dict[str, str] = {}
     index = 0
     while index < len(argv):
-        key = argv[index]
+        key = SPELLINGS.get(argv[index], argv[index])
         if key not in ALLOWED:
+            from ..suggest import did_you_mean
+
             raise ConfigError(
-                f"unknown option {json.dumps(key)}; run 'diffcheck run --help' for the options"
+                f"unknown option {json.dumps(key)}{did_you_mean(key, ALLOWED)}; "
+                "run 'diffcheck run --help' for the options"
             )
         if key in _FLAGS:
             if key in values:
@@ -143,6 +165,18 @@ def one_line(text: str) -> str:
     )
 
 
+def _allowed_range(field: FieldInfo) -> str:
+    """``it must be a whole number from 0 to 18446744073709551615``, from the field's bounds."""
+    low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
+    high = next((m.le for m in field.metadata if isinstance(m, annotated_types.Le)), None)
+    kind = "a whole number" if field.annotation is int else "a number"
+    if low is not None and high is not None:
+        return f"it must be {kind} from {low} to {high}"
+    if low is not None:
+        return f"it must be {kind} >= {low}"
+    return f"it must be {kind}"
+
+
 def _parse(argv: Sequence[str]) -> RunArgs:
     values = _pairs(argv)
     backend = values.pop("--require-backend", None)
@@ -166,7 +200,8 @@ def _parse(argv: Sequence[str]) -> RunArgs:
             raise ConfigError(
                 f"invalid value for --{name}: {json.dumps(text)}; it must be true or false"
                 if kind is bool
-                else f"invalid numeric value for --{name}"
+                else f"invalid numeric value for --{name}: {json.dumps(text)}; "
+                f"{_allowed_range(op.params_model.model_fields[name])}"
             )
         params[name] = value
     report = values.pop("--report", None)
@@ -181,7 +216,10 @@ def _parse(argv: Sequence[str]) -> RunArgs:
     if (text := values.pop("--seed", None)) is not None:
         parsed_seed = parse_u64(text)
         if parsed_seed is None:
-            raise ConfigError("invalid numeric value for --seed")
+            raise ConfigError(
+                f"invalid numeric value for --seed: {json.dumps(text)}; "
+                f"it must be a whole number from 0 to {2**64 - 1}"
+            )
         seed = parsed_seed
     precision = values.pop("--precision", "f32")
     if precision not in PRECISIONS:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Final
 
+from .._distribution import DISTRIBUTION, IMPORT_PACKAGE
 from ..errors import ConfigError, UnknownOpError
 from ._base import Op
 
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP: Final = "diffcheck.ops"
-CORE_PACKAGE: Final = "diffcheck"
+CORE_PACKAGE: Final = DISTRIBUTION
 
 #: diffcheck's own ops, in listing order, exactly as its pyproject.toml registers them (a
 #: test keeps the two equal). Used as the core's entries only when the installed metadata
@@ -74,6 +75,11 @@ class OpSource:
 
 
 def _package(entry: EntryPoint) -> str:
+    # An entry point into the core's import package is the core's, whatever name the
+    # distribution that declares it was installed under (an older tree installed as
+    # ``diffcheck`` and this one side by side declare the same ops once).
+    if entry.value.split(":")[0].split(".")[0] == IMPORT_PACKAGE:
+        return CORE_PACKAGE
     dist = getattr(entry, "dist", None)
     name = getattr(dist, "name", None) if dist is not None else None
     return str(name) if name else "an unknown package"
@@ -209,7 +215,12 @@ class OpRegistry(Mapping[str, Op[Any]]):
             return op
         if name in self._problems:
             raise self._problems[name]
-        raise UnknownOpError(name)
+        from ..suggest import did_you_mean
+
+        known = [*ops, *self._aliases]
+        raise UnknownOpError(
+            name, hint=f"{did_you_mean(name, known)}; 'diffcheck ops' lists every op"
+        )
 
     def source(self, name: str) -> OpSource:
         """Where the op ``name`` (canonical) comes from."""

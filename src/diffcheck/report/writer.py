@@ -61,7 +61,13 @@ class ReportWriter:
                 )
 
     def _create_error(self, error: OSError) -> ReportError:
-        return ReportError(f"create report {self.path}: {error.strerror} (os error {error.errno})")
+        base = f"create report {self.path}: {error.strerror} (os error {error.errno})"
+        if error.errno == errno.EEXIST:
+            # Say what the reader can do: reports are evidence and are never overwritten.
+            base += "; a report is never overwritten: give a new path or move the old report"
+        elif error.errno == errno.ENOENT:
+            base += "; create the directory first"
+        return ReportError(base)
 
     @classmethod
     def existing(cls, path: Path) -> ReportWriter:

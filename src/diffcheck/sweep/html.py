@@ -11,6 +11,7 @@ page, and only when a person follows it); a pass that matches one is listed as n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..text import html_text as escape
@@ -25,6 +26,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .meta{color:#57606a;margin:0 0 12px}
 .verdict{padding:10px 14px;border-radius:6px;font-weight:600;margin:12px 0}
 .verdict.ok{background:#dafbe1;color:#116329}.verdict.bad{background:#ffebe9;color:#a40e26}
+.verdict.partial{background:#fff8c5;color:#7d4e00}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}
 .passed{background:#1a7f37}.failed{background:#cf222e}.not_run{background:#8c959f}
 .known{background:#bf8700}
@@ -33,10 +35,11 @@ table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:middle}
 th{background:#f6f8fa;position:sticky;top:0}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.pair,td.op{white-space:nowrap}
+td.pair,td.op{overflow-wrap:anywhere}
+table.checks code{overflow-wrap:anywhere}
 tr.status-failed td{background:#fff5f5}tr.status-not_run td{color:#57606a}
 tr.status-known td{background:#fff8c5}
-td.reason{min-width:260px;max-width:520px;font-size:12px;word-break:break-word}
+td.reason{min-width:180px;max-width:420px;font-size:12px;overflow-wrap:anywhere}
 details summary{cursor:pointer}
 .phases{display:flex;flex-wrap:wrap;gap:12px}.phases figure{margin:0}
 .phases figcaption{font-size:12px;color:#57606a}
@@ -51,14 +54,35 @@ def _num(value: float | None) -> str:
     return "0" if value == 0 else f"{value:.3g}"
 
 
+#: A decimal with five or more digits after the point (``0.00000014173460819139302``).
+_LONG_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def rounded(text: str) -> str:
+    """``text`` with its long decimals at three significant digits (``1.42e-07``); the
+    report and the folded full reason keep every digit."""
+    return _LONG_DECIMAL.sub(lambda match: f"{float(match.group()):.3g}", text)
+
+
 def _reason(reason: str | None, *, fold: int = 140) -> str:
-    """The reason, folded into a <details> (no script needed) when it is long."""
+    """The reason with long decimals rounded; the exact one folded into a <details> (no
+    script needed) when rounding or length hides something."""
     text = reason or ""
-    if len(text) <= fold:
+    short = rounded(text)
+    if short == text and len(text) <= fold:
         return escape(text)
-    return (
-        f"<details><summary>{escape(text[: fold - 20])}&hellip;</summary>{escape(text)}</details>"
-    )
+    head = escape(short) if len(short) <= fold else f"{escape(short[: fold - 20])}&hellip;"
+    return f"<details><summary>{head}</summary>{escape(text)}</details>"
+
+
+def _worker(row: SummaryRow) -> str:
+    """How the worker ended. A worker that exited 0 ran the check to its end: for a failed
+    check that reads "finished", so "exit 0" is never shown beside a failure."""
+    text = row.worker
+    if row.status != "passed" and text == "exit 0":
+        text = "finished (the check itself failed)" if row.status == "failed" else "finished"
+    wall = "" if row.worker_wall_s is None else f"<br>{row.worker_wall_s:.2f} s"
+    return f"{escape(text)}{wall}"
 
 
 def _badge(status: str) -> str:
@@ -131,7 +155,13 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
         f"<th>nmse vs tolerance (log, 1e{scale.lo}&ndash;1e{scale.hi})</th><th>worker</th>"
         "<th>reason</th><th>report</th></tr></thead><tbody>"
     ]
+    first_with: dict[str, str] = {}
     for row in rows:
+        reason = f"{_reason(row.reason)}{_divergence(row)}"
+        if row.outcome == "not_run" and row.reason:
+            first = first_with.setdefault(row.reason, row.id)
+            if first != row.id:  # one not_run reason repeated on every check of a pair
+                reason = f"same as <a href='#{escape(first)}'>{escape(first)}</a>"
         lines.append(
             f"<tr class='check status-{row.outcome}' data-status='{row.outcome}' id='{escape(row.id)}'>"
             f"<td>{_badge(row.outcome)}</td>"
@@ -140,9 +170,8 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
             f"<td>{escape(row.precision)}</td><td class='num'>{row.seed}</td>"
             f"<td class='num'>{_num(row.nmse)}</td><td class='num'>{row.tolerance:g}</td>"
             f"<td class='num'>{_num(row.ratio)}</td><td>{nmse_strip(row, scale)}</td>"
-            f"<td class='num'>{escape(row.worker)}"
-            f"{'' if row.worker_wall_s is None else f'<br>{row.worker_wall_s:.2f} s'}</td>"
-            f"<td class='reason'>{_reason(row.reason)}{_divergence(row)}</td>"
+            f"<td class='num'>{_worker(row)}</td>"
+            f"<td class='reason'>{reason}</td>"
             f"<td><a href='{escape(row.report)}'>json</a></td></tr>"
         )
     lines.append("</tbody></table>")
@@ -171,11 +200,19 @@ def render_html(summary: SweepSummary) -> str:
     rows = summary.checks
     counts = summary.counts
     ok = summary.exit_status == 0
-    verdict = (
-        "Sweep passed"
-        if ok
-        else "Sweep failed: " + "; ".join(escape(reason) for reason in summary.exit_reasons)
-    )
+    ran = counts.total - counts.not_run
+    if not ok:
+        verdict = "Sweep failed: " + "; ".join(escape(reason) for reason in summary.exit_reasons)
+        tone = "bad"
+    elif counts.not_run:
+        # Not green: a pass over the checks that ran says nothing about those that did not.
+        verdict = (
+            f"Sweep passed where it ran: {ran} of {counts.total} checks ran, "
+            f"{counts.not_run} not_run (see their reasons below)"
+        )
+        tone = "partial"
+    else:
+        verdict, tone = f"Sweep passed: all {counts.total} checks ran", "ok"
     strip_scale = LogRange.covering(
         [r.nmse for r in rows] + [r.tolerance for r in rows], lo=-16, hi=-2
     )
@@ -197,7 +234,7 @@ def render_html(summary: SweepSummary) -> str:
 <p class="meta">matrix <code>{escape(summary.matrix)}</code> ({escape(summary.description)}) &middot;
 {escape(summary.executor)} &middot; timeout {summary.timeout_s:g} s &middot; started {escape(summary.started_at)}
 &middot; {summary.elapsed_s:.1f} s &middot; diffcheck {escape(summary.diffcheck_version)}</p>
-<div class="verdict {"ok" if ok else "bad"}">{verdict}</div>
+<div class="verdict {tone}">{verdict}</div>
 <p id="counts">{counts.total} checks: {_badge("passed")} {counts.passed}
 &nbsp; {_badge("failed")} {counts.failed} &nbsp; {_badge("known")} {counts.known}
 &nbsp; {_badge("not_run")} {counts.not_run}</p>

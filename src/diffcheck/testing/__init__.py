@@ -10,7 +10,7 @@ package imports pytest; the core never imports it.
 
 from __future__ import annotations
 
-from ._backends import registered_backends
+from ._backends import default_backends, installed_libraries, registered_backends
 from ._perturb import PERTURBATIONS, Perturbation, WrappedAdapter, perturb, unavailable
 from .conformance import CONTRACT_CASES, ConformanceTests, OpCase, conformance_suite, op_cases
 
@@ -22,6 +22,8 @@ __all__ = [
     "Perturbation",
     "WrappedAdapter",
     "conformance_suite",
+    "default_backends",
+    "installed_libraries",
     "op_cases",
     "perturb",
     "registered_backends",

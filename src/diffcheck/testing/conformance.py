@@ -60,29 +60,44 @@ from ..report.replay import replay
 from ..runner import execute_check, run_check
 from ._cases import BackendSpec, _check, _label, _report_text, _Target, _target, _usable
 from ._contract import capability_problems, probe_problems
+from ._failure import failure_line_of
 from ._perturb import PERTURBATIONS, Perturbation, perturb, unavailable
+from ._tails import fuzz_ops, tail_cases
 
-__all__ = ["CONTRACT_CASES", "ConformanceTests", "OpCase", "conformance_suite", "op_cases"]
+__all__ = [
+    "CONTRACT_CASES",
+    "ConformanceTests",
+    "OpCase",
+    "conformance_suite",
+    "op_cases",
+]
 
 
-def op_cases() -> tuple[OpCase, ...]:
-    """The contract's cases, plus every other op of diffcheck's own at its default shape.
+def op_cases(*, tails: bool = True) -> tuple[OpCase, ...]:
+    """The contract's cases, plus every other op of diffcheck's own at its default shape and
+    at the tail shapes of its fuzz space (axes of 1, 33 and 127: see :mod:`._tails`).
 
     Ops that plugin packages add are not part of the adapter contract (each runs its own
     op conformance suite), so the cases do not change with what else is installed.
+    ``tails=False`` leaves the tail shapes out: the wrong-output tests corrupt an output in
+    ways (reversed, a segment scaled) that a one-element output cannot show.
     """
     from ..ops._registry import CORE_PACKAGE
 
     covered = {case.op for case in CONTRACT_CASES}
+    others = [
+        name for name in OPS if name not in covered and OPS.source(name).package == CORE_PACKAGE
+    ]
     return CONTRACT_CASES + tuple(
-        OpCase(name)
-        for name in OPS
-        if name not in covered and OPS.source(name).package == CORE_PACKAGE
+        case for name in others for case in (OpCase(name), *(tail_cases(name) if tails else ()))
     )
 
 
 _CASES: Final = op_cases()
 _CASE_IDS: Final = [case.id for case in _CASES]
+_DEFAULT_CASES: Final = op_cases(tails=False)
+#: Tests whose cases leave the tail shapes out (see :func:`op_cases`).
+_WITHOUT_TAILS: Final = frozenset({"test_wrong_output_is_caught"})
 #: Each run's report, per adapter (dropped with it), shared by the tests that read it.
 _RUNS: weakref.WeakKeyDictionary[
     Adapter, dict[tuple[OpCase, PrecisionName, str], ReportDocument]
@@ -122,11 +137,14 @@ class ConformanceTests:
                 scope="class",
             )
         if "case" in names:
-            metafunc.parametrize("case", _CASES, ids=_CASE_IDS)
+            cases = _DEFAULT_CASES if metafunc.function.__name__ in _WITHOUT_TAILS else _CASES
+            metafunc.parametrize("case", cases, ids=[case.id for case in cases])
         if "precision" in names:
             metafunc.parametrize("precision", PRECISIONS)
         if "kind" in names:
             metafunc.parametrize("kind", PERTURBATIONS)
+        if "fuzz_op" in names:
+            metafunc.parametrize("fuzz_op", fuzz_ops())
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -239,6 +257,9 @@ class ConformanceTests:
         if result is not None and result.status == "passed":
             return
         message = f"{case.id} at {precision}: {_report_text(document)}"
+        where = failure_line_of(document, replay(document).verdict)
+        if where is not None:
+            message += f"; where: {where}"
         if result is not None and result.status == "failed":
             failure = failure_of(
                 result.reason,
@@ -334,7 +355,10 @@ class ConformanceTests:
 
 
 def conformance_suite(
-    *backends: BackendSpec, reference: str = "numpy", allow_self_test: bool = False
+    *backends: BackendSpec,
+    reference: str = "numpy",
+    allow_self_test: bool = False,
+    fuzz_examples: int = 0,
 ) -> type[ConformanceTests]:
     """A pytest test class that checks each backend against the adapter contract.
 
@@ -348,6 +372,8 @@ def conformance_suite(
     allow_self_test
         Let a backend be the reference's own (by adapter identity); without it such a
         backend fails every test, since a backend cannot vouch for itself.
+    fuzz_examples
+        Also fuzz each op's shapes with this many examples per backend (0: no fuzz).
 
     Returns
     -------
@@ -371,10 +397,15 @@ def conformance_suite(
     if not backends:
         raise ValueError("conformance_suite needs at least one backend")
     name = "TestConformance_" + re.sub(r"\W+", "_", "_".join(_label(b) for b in backends))
-    attributes = {
+    attributes: dict[str, object] = {
         "backends": tuple(backends),
         "reference": reference,
         "allow_self_test": allow_self_test,
         "__module__": __name__,
     }
+    if fuzz_examples > 0:
+        from ._fuzz_suite import ConformanceFuzzTests
+
+        attributes["fuzz_examples"] = fuzz_examples
+        return type(name, (ConformanceFuzzTests,), attributes)
     return type(name, (ConformanceTests,), attributes)

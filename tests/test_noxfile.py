@@ -1,0 +1,152 @@
+"""The noxfile finds plugin folders itself, and `nox -s dev` installs all of them.
+
+The README's set-up line (`nox -s dev && . .venv/bin/activate`) gives the `diffcheck`
+command only when the dev session installs the core and every plugin into `.venv`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_noxfile() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("diffcheck_noxfile", ROOT / "noxfile.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+noxfile = _load_noxfile()
+
+
+def _editables(args: list[str]) -> list[str]:
+    assert all(args[i] == "-e" for i in range(0, len(args), 2)), args
+    return args[1::2]
+
+
+def test_every_plugin_folder_of_this_tree_is_installed() -> None:
+    folders = {
+        p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("adapters/*/pyproject.toml")
+    }
+    folders |= {p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("ops/*/pyproject.toml")}
+    assert {
+        "adapters/mlx",
+        "adapters/wgpu",
+        "adapters/metal",
+        "adapters/example",
+        "ops/example",
+    } <= folders
+    installed = _editables(noxfile.install_args("test"))
+    assert installed[0] == ".[test]"
+    assert {spec.split("[")[0] for spec in installed[1:]} == folders
+
+
+@pytest.mark.parametrize(
+    ("platform", "mlx", "metal"),
+    [
+        ("linux", "adapters/mlx[cpu]", "adapters/metal"),
+        ("darwin", "adapters/mlx", "adapters/metal[pyobjc]"),
+        ("win32", "adapters/mlx", "adapters/metal"),
+    ],
+)
+def test_platform_extras(platform: str, mlx: str, metal: str) -> None:
+    specs = noxfile.plugin_specs(ROOT, platform)
+    assert mlx in specs
+    assert metal in specs
+
+
+_NAME = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    adapters=st.sets(_NAME, max_size=4),
+    ops=st.sets(_NAME, max_size=3),
+    not_plugins=st.sets(_NAME, max_size=2),
+)
+def test_a_new_folder_is_found_without_an_edit(
+    adapters: set[str], ops: set[str], not_plugins: set[str]
+) -> None:
+    # Built in a fresh temporary tree per example: Hypothesis and tmp_path do not mix.
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for parent, names in (("adapters", adapters), ("ops", ops)):
+            for name in names:
+                (root / parent / name).mkdir(parents=True)
+                (root / parent / name / "pyproject.toml").write_text("[project]\n")
+        for name in not_plugins - adapters:  # a folder without a pyproject is not a plugin
+            (root / "adapters" / name).mkdir(parents=True)
+        expected = sorted([f"adapters/{n}" for n in adapters] + [f"ops/{n}" for n in ops])
+        assert noxfile.plugin_folders(root) == expected
+        assert _editables(noxfile.install_args(root=root, platform="linux")) == [".", *expected]
+
+
+def test_the_dev_session_builds_dot_venv_with_everything(tmp_path: Path) -> None:
+    assert "dev" in noxfile.nox.registry.get()
+    venv = tmp_path / ".venv"
+    create, upgrade, install = noxfile.dev_commands(venv, "python3")
+    assert create == ["python3", "-m", "venv", str(venv)]
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    assert upgrade[: len(pip)] == pip
+    assert install[: len(pip)] == pip
+    rest = install[len(pip) :]
+    # The core with the test, fuzz and dask extras, every plugin, and the examples' backends.
+    assert rest[:2] == ["-e", ".[test,fuzz,dask]"]
+    assert "array-api-strict" in rest
+    assert (
+        list(noxfile.install_args("test", "fuzz", "dask")) == rest[: -len(noxfile.EXAMPLE_EXTRAS)]
+    )
+    assert noxfile.DEV_VENV == ROOT / ".venv"
+
+
+def test_the_readme_gives_the_setup_line_and_git_ignores_the_venv() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"nox -s dev && \. \.venv/bin/activate", readme)
+    assert ".venv/" in (ROOT / ".gitignore").read_text().splitlines()
+    # The console script the activated environment puts on PATH.
+    assert 'diffcheck = "diffcheck.cli:main"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_noxfile_names_no_plugin_folder_by_hand() -> None:
+    text = (ROOT / "noxfile.py").read_text()
+    assert not re.search(
+        r'"(adapters|ops)/[a-z]',
+        text.replace('"adapters/mlx": "cpu"', "").replace('"adapters/metal": "pyobjc"', ""),
+    ), "a plugin folder is listed by hand"
+    assert sys.platform  # the module under test reads it
+
+
+def test_contributings_quick_venv_installs_what_the_dev_session_does() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    match = re.search(r"^pip install (.*?)\n(?!\s)", text.replace("\\\n", " "), re.M)
+    assert match is not None, "CONTRIBUTING.md lost its quick-venv pip line"
+    words = [w.strip("\"'") for w in match[1].split()]
+    editables = sorted(words[i + 1] for i, w in enumerate(words) if w == "-e")
+    expected = noxfile.install_args("test", "fuzz", "dask", platform="linux")
+    assert editables == sorted(expected[1::2])
+    assert set(noxfile.EXAMPLE_EXTRAS) <= set(words)
+
+
+def test_the_numerics_session_installs_what_the_readme_examples_need() -> None:
+    import inspect
+
+    # The README's values-mode example runs on array_api_strict (marked requires=).
+    assert "array_api_strict" in (ROOT / "README.md").read_text()
+    assert "array-api-strict" in noxfile.EXAMPLE_EXTRAS
+    source = inspect.getsource(noxfile.numerics)
+    assert "session.install(*EXAMPLE_EXTRAS)" in source
+    assert '_install_project(session, "fuzz")' in source
