@@ -188,3 +188,57 @@ def test_a_precision_the_candidate_lacks_is_refused_before_anything_runs() -> No
     with pytest.raises(diffcheck.BackendError, match="does not execute precision bf16"):
         locate(program, np.ones(4, np.float32), candidate=NoBfloat16("none"), precision="bf16")
     assert ran == []
+
+
+def test_the_first_wrong_call_is_saved_as_a_bundle_that_replays(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mlx.core", reason="MLX is not installed here")
+    from diffcheck.cli import main
+
+    x = RNG.standard_normal((4, 8))
+    result = locate(programs.twenty_calls_with_exp, x, candidate="mlx:cpu")
+    assert result.bundle_note == "bundled"
+    path = result.save_bundle(tmp_path / "exp.json")
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "REPRODUCES: exp [value]" in out
+    with pytest.raises(diffcheck.ConfigError, match="cannot create"):
+        result.save_bundle(path)  # never over an existing file
+
+
+def test_a_bundle_exists_only_for_a_wrong_call_of_the_standard() -> None:
+
+    def program(xp: Any, x: Any) -> Any:
+        return xp.sum(x[1:] * 2.0)
+
+    passing = locate(program, np.arange(8.0), candidate=BuggyAdapter("none"))
+    assert passing.bundle is None
+    assert passing.bundle_note == "no wrong call"
+    with pytest.raises(diffcheck.ConfigError, match="no bundle to save: no wrong call"):
+        passing.save_bundle("never-written.json")
+    fn, args = CASES["var-axis"]
+    located = locate(fn, *args, candidate=BuggyAdapter("var-axis"))
+    assert located.first_wrong is not None
+    assert located.bundle is not None, located.bundle_note
+    assert located.bundle.function == "var"
+
+
+@pytest.mark.parametrize(
+    ("name", "via", "args", "why"),
+    [
+        ("__getitem__", "array", (np.ones(3), slice(1, None)), "index, attribute or method"),
+        ("reshape", "array", (np.ones(4), (2, 2)), "index, attribute or method"),
+        ("__loader__.set_data", "namespace", (np.ones(3),), "not a function of the standard"),
+        ("softmax", "namespace", (np.ones(3),), "not a function of the standard"),
+        ("exp", "namespace", ((np.ones(3, np.float32), "bfloat16"),), "bfloat16 input"),
+        ("exp", "namespace", (object(),), "positional argument of type object"),
+    ],
+)
+def test_calls_a_bundle_cannot_hold_say_why(name: str, via: str, args: Any, why: str) -> None:
+    from diffcheck.adapters import resolve
+    from diffcheck.localize._bundle import bundle_for_call
+
+    bundle, note = bundle_for_call(name, via, args, {}, resolve("numpy"), BuggyAdapter("none"))
+    assert bundle is None
+    assert why in note

@@ -150,9 +150,11 @@ class Comparer:
                 result = call.function(*args, **kwargs)
         except Exception as error:  # the call refuses inputs its own side accepted
             reason = f"re-run on the reference's inputs raised {type(error).__name__}: {error}"
-            return Pending(kept, call, reason, dict(casts), expected)
+            return Pending(kept, call, reason, dict(casts), expected, hosts)
         outputs = list(result) if isinstance(result, tuple | list) else [result]
-        return Pending(kept, call, [o for o in outputs if is_array(o)], dict(casts), expected)
+        return Pending(
+            kept, call, [o for o in outputs if is_array(o)], dict(casts), expected, hosts
+        )
 
     def _reference_on(self, kept: Kept, hosts: Any, casts: dict[str, str]) -> list[Any]:
         """The reference's function on inputs rounded into the candidate's dtypes, rounded."""
@@ -232,6 +234,8 @@ class Pending:
     local: list[Any] | str  # the re-run's outputs, or why it raised
     casts: dict[str, str]  # reference input dtype -> the candidate's
     expected: list[Any]  # what the local re-run must match (the reference's output)
+    #: The re-run's host inputs (args, kwargs): the reference's, in the candidate's dtypes.
+    inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
 
 
 def settle(adapter: Adapter, pending: Sequence[Pending]) -> None:

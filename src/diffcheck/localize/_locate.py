@@ -40,6 +40,7 @@ from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
 from ..values.dtypes import dtype_name
 from ._arrays import arrays_in, cast, digest, map_arrays, nbytes, shape_of
+from ._bundle import bundle_for_call
 from ._judge import Comparer, Kept, Pending, reduced_terms, settle
 from ._proxy import RawCall, Recorder, RecordingNamespace
 from ._result import Localization, LocatedCall, PathSplit
@@ -111,6 +112,7 @@ def _run_candidate(
     window: _Pass,
     comparer: Comparer,
     located: dict[int, LocatedCall],
+    wrong_inputs: dict[int, Pending],
 ) -> PathSplit | None:
     xp = candidate.namespace()
     kept = window.kept
@@ -140,6 +142,8 @@ def _run_candidate(
         call, record = pending.call, pending.kept
         carried, local = comparer.judge(pending, reduced_terms(call.name, record))
         status: Any = "wrong" if not local.passed else "inherits" if not carried.passed else "ok"
+        if status == "wrong" and not wrong_inputs:
+            wrong_inputs[call.index] = pending  # the first wrong call: its bundle is made
         located[call.index] = LocatedCall(
             index=call.index,
             function=call.name,
@@ -200,6 +204,7 @@ def locate_on(
     candidate_hosts = _candidate_hosts(hosts, precision)
     comparer = Comparer(candidate, dict(nmse_bounds or {}))
     located: dict[int, LocatedCall] = {}
+    first_pending: dict[int, Pending] = {}
     start, passes, peak, split, total = 0, 0, 0, None, 0
     while True:
         # Half for the reference's kept inputs and outputs, half for the candidate's queued
@@ -207,7 +212,9 @@ def locate_on(
         window = _Pass(start, max(1, max_memory // 2))
         kept = _run_reference(fn, reference, hosts, window)
         total = len(kept)
-        split = _run_candidate(fn, candidate, candidate_hosts, window, comparer, located)
+        split = _run_candidate(
+            fn, candidate, candidate_hosts, window, comparer, located, first_pending
+        )
         passes += 1
         peak = max(peak, window.stored)
         if split is not None or window.stop is None or window.stop >= total:
@@ -215,6 +222,13 @@ def locate_on(
         start = window.stop
     calls = tuple(located[i] for i in sorted(located))
     first = next((c for c in calls if c.status == "wrong"), None)
+    bundle, note = None, "no wrong call"
+    if first is not None and first.index in first_pending:
+        pending = first_pending[first.index]
+        args, kwargs = pending.inputs
+        bundle, note = bundle_for_call(
+            first.function, pending.call.via, args, kwargs, reference, candidate
+        )
     return Localization(
         reference=reference.spec,
         candidate=candidate.spec,
@@ -226,4 +240,6 @@ def locate_on(
         passes=passes,
         peak_stored_bytes=peak,
         max_memory=max_memory,
+        bundle=bundle,
+        bundle_note=note,
     )

@@ -71,6 +71,9 @@ class RawCall:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     outputs: list[Any] = field(default_factory=list)
+    #: "namespace" (xp.f), "operator" (a + b, in the mathematics' order), or "array" (an
+    #: index, an attribute or a method: no function of the standard calls it that way).
+    via: str = "namespace"
 
 
 class Recorder:
@@ -86,7 +89,14 @@ class Recorder:
         #: The recording namespace, for ``array.__array_namespace__()`` inside the program.
         self.namespace: Any = None
 
-    def call(self, name: str, function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    def call(
+        self,
+        name: str,
+        function: Callable[..., Any],
+        args: Any,
+        kwargs: Any,
+        via: str = "namespace",
+    ) -> Any:
         raw_args, raw_kwargs = unwrap(tuple(args)), unwrap(dict(kwargs))
         # NaN, overflow and division by zero are values under test here, not warnings.
         with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -96,7 +106,7 @@ class Recorder:
         arrays = [o for o in outputs if is_array(o)]
         if not arrays:
             return result  # a scalar, dtype or info object: nothing to compare
-        call = RawCall(self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays)
+        call = RawCall(self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays, via)
         self.count += 1
         self.observe(call)
         return self.wrap(result)
@@ -148,23 +158,24 @@ def _method(name: str) -> Callable[..., Any]:
 
 def _binary(name: str, op: Callable[[Any, Any], Any], *, reflected: bool = False) -> Any:
     def method(self: Tracked, other: Any) -> Any:
-        if reflected:
-            return self._recorder.call(name, lambda a, b: op(b, a), (self, other), {})
-        return self._recorder.call(name, op, (self, other), {})
+        # Recorded in the order of the mathematics (``1 / x`` is divide(1, x)), so the call
+        # re-runs, and replays as a bundle, as the standard's function.
+        operands = (other, self) if reflected else (self, other)
+        return self._recorder.call(name, op, operands, {}, "operator")
 
     return method
 
 
 def _unary(name: str, op: Callable[[Any], Any]) -> Any:
     def method(self: Tracked) -> Any:
-        return self._recorder.call(name, op, (self,), {})
+        return self._recorder.call(name, op, (self,), {}, "operator")
 
     return method
 
 
 def _attribute(name: str) -> Any:
     def getter(self: Tracked) -> Any:
-        return self._recorder.call(name, operator.attrgetter(name), (self,), {})
+        return self._recorder.call(name, operator.attrgetter(name), (self,), {}, "array")
 
     return property(getter)
 
@@ -236,7 +247,7 @@ class Tracked:
     __hash__ = None  # type: ignore[assignment]
 
     def __getitem__(self, key: Any) -> Any:
-        return self._recorder.call("__getitem__", operator.getitem, (self, key), {})
+        return self._recorder.call("__getitem__", operator.getitem, (self, key), {}, "array")
 
     # Conversions to Python values leave the recorded world: control flow on values.
     def __bool__(self) -> bool:
@@ -263,7 +274,7 @@ class Tracked:
             recorder = self._recorder
 
             def method(*args: Any, **kwargs: Any) -> Any:
-                return recorder.call(name, _method(name), (self, *args), kwargs)
+                return recorder.call(name, _method(name), (self, *args), kwargs, "array")
 
             return method
         return value

@@ -6,7 +6,8 @@ import html
 import math
 import os
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 __all__ = ["CallError", "Localization", "LocatedCall", "PathSplit"]
 
@@ -111,6 +112,30 @@ class Localization:
     passes: int
     peak_stored_bytes: int
     max_memory: int
+    #: The first wrong call as a replay bundle (a ``diffcheck.search.bundle.Bundle``), or None.
+    bundle: Any = None
+    #: Why there is no bundle (or "bundled").
+    bundle_note: str = ""
+
+    def save_bundle(self, path: str | os.PathLike[str]) -> Path:
+        """Write the first wrong call's bundle as a new file; ``diffcheck replay`` replays it.
+
+        Raises
+        ------
+        ConfigError
+            When there is no bundle (and why), or the file cannot be created new.
+        """
+        from ..errors import BundleError, ConfigError
+        from ..search.bundle import write_bundle
+
+        if self.bundle is None:
+            raise ConfigError(f"no bundle to save: {self.bundle_note}")
+        target = Path(path)
+        try:
+            write_bundle(target, self.bundle)
+        except BundleError as error:
+            raise ConfigError(str(error)) from None
+        return target
 
     @property
     def passed(self) -> bool:
