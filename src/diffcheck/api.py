@@ -24,6 +24,8 @@ from typing import Any, Literal, TypeAlias, overload
 import numpy as np
 import numpy.typing as npt
 
+from ._lossless import float32_input, lossy_output, refuse_lossy_reference
+from ._tolerance import positive_tolerance
 from .adapters import Adapter, resolve, same_backend, storage_name
 from .config import Check, make_check
 from .device_metrics import diff_on_device, on_device
@@ -55,17 +57,6 @@ def _adapter(backend: str | Adapter, role: str) -> Adapter:
     return adapter
 
 
-def _host_input(value: Any, index: int) -> npt.NDArray[np.float32]:
-    """A float32 host copy of one input, keeping its shape (``to_host`` would flatten it)."""
-    host = host_array(value)
-    if host.dtype.kind not in "biuf":
-        raise ConfigError(
-            f"input {index} has dtype {host.dtype}, but compare needs real numbers "
-            "(they are converted to float32)"
-        )
-    return np.ascontiguousarray(host, dtype=np.float32)
-
-
 def _run(
     adapter: Adapter,
     fn: Callable[..., Any],
@@ -86,16 +77,6 @@ def _hosts(adapter: Adapter, outputs: list[Any]) -> list[npt.NDArray[np.float32]
         adapter.host_float32(output).reshape(tuple(int(n) for n in output.shape))
         for output in outputs
     ]
-
-
-def _execute(
-    adapter: Adapter,
-    fn: Callable[..., Any],
-    inputs: Sequence[npt.NDArray[np.float32]],
-    precision: PrecisionName,
-) -> list[npt.NDArray[np.float32]]:
-    """Run ``fn`` on ``adapter`` from host inputs; float32 host outputs, shapes kept."""
-    return _hosts(adapter, _run(adapter, fn, inputs, precision))
 
 
 def _segments(
@@ -289,9 +270,7 @@ def compare(
         raise ConfigError(
             f'precision "{precision}" is not supported; it must be one of {", ".join(PRECISIONS)}'
         )
-    tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)
-    if not np.isfinite(tolerance) or tolerance <= 0.0:
-        raise ConfigError(f"max_nmse={max_nmse}, but it must be finite and strictly positive")
+    tolerance = default_max_nmse(precision) if max_nmse is None else positive_tolerance(max_nmse)
     candidate_adapter = _adapter(candidate, "candidate")
     reference_adapter = _adapter(reference, "reference")
     executes = candidate_adapter.capabilities().precisions
@@ -300,26 +279,48 @@ def compare(
             candidate_adapter.spec,
             f"it does not execute precision {precision} (it executes: {', '.join(executes)})",
         )
-    hosts = [_host_input(value, index) for index, value in enumerate(inputs)]
-    expected = _execute(reference_adapter, fn, hosts, "f32")
+    hosts = [float32_input(host_array(value), index) for index, value in enumerate(inputs)]
+    with reference_adapter.computing():
+        produced = _run(reference_adapter, fn, hosts, "f32")
+        refuse_lossy_reference(produced, reference_adapter.spec)
+        expected = _hosts(reference_adapter, produced)
+    with candidate_adapter.computing():
+        verdict = _judge_candidate(
+            candidate_adapter, fn, hosts, produced, expected, tolerance, precision, segments
+        )
+    return _bind_storage(verdict, candidate_adapter, precision)
+
+
+def _judge_candidate(
+    adapter: Adapter,
+    fn: Callable[..., Any],
+    hosts: list[npt.NDArray[np.float32]],
+    produced: list[Any],
+    expected: list[npt.NDArray[np.float32]],
+    tolerance: float,
+    precision: PrecisionName,
+    segments: Segments | None,
+) -> Verdict:
+    """Run ``fn`` on the candidate (inside its :meth:`~Adapter.computing` scope) and judge it."""
     flat_ref = np.concatenate([r.reshape(-1) for r in expected]) if expected else np.empty(0)
     try:
-        raw = _run(candidate_adapter, fn, hosts, precision)
+        raw = _run(adapter, fn, hosts, precision)
     except Exception as error:  # the reference ran: the candidate's failure is a verdict
-        return Verdict("failed", call_failure(candidate_adapter, error), None, tolerance)
+        return Verdict("failed", call_failure(adapter, error), None, tolerance)
+    if (lossy := lossy_output(raw, produced)) is not None:
+        return Verdict("failed", lossy, None, tolerance)
     if segments is None and len(raw) == 1 and on_device(raw[0]):
         # Measured where the output lives; only the figures come back (no report to fill).
         measured = diff_on_device(
             flat_ref, raw[0], max_nmse=tolerance, ulp_dtype=precision, host_copy=False
         )
         shape = tuple(int(n) for n in raw[0].shape)
-        shaped = _bind_shapes(measured.verdict, expected, [np.broadcast_to(np.float32(0), shape)])
-        return _bind_storage(shaped, candidate_adapter, precision)
-    actual = _hosts(candidate_adapter, raw)
+        return _bind_shapes(measured.verdict, expected, [np.broadcast_to(np.float32(0), shape)])
+    actual = _hosts(adapter, raw)
     flat_act = np.concatenate([a.reshape(-1) for a in actual]) if actual else np.empty(0)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen, ulp_dtype=precision)
-    return _bind_storage(_bind_shapes(verdict, expected, actual), candidate_adapter, precision)
+    return _bind_shapes(verdict, expected, actual)
 
 
 def _bind_storage(verdict: Verdict, adapter: Adapter, precision: PrecisionName) -> Verdict:
@@ -422,7 +423,10 @@ def run(
         When the report file exists already or cannot be written.
     """
     if isinstance(config, Check):
+        # A Check built directly skips make_check's validation: its pair is checked here, so
+        # numpy:cpu against numpy cannot pass without the self-test marker.
         check = config
+        _refuse_self_test(check.require_backend, check.reference, check.allow_self_test)
     else:
         missing = [key for key in ("require_backend", "op") if key not in config]
         if missing:

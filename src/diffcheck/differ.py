@@ -33,6 +33,7 @@ import numpy.typing as npt
 from ._measure import Figures, default_ulp_format, measure, ulp_format
 from ._measure import _first_bad as _first_bad
 from ._numbers import rust_display
+from ._tolerance import strict_tolerance
 
 __all__ = [
     "ABSOLUTE_MSE_FLOOR",
@@ -153,6 +154,10 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    def __bool__(self) -> bool:
+        """Truth is :attr:`passed`, so ``assert diffcheck.diff(...)`` fails on a failure."""
+        return self.passed
 
     @property
     def first_failing_segment(self) -> SegmentVerdict | None:
@@ -487,7 +492,11 @@ def diff(
     ------
     ValueError
         When ``segments`` or ``ulp_dtype`` is malformed (misuse, not a divergence).
+    ConfigError
+        When ``max_nmse`` is not a number (``True`` and ``"0.5"`` are refused, not read as
+        1.0 and 0.5); a NumPy scalar is taken as the Python float it equals.
     """
+    max_nmse = strict_tolerance(max_nmse)
     ref, act = to_host(reference), to_host(actual)
     verdict = compare_outputs(ref, act, max_nmse, ulp_dtype=ulp_dtype)
     if expected_elements is not None:

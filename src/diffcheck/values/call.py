@@ -112,7 +112,8 @@ def call_on(
     """Call ``fn`` on ``adapter`` and bring the result home; never raises for the call."""
     xp = adapter.namespace()
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
+        # On the adapter's own device (mlx:cpu on the CPU), the reads home included.
+        with adapter.computing(), np.errstate(all="ignore"), warnings.catch_warnings():
             # NaN, inf and division by zero are values under test here, not warnings.
             warnings.simplefilter("ignore", RuntimeWarning)
             return _call(adapter, xp, fn, hosts, kwargs)

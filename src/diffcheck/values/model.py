@@ -175,6 +175,10 @@ class ValueVerdict:
         """Whether the candidate agreed with the reference."""
         return self.status == "passed"
 
+    def __bool__(self) -> bool:
+        """Truth is :attr:`passed`: ``assert compare(..., mode="values")`` fails on a failure."""
+        return self.passed
+
     def __str__(self) -> str:
         if self.passed:
             ulp = f", max {self.max_ulp} ULP" if self.max_ulp is not None else ""
