@@ -92,8 +92,9 @@ def _adapter(backend: str | Adapter) -> Adapter:
 def _holds(adapter: Adapter, dtype: str) -> bool:
     """Whether arrays of ``dtype`` survive the move onto ``adapter`` with their dtype."""
     try:
-        moved = adapter.to_device(np.zeros(2, dtype))
-        return dtype_name(moved.dtype) == dtype
+        with adapter.computing():  # on the device named, as every call of the search
+            moved = adapter.to_device(np.zeros(2, dtype))
+            return dtype_name(moved.dtype) == dtype
     except Exception:  # a backend refusing a dtype is an answer, not an error
         return False
 
