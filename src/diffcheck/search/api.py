@@ -301,12 +301,15 @@ def _classify(
     """Entries for the findings (known ones marked), and the declared divergences not met."""
     from ..adapters import matching_api_divergence
     from .output import bundle_name, describe_example
+    from .runner import api_case
 
     declared = cand.known_api_divergences()
     entries: list[FindingEntry] = []
     used: set[int] = set()
     for index, finding in enumerate(findings):
-        match = matching_api_divergence(declared, finding.function, finding.kind, finding.dtype)
+        match = matching_api_divergence(
+            declared, finding.function, finding.kind, finding.dtype, case=api_case(finding)
+        )
         if match is not None:
             used.add(declared.index(match))
         blame = finding.verdict.blame
