@@ -60,7 +60,9 @@ def float32_input(host: npt.NDArray[Any], index: int) -> npt.NDArray[np.float32]
 
 
 def _dtype_of(output: Any) -> str:
-    return dtype_name(getattr(output, "dtype", np.asarray(output).dtype))
+    # Read the library's own dtype: converting a bfloat16 tensor to NumPy would raise.
+    dtype = getattr(output, "dtype", None)
+    return dtype_name(np.asarray(output).dtype if dtype is None else dtype)
 
 
 def refuse_lossy_reference(outputs: Sequence[Any], reference: str) -> None:

@@ -32,6 +32,7 @@ from .device_metrics import diff_on_device, on_device
 from .differ import Segment, Verdict, diff, host_array
 from .errors import BackendError, ConfigError
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
+from .provenance import provenance_of
 from .report.models import ReportDocument
 from .runner import run_check
 from .values import ValueVerdict
@@ -219,6 +220,9 @@ def compare(
         ``missing``, ``raises``, ``dtype``, ``shape``, ``nan``, ``signed-zero``, ``inf``,
         ``value``, with the first and worst element and ``blame``. A divergence is never an
         exception, nor is a function missing from one namespace.
+        Either way ``bool(verdict)`` is ``verdict.passed`` (``assert compare(...)`` fails on
+        a failure), and ``verdict.provenance`` records which library computed each side
+        and whether the two are independent (:mod:`diffcheck.provenance`).
 
     Raises
     ------
@@ -229,8 +233,11 @@ def compare(
     UnknownBackendError
         When a backend name is not registered.
     ConfigError
-        When ``precision`` or ``max_nmse`` is invalid, an input is not real-valued, or the
-        candidate is the reference's own backend without ``allow_self_test``.
+        When ``precision`` or ``max_nmse`` is invalid (a bool or text is not a tolerance),
+        the candidate is the reference's own backend without ``allow_self_test``, or, in
+        ``nmse`` mode, an input or a reference output would lose value in the cast to
+        float32 (complex, integer or bool outputs; integers float32 cannot hold): the
+        message points to ``mode="values"``, which compares them exactly.
     ValueError
         When ``segments`` is malformed.
 
@@ -285,9 +292,12 @@ def compare(
         refuse_lossy_reference(produced, reference_adapter.spec)
         expected = _hosts(reference_adapter, produced)
     with candidate_adapter.computing():
-        verdict = _judge_candidate(
+        verdict, raw = _judge_candidate(
             candidate_adapter, fn, hosts, produced, expected, tolerance, precision, segments
         )
+    if produced and raw:
+        found = provenance_of(reference_adapter, candidate_adapter, produced[0], raw[0])
+        verdict = replace(verdict, provenance=found)
     return _bind_storage(verdict, candidate_adapter, precision)
 
 
@@ -300,27 +310,32 @@ def _judge_candidate(
     tolerance: float,
     precision: PrecisionName,
     segments: Segments | None,
-) -> Verdict:
-    """Run ``fn`` on the candidate (inside its :meth:`~Adapter.computing` scope) and judge it."""
+) -> tuple[Verdict, list[Any]]:
+    """Run ``fn`` on the candidate (inside its :meth:`~Adapter.computing` scope) and judge it.
+
+    Returns the verdict and the candidate's outputs as its device returned them (none when
+    it raised).
+    """
     flat_ref = np.concatenate([r.reshape(-1) for r in expected]) if expected else np.empty(0)
     try:
         raw = _run(adapter, fn, hosts, precision)
     except Exception as error:  # the reference ran: the candidate's failure is a verdict
-        return Verdict("failed", call_failure(adapter, error), None, tolerance)
+        return Verdict("failed", call_failure(adapter, error), None, tolerance), []
     if (lossy := lossy_output(raw, produced)) is not None:
-        return Verdict("failed", lossy, None, tolerance)
+        return Verdict("failed", lossy, None, tolerance), raw
     if segments is None and len(raw) == 1 and on_device(raw[0]):
         # Measured where the output lives; only the figures come back (no report to fill).
         measured = diff_on_device(
             flat_ref, raw[0], max_nmse=tolerance, ulp_dtype=precision, host_copy=False
         )
         shape = tuple(int(n) for n in raw[0].shape)
-        return _bind_shapes(measured.verdict, expected, [np.broadcast_to(np.float32(0), shape)])
+        placeholder = [np.broadcast_to(np.float32(0), shape)]
+        return _bind_shapes(measured.verdict, expected, placeholder), raw
     actual = _hosts(adapter, raw)
     flat_act = np.concatenate([a.reshape(-1) for a in actual]) if actual else np.empty(0)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen, ulp_dtype=precision)
-    return _bind_shapes(verdict, expected, actual)
+    return _bind_shapes(verdict, expected, actual), raw
 
 
 def _bind_storage(verdict: Verdict, adapter: Adapter, precision: PrecisionName) -> Verdict:
@@ -380,6 +395,7 @@ def _compare_values(
         signed_zero=signed_zero,
         kwargs=dict(kwargs or {}),
         voters=voter_calls(voters, fn),
+        provenance=True,
     )
 
 

@@ -34,6 +34,7 @@ from ._measure import Figures, default_ulp_format, measure, ulp_format
 from ._measure import _first_bad as _first_bad
 from ._numbers import rust_display
 from ._tolerance import strict_tolerance
+from .provenance import Provenance
 
 __all__ = [
     "ABSOLUTE_MSE_FLOOR",
@@ -150,6 +151,9 @@ class Verdict:
     #: The values around the largest difference and around a first non-finite value, so a
     #: failure can be read without the arrays (measured on a device, only these come back).
     around: tuple[Around, ...] = field(default=())
+    #: Which library computed each side and whether they are independent (``compare``
+    #: fills it; ``diff`` sees only arrays and leaves it None).
+    provenance: Provenance | None = None
 
     @property
     def passed(self) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from ..provenance import Provenance
+
 __all__ = [
     "FAILURE_KINDS",
     "Blame",
@@ -169,6 +171,8 @@ class ValueVerdict:
     failing: int = 0
     max_ulp: int | None = None
     blame: Blame | None = None
+    #: Which library computed each side and whether they are independent.
+    provenance: Provenance | None = None
 
     @property
     def passed(self) -> bool:
