@@ -49,8 +49,19 @@ def _match(d: KnownApiDivergence, function: str, case: ApiCase, dtype: str = "in
 def test_a_shift_past_the_width_is_excused_and_a_wrong_shift_by_zero_is_not() -> None:
     assert _match(SHIFT, "bitwise_left_shift", _shift_case([5], [64], [5]))  # 5 << (64 % 64)
     assert not _match(SHIFT, "bitwise_left_shift", _shift_case([5], [0], [6]))
-    # One count past the width does not cover a wrong element shifted by 0 beside it.
+    # One count past the width does not cover a wrong element shifted by 0 beside it,
+    # whichever comes first.
     assert not _match(SHIFT, "bitwise_left_shift", _shift_case([5, 5], [0, 64], [6, 5]))
+    assert not _match(SHIFT, "bitwise_left_shift", _shift_case([5, 5], [64, 0], [5, 6]))
+    # Declared for int64 only: the same call in int32 is not it.
+    past = _shift_case([5], [64], [5])
+    assert (
+        matching_api_divergence([SHIFT], "bitwise_left_shift", "value", "int32", case=past) is None
+    )
+    assert (
+        matching_api_divergence([SHIFT], "bitwise_left_shift", "value", "int64,int32", case=past)
+        is None
+    )
     # No element differs: nothing to excuse, so nothing matches.
     assert not _match(SHIFT, "bitwise_left_shift", _shift_case([5], [1], [10]))
 

@@ -51,14 +51,17 @@ def test_a_passed_verdict_is_true() -> None:
 
 
 def test_a_failed_segment_makes_the_verdict_false() -> None:
+    """A one-element gap between segments is judged: 10% off there fails, the rest passes."""
     wrong = X.copy()
-    wrong[-1] += 1.0
+    wrong[32] *= np.float32(1.1)
+    whole = diffcheck.diff(X, wrong, max_nmse=1e-3)
+    assert whole  # the aggregate alone hides it
     verdict = diffcheck.diff(X, wrong, max_nmse=1e-3, segments=[(0, 32), (33, 64)])
     assert verdict.status == "failed"
     assert not verdict
-    gap = X.copy()
-    gap[32] += 100.0
-    assert not diffcheck.diff(X, gap, max_nmse=1e-7, segments=[(0, 32), (33, 64)])
+    failing = verdict.first_failing_segment
+    assert failing is not None
+    assert (failing.segment.start, failing.segment.stop) == (32, 33)
 
 
 def test_a_failed_values_verdict_is_false() -> None:
