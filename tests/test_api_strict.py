@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import diffcheck
+from diffcheck._tolerance import positive_tolerance, strict_tolerance
 from diffcheck.adapters import resolve
 from diffcheck.config import Check, make_check
 from diffcheck.errors import ConfigError
@@ -198,3 +199,21 @@ def test_a_numpy_scalar_tolerance_is_taken_and_rendered() -> None:
     assert "FAILED" in str(compared)
     assert diffcheck.compare(lambda xp, x: x, X, candidate=CANDIDATE, max_nmse=np.float64(1e-7))
     assert diffcheck.diff(X, X, max_nmse=np.int64(1))
+
+
+@pytest.mark.parametrize("bad", [0, 0.0, -1e-7, float("inf"), float("nan"), np.float32(0)])
+def test_tolerances_must_be_finite_and_positive(bad: Any) -> None:
+    with pytest.raises(ConfigError, match=r"^max_nmse=.*, but it must be finite and strictly"):
+        diffcheck.compare(wrong_on_candidate, X, candidate=CANDIDATE, max_nmse=bad)
+
+
+def test_tolerance_messages_say_what_was_given_and_what_to_pass() -> None:
+    with pytest.raises(ConfigError, match=r"^max_nmse='0\.5' \(str\) is not a number; pass a"):
+        diffcheck.compare(wrong_on_candidate, X, candidate=CANDIDATE, max_nmse="0.5")
+    with pytest.raises(ConfigError, match=r"^max_nmse=True \(bool\) is not a number; pass a"):
+        diffcheck.diff(X, X, max_nmse=True)
+    with pytest.raises(ConfigError, match=r"^tol=None \(NoneType\) .* such as tol=1e-7$"):
+        strict_tolerance(None, "tol")
+    assert positive_tolerance(np.float32(0.5), "tol") == 0.5
+    with pytest.raises(ConfigError, match=r"^tol='x' \(str\)"):
+        positive_tolerance("x", "tol")
