@@ -217,18 +217,24 @@ def schema(session: nox.Session) -> None:
 
 @nox.session
 def mutants(session: nox.Session) -> None:
-    """Mutation testing of the verdict path (differ, replay, runner, writer): score and survivors.
+    """Mutation testing of the verdict path: mutmut's mutants, then the hand-written ones.
 
-    Every mutant of the four modules by default; posargs are mutant-name globs that narrow the
-    run, e.g. ``nox -s mutants -- "diffcheck.differ*" "diffcheck.runner*"``. The verdict
-    counts only the mutants checked, and fails on a survivor that tests/mutants_equivalent.toml
-    does not explain or on a mutant that no test reaches.
+    mutmut mutates the modules of ``[tool.mutmut] only_mutate`` (the differ, replay, runner
+    and writer; the value model's compare, judges, blame and bounds; bundle replay; known
+    divergences and API divergences with their input classes; sweep reuse; the Python API).
+    posargs are mutant-name globs that narrow that run, e.g. ``nox -s mutants --
+    "diffcheck.differ*"``. The verdict counts only the mutants checked, and fails on a
+    survivor that tests/mutants_equivalent.toml does not explain or on a mutant that no test
+    reaches. Then tools/hand_mutants.py applies tests/hand_mutants.toml (a skipped range, an
+    ignored input dtype, a widened allowance...: changes mutmut's operators never make), and
+    fails unless each is killed.
     """
     _install_project(session, "test", "fuzz")  # the selected tests fuzz and sweep in process
     session.install("array-api-strict", "mutmut==3.8.1")
     shutil.rmtree(ROOT / "mutants", ignore_errors=True)
     session.run("mutmut", "run", "--max-children", str(os.cpu_count() or 1), *session.posargs)
     session.run("python", "tools/mutants_verdict.py")
+    session.run("python", "tools/hand_mutants.py")
 
 
 @nox.session

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diffcheck.adapters import KnownDivergence, failure_of, matching_divergence
+from diffcheck.adapters.divergences import CEILING_MULTIPLE
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.precision import PRECISIONS
 
@@ -22,6 +23,7 @@ def divergence(**overrides: Any) -> KnownDivergence:
         "reason": "gemm runs in reduced precision on the GPU",
         "upstream": "https://example.org/issues/1",
         "max_nmse": 1.4e-6,
+        "measured_nmse": 1.4e-7,
         "bound_source": "10x the worst NMSE observed upstream",
     }
     return KnownDivergence(**(fields | overrides))
@@ -115,8 +117,10 @@ def test_the_ceiling_and_the_source_are_required() -> None:
     }
     with pytest.raises(TypeError, match="max_nmse"):
         KnownDivergence(**fields)  # type: ignore[call-arg]
-    made = KnownDivergence(**fields, max_nmse=1.4e-6, bound_source="10x upstream")  # type: ignore[arg-type]
-    assert made.bound == "NMSE <= 1.4e-06 (10x upstream)"
+    made = KnownDivergence(
+        **fields, max_nmse=1.4e-6, measured_nmse=1.4e-7, bound_source="10x upstream"
+    )  # type: ignore[arg-type]
+    assert made.bound == "NMSE <= 1.4e-06 (measured 1.4e-07: 10x upstream)"
 
 
 MEASURED = "NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.0003"
@@ -220,6 +224,7 @@ DECLARATION_CASES = 300
     reason=_TEXT,
     upstream=_TEXT,
     max_nmse=_BOUNDS,
+    measured_nmse=_BOUNDS,
     bound_source=_TEXT,
 )
 def test_any_declaration_is_valid_or_a_one_line_value_error(**fields: Any) -> None:
@@ -238,9 +243,42 @@ def test_any_declaration_is_valid_or_a_one_line_value_error(**fields: Any) -> No
     assert all(isinstance(n, str) and n for n in made.ops + made.devices)
     assert math.isfinite(made.max_nmse)
     assert made.max_nmse > 0
+    assert made.measured_nmse > 0
+    assert made.max_nmse <= CEILING_MULTIPLE * made.measured_nmse
     for text in (made.reason, made.upstream, made.bound_source):
         assert text.strip()
         assert len(text.splitlines()) == 1
     # A valid declaration never excuses what is not a measured NMSE under its ceiling.
     assert not made.explains(failure_of("device lost", None, 1e-7))
     assert not made.explains(failure_of(MEASURED, made.max_nmse * 2 + 1, 1e-7))
+
+
+def test_a_ceiling_far_above_what_was_measured_is_refused() -> None:
+    """A ceiling of 1.0 resting on 1e-9 measured would excuse a 1e-4 error: refused."""
+    with pytest.raises(ValueError, match="more than 10x measured_nmse"):
+        divergence(max_nmse=1.0, measured_nmse=1e-9)
+    with pytest.raises(ValueError, match="more than 10x"):
+        divergence(max_nmse=1.4e-6 * 1.0001, measured_nmse=1.4e-7)
+    at_limit = divergence(max_nmse=1.4e-6, measured_nmse=1.4e-7)
+    assert at_limit.explains(failure_of(MEASURED, 1.4e-6, 1e-7))
+    assert not at_limit.explains(failure_of(MEASURED, 1e-4, 1e-7))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    measured=st.floats(min_value=1e-30, max_value=1.0),
+    headroom=st.floats(min_value=0.01, max_value=1000.0),
+    error=st.floats(min_value=1e-7, max_value=1e6),
+)
+def test_no_declaration_excuses_more_than_the_multiple_of_its_measurement(
+    measured: float, headroom: float, error: float
+) -> None:
+    try:
+        made = divergence(max_nmse=measured * headroom, measured_nmse=measured)
+    except ValueError:
+        assert headroom > CEILING_MULTIPLE
+        return
+    excused = made.explains(failure_of(MEASURED, error, 1e-7))
+    assert excused == (error <= made.max_nmse)
+    if excused:
+        assert error <= CEILING_MULTIPLE * measured * (1 + 1e-9)

@@ -154,7 +154,7 @@ def result_record(
         reason=reason,
         reference=stored[0],
         actual=stored[1],
-        metrics=MetricsRecord.of(verdict.metrics if verdict else None),
+        metrics=MetricsRecord.of(None if verdict is None else verdict.metrics),
     )
 
 

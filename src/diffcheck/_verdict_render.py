@@ -231,6 +231,8 @@ def render_text(verdict: Verdict, shape: Sequence[int] | None = None) -> str:
         lines.append("  reason:" if len(clauses) > 1 else f"  reason: {clauses[0]}")
         if len(clauses) > 1:
             lines += [f"    - {clause}" for clause in clauses]
+    if verdict.provenance is not None:
+        lines.append(f"  computed by: {verdict.provenance}")
     return "\n".join(lines)
 
 
@@ -382,9 +384,15 @@ def render_html(verdict: Verdict) -> str:
         if verdict.reason
         else ""
     )
+    computed = (
+        f"<div>computed by: {html.escape(str(verdict.provenance))}</div>"
+        if verdict.provenance is not None
+        else ""
+    )
     return (
         '<div class="diffcheck-verdict" style="font-family:monospace">'
         f'<div><b style="color:{colour}">{html.escape(verdict.status.upper())}</b> '
         f"{html.escape(_headline(verdict).split('  ', 1)[1])}</div>{reason}"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"{computed}</div>"
     )

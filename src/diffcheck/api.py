@@ -26,6 +26,8 @@ from typing import Any, Literal, TypeAlias, overload
 import numpy as np
 import numpy.typing as npt
 
+from ._lossless import float32_input, lossy_output, refuse_lossy_reference
+from ._tolerance import positive_tolerance
 from .adapters import Adapter, resolve, same_backend, storage_name
 from .adapters._registry import entry_point_snapshot
 from .config import Check, make_check
@@ -33,6 +35,7 @@ from .device_metrics import on_device
 from .differ import Segment, Verdict, diff, host_array
 from .errors import BackendError, ConfigError
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
+from .provenance import provenance_of
 from .report.models import ReportDocument
 from .runner import run_check
 from .values import ValueVerdict
@@ -56,17 +59,6 @@ def _adapter(backend: str | Adapter, role: str) -> Adapter:
     if probe.status == "error":
         raise BackendError(adapter.spec, f"{role} availability query failed: {probe.reason}")
     return adapter
-
-
-def _host_input(value: Any, index: int) -> npt.NDArray[np.float32]:
-    """A float32 host copy of one input, keeping its shape (``to_host`` would flatten it)."""
-    host = host_array(value)
-    if host.dtype.kind not in "biuf":
-        raise ConfigError(
-            f"input {index} has dtype {host.dtype}, but compare needs real numbers "
-            "(they are converted to float32)"
-        )
-    return np.ascontiguousarray(host, dtype=np.float32)
 
 
 def _run(
@@ -93,16 +85,6 @@ def _hosts(adapter: Adapter, outputs: list[Any]) -> list[npt.NDArray[np.float32]
     ]
 
 
-def _execute(
-    adapter: Adapter,
-    fn: Callable[..., Any],
-    inputs: Sequence[npt.NDArray[np.float32]],
-    precision: PrecisionName,
-) -> list[npt.NDArray[np.float32]]:
-    """Run ``fn`` on ``adapter`` from host inputs; float32 host outputs, shapes kept."""
-    return _hosts(adapter, _run(adapter, fn, inputs, precision))
-
-
 #: Inputs from this many elements on run the NumPy reference on a second thread while the
 #: candidate runs: NumPy releases the GIL, so the two overlap. Smaller calls stay in order.
 OVERLAP_ELEMENTS = 1 << 20
@@ -113,33 +95,15 @@ def _overlaps(hosts: Sequence[npt.NDArray[np.float32]], reference: Adapter) -> b
     return reference.spec == "numpy" and sum(h.size for h in hosts) >= OVERLAP_ELEMENTS
 
 
-def _run_both(
-    reference: Adapter,
-    candidate: Adapter,
-    fn: Callable[..., Any],
-    hosts: Sequence[npt.NDArray[np.float32]],
-    precision: PrecisionName,
-    overlap: bool,
-) -> tuple[list[npt.NDArray[np.float32]], list[Any], Exception | None]:
-    """The reference's host outputs, the candidate's raw outputs, and the candidate's error.
-
-    A reference error propagates (misuse, not a verdict), also when the candidate failed too.
-    With ``overlap`` the reference runs on a second thread while this one drives the
-    candidate (whose library may bind streams or devices to the calling thread).
-    """
-    if not overlap:
-        expected = _execute(reference, fn, hosts, "f32")
-        try:
-            return expected, _run(candidate, fn, hosts, precision), None
-        except Exception as error:
-            return expected, [], error
-    with ThreadPoolExecutor(1, thread_name_prefix="diffcheck-reference") as pool:
-        pending = pool.submit(_execute, reference, fn, hosts, "f32")
-        try:
-            raw, failure = _run(candidate, fn, hosts, precision), None
-        except Exception as error:
-            raw, failure = [], error
-        return pending.result(), raw, failure
+def _reference_side(
+    adapter: Adapter, fn: Callable[..., Any], hosts: Sequence[npt.NDArray[np.float32]]
+) -> tuple[list[Any], list[npt.NDArray[np.float32]]]:
+    """The reference's outputs as it returned them and as float32 host arrays (inside its
+    :meth:`~Adapter.computing` scope); a lossy output is refused."""
+    with adapter.computing():
+        produced = _run(adapter, fn, hosts, "f32")
+        refuse_lossy_reference(produced, adapter.spec)
+        return produced, _hosts(adapter, produced)
 
 
 def _flat(outputs: list[npt.NDArray[np.float32]]) -> npt.NDArray[np.float32]:
@@ -291,6 +255,9 @@ def compare(
         ``missing``, ``raises``, ``dtype``, ``shape``, ``nan``, ``signed-zero``, ``inf``,
         ``value``, with the first and worst element and ``blame``. A divergence is never an
         exception, nor is a function missing from one namespace.
+        Either way ``bool(verdict)`` is ``verdict.passed`` (``assert compare(...)`` fails on
+        a failure), and ``verdict.provenance`` records which library computed each side
+        and whether the two are independent (:mod:`diffcheck.provenance`).
 
     Raises
     ------
@@ -301,8 +268,11 @@ def compare(
     UnknownBackendError
         When a backend name is not registered.
     ConfigError
-        When ``precision`` or ``max_nmse`` is invalid, an input is not real-valued, or the
-        candidate is the reference's own backend without ``allow_self_test``.
+        When ``precision`` or ``max_nmse`` is invalid (a bool or text is not a tolerance),
+        the candidate is the reference's own backend without ``allow_self_test``, or, in
+        ``nmse`` mode, an input or a reference output would lose value in the cast to
+        float32 (complex, integer or bool outputs; integers float32 cannot hold): the
+        message points to ``mode="values"``, which compares them exactly.
     ValueError
         When ``segments`` is malformed.
 
@@ -350,9 +320,7 @@ def compare(
         raise ConfigError(
             f'precision "{precision}" is not supported; it must be one of {", ".join(PRECISIONS)}'
         )
-    tolerance = default_max_nmse(precision) if max_nmse is None else float(max_nmse)
-    if not np.isfinite(tolerance) or tolerance <= 0.0:
-        raise ConfigError(f"max_nmse={max_nmse}, but it must be finite and strictly positive")
+    tolerance = default_max_nmse(precision) if max_nmse is None else positive_tolerance(max_nmse)
     with entry_point_snapshot():  # one scan of the installed plugins, not one per name
         candidate_adapter = _adapter(candidate, "candidate")
         reference_adapter = _adapter(reference, "reference")
@@ -362,33 +330,63 @@ def compare(
             candidate_adapter.spec,
             f"it does not execute precision {precision} (it executes: {', '.join(executes)})",
         )
-    hosts = [_host_input(value, index) for index, value in enumerate(inputs)]
-    expected, raw, failure = _run_both(
-        reference_adapter,
-        candidate_adapter,
-        fn,
-        hosts,
-        precision,
-        _overlaps(hosts, reference_adapter),
-    )
-    if failure is not None:  # the reference ran: the candidate's failure is a verdict
-        return Verdict("failed", call_failure(candidate_adapter, failure), None, tolerance)
+    hosts = [float32_input(host_array(value), index) for index, value in enumerate(inputs)]
+    overlap = _overlaps(hosts, reference_adapter)
+    with ThreadPoolExecutor(1, thread_name_prefix="diffcheck-reference") as pool:
+        # A large NumPy reference runs on a second thread while this one drives the candidate
+        # (whose library may bind streams or devices to the calling thread); otherwise in
+        # order, so a reference error stops the call before the candidate runs.
+        pending = pool.submit(_reference_side, reference_adapter, fn, hosts) if overlap else None
+        produced, expected = (
+            ([], []) if pending is not None else _reference_side(reference_adapter, fn, hosts)
+        )
+        with candidate_adapter.computing():
+            try:
+                raw, failure = _run(candidate_adapter, fn, hosts, precision), None
+            except Exception as error:  # the reference runs: the candidate's failure is a verdict
+                raw, failure = [], error
+            if pending is not None:
+                produced, expected = pending.result()  # a reference error propagates
+            verdict = _judge_candidate(
+                candidate_adapter, raw, failure, produced, expected, tolerance, precision, segments
+            )
+    if produced and raw:
+        found = provenance_of(reference_adapter, candidate_adapter, produced[0], raw[0])
+        verdict = replace(verdict, provenance=found)
+    return _bind_storage(verdict, candidate_adapter, precision)
+
+
+def _judge_candidate(
+    adapter: Adapter,
+    raw: list[Any],
+    failure: Exception | None,
+    produced: list[Any],
+    expected: list[npt.NDArray[np.float32]],
+    tolerance: float,
+    precision: PrecisionName,
+    segments: Segments | None,
+) -> Verdict:
+    """Judge the candidate's outputs (or its failure) against the reference's, inside the
+    candidate's :meth:`~Adapter.computing` scope."""
+    if failure is not None:
+        return Verdict("failed", call_failure(adapter, failure), None, tolerance)
+    if (lossy := lossy_output(raw, produced)) is not None:
+        return Verdict("failed", lossy, None, tolerance)
     flat_ref = _flat(expected)
     if segments is None and len(raw) == 1 and on_device(raw[0]):
         # One copy of the output into reused page-locked memory, then the host differ: cheaper
         # than moving the reference over (the copy runs at full bus speed; measured on an
         # H200, bench/compare_end_to_end.py), and it keeps every metric of the host differ.
         shape = tuple(int(n) for n in raw[0].shape)
-        with candidate_adapter.host_float32_staged(raw[0]) as flat_act:
+        with adapter.host_float32_staged(raw[0]) as flat_act:
             verdict = diff(flat_ref, flat_act, max_nmse=tolerance, ulp_dtype=precision)
-        shaped = _bind_shapes(verdict, expected, [np.broadcast_to(np.float32(0), shape)])
-        return _bind_storage(shaped, candidate_adapter, precision)
-    actual = _hosts(candidate_adapter, raw)
+        return _bind_shapes(verdict, expected, [np.broadcast_to(np.float32(0), shape)])
+    actual = _hosts(adapter, raw)
     flat_act = _flat(actual)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen, ulp_dtype=precision)
     verdict = _hint_values_mode(verdict, flat_ref, flat_act)
-    return _bind_storage(_bind_shapes(verdict, expected, actual), candidate_adapter, precision)
+    return _bind_shapes(verdict, expected, actual)
 
 
 def _refuse_unknown_function(name: str, reference: str | Adapter) -> None:
@@ -482,6 +480,7 @@ def _compare_values(
         signed_zero=signed_zero,
         kwargs=dict(kwargs or {}),
         voters=voter_calls(voters, fn),
+        provenance=True,
     )
 
 
@@ -525,7 +524,10 @@ def run(
         When the report file exists already or cannot be written.
     """
     if isinstance(config, Check):
+        # A Check built directly skips make_check's validation: its pair is checked here, so
+        # numpy:cpu against numpy cannot pass without the self-test marker.
         check = config
+        _refuse_self_test(check.require_backend, check.reference, check.allow_self_test)
     else:
         missing = [key for key in ("require_backend", "op") if key not in config]
         if missing:

@@ -33,6 +33,8 @@ import numpy.typing as npt
 from ._measure import Figures, default_ulp_format, measure, ulp_format
 from ._measure import _first_bad as _first_bad
 from ._numbers import rust_display
+from ._tolerance import strict_tolerance
+from .provenance import Provenance
 
 __all__ = [
     "ABSOLUTE_MSE_FLOOR",
@@ -149,10 +151,17 @@ class Verdict:
     #: The values around the largest difference and around a first non-finite value, so a
     #: failure can be read without the arrays (measured on a device, only these come back).
     around: tuple[Around, ...] = field(default=())
+    #: Which library computed each side and whether they are independent (``compare``
+    #: fills it; ``diff`` sees only arrays and leaves it None).
+    provenance: Provenance | None = None
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    def __bool__(self) -> bool:
+        """Truth is :attr:`passed`, so ``assert diffcheck.diff(...)`` fails on a failure."""
+        return self.passed
 
     @property
     def first_failing_segment(self) -> SegmentVerdict | None:
@@ -492,7 +501,11 @@ def diff(
     ------
     ValueError
         When ``segments`` or ``ulp_dtype`` is malformed (misuse, not a divergence).
+    ConfigError
+        When ``max_nmse`` is not a number (``True`` and ``"0.5"`` are refused, not read as
+        1.0 and 0.5); a NumPy scalar is taken as the Python float it equals.
     """
+    max_nmse = strict_tolerance(max_nmse)
     ref, act = to_host(reference), to_host(actual)
     verdict = compare_outputs(ref, act, max_nmse, ulp_dtype=ulp_dtype)
     if expected_elements is not None:

@@ -80,6 +80,10 @@ class FuzzResult:
     def passed(self) -> bool:
         return self.status == "passed"
 
+    def __bool__(self) -> bool:
+        """Truth is :attr:`passed`: a failed or not_run fuzz run is false."""
+        return self.passed
+
     def summary(self) -> str:
         """One line a person reads at a glance."""
         describe = space_for(self.op).shape_text

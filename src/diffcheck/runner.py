@@ -190,8 +190,15 @@ def execute_check(
 
 def bind(outcome: Outcome, check: Check) -> Verdict | None:
     """Shape binding then segment binding (both may only downgrade); returns the final verdict."""
-    base = outcome.verdict or Verdict(
-        "passed" if outcome.status == "passed" else "failed", outcome.reason, None, check.max_nmse
+    base = (
+        outcome.verdict
+        if outcome.verdict is not None
+        else Verdict(
+            "passed" if outcome.status == "passed" else "failed",
+            outcome.reason,
+            None,
+            check.max_nmse,
+        )
     )
     reference_count = None if outcome.reference is None else outcome.reference.size
     actual_count = None if outcome.actual is None else outcome.actual.size

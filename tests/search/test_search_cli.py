@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from diffcheck.adapters import KnownApiDivergence
+from diffcheck.adapters.api_inputs import EVERY_INPUT, NAN_INPUT
 from diffcheck.cli import main
 from diffcheck.search import search_api
 from diffcheck.search.findings import FINDINGS_SCHEMA_FILE, findings_schema_text
@@ -96,10 +97,18 @@ class _Declaring(FaultyAdapter):
 
     def known_api_divergences(self) -> tuple[KnownApiDivergence, ...]:
         return (
-            KnownApiDivergence(function="hypot", kind="missing", reason="not offered"),
-            KnownApiDivergence(function="hypot", kind="value", reason="a kind never seen"),
-            KnownApiDivergence(function="exp", kind="value", reason="fixed long ago"),
-            KnownApiDivergence(function="sin", kind="value", reason="not searched here"),
+            KnownApiDivergence(
+                function="hypot", kind="missing", covers=EVERY_INPUT, reason="not offered"
+            ),
+            KnownApiDivergence(
+                function="hypot", kind="value", covers=NAN_INPUT, reason="a kind never seen"
+            ),
+            KnownApiDivergence(
+                function="exp", kind="value", covers=NAN_INPUT, reason="fixed long ago"
+            ),
+            KnownApiDivergence(
+                function="sin", kind="value", covers=NAN_INPUT, reason="not searched here"
+            ),
         )
 
 
@@ -126,9 +135,15 @@ def test_a_declared_divergence_excuses_only_its_kind_and_dtypes(tmp_path: Path) 
     class Narrow(FaultyAdapter):
         def known_api_divergences(self) -> tuple[KnownApiDivergence, ...]:
             return (
-                KnownApiDivergence(function="log1p", kind="value", reason="wrong kind"),
                 KnownApiDivergence(
-                    function="log1p", kind="nan", dtypes=("float16",), reason="wrong dtype"
+                    function="log1p", kind="value", covers=NAN_INPUT, reason="wrong kind"
+                ),
+                KnownApiDivergence(
+                    function="log1p",
+                    kind="nan",
+                    dtypes=("float16",),
+                    covers=NAN_INPUT,
+                    reason="wrong dtype",
                 ),
             )
 
@@ -150,7 +165,7 @@ def test_a_declared_divergence_excuses_only_its_kind_and_dtypes(tmp_path: Path) 
 )
 def test_a_malformed_declaration_is_one_line(fields: dict[str, object], words: str) -> None:
     with pytest.raises(ValueError, match=words) as error:
-        KnownApiDivergence(reason="because", **fields)  # type: ignore[arg-type]
+        KnownApiDivergence(reason="because", covers=NAN_INPUT, **fields)  # type: ignore[arg-type]
     assert "\n" not in str(error.value)
 
 

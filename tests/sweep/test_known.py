@@ -41,6 +41,7 @@ TF32 = KnownDivergence(
     reason="float32 matmuls run as TF32 on this GPU",
     upstream="https://example.org/docs#tf32",
     max_nmse=1.4e-6,
+    measured_nmse=1.4e-07,
     bound_source="10x the worst NMSE observed upstream",
 )
 MEASURED = "NMSE 1.4e-07 is not below tolerance 1e-07"
@@ -91,7 +92,9 @@ def test_a_measured_failure_that_matches_is_known() -> None:
     assert known.known_divergence is not None
     assert known.known_divergence.reason == TF32.reason
     assert known.known_divergence.upstream == TF32.upstream
-    assert known.known_divergence.bound == "NMSE <= 1.4e-06 (10x the worst NMSE observed upstream)"
+    assert known.known_divergence.bound == (
+        "NMSE <= 1.4e-06 (measured 1.4e-07: 10x the worst NMSE observed upstream)"
+    )
 
 
 SENTINEL = (
@@ -123,6 +126,7 @@ def test_the_issues_sentinel_in_drop_flush_is_not_known_and_fails_the_sweep() ->
         reason="TF32",
         upstream="https://example.org/tf32",
         max_nmse=1.4e-6,
+        measured_nmse=1.4e-07,
         bound_source="10x the worst lifecycle NMSE measured with TF32",
     )
     sentinel = classify(lifecycle_row("sentinel", SENTINEL, 700.2, 2800.5), [declared])
@@ -176,6 +180,7 @@ def test_an_inactive_divergence_excuses_nothing() -> None:
         reason="x",
         upstream="y",
         max_nmse=1.0,
+        measured_nmse=0.1,
         bound_source="z",
         active=lambda: False,
     )
@@ -310,6 +315,7 @@ GEMM = KnownDivergence(
     reason="test-only: float32 GEMM differs from a float64-accumulated reference",
     upstream="https://example.org/issues/42",
     max_nmse=1e-10,
+    measured_nmse=1e-11,
     bound_source="test-only: float32 rounding of a 35-term dot product stays far below it",
 )
 #: A measured gemm failure (tolerance 1e-30) and a gemm that passes.
@@ -433,6 +439,7 @@ TIGHT = KnownDivergence(
     reason="test-only: declared, with a ceiling below what the check measures",
     upstream="https://example.org/issues/43",
     max_nmse=1e-40,
+    measured_nmse=1e-41,
     bound_source="test-only: far below float32 rounding, so nothing measured fits under it",
 )
 ONLY_FAILING = """

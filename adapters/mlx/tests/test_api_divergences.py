@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from diffcheck.adapters import resolve
+from diffcheck.adapters import ApiCase, matching_api_divergence, resolve
 from diffcheck.search.table import all_functions
 
 from diffcheck_mlx import MlxAdapter
@@ -30,3 +31,36 @@ def test_the_search_meets_what_mlx_declares() -> None:
     assert all(f.known is not None for f in result.document.findings), [
         (f.function, f.kind, f.dtype) for f in result.document.findings if f.known is None
     ]
+
+
+def _known(function: str, kind: str, dtype: str, case: ApiCase) -> bool:
+    from diffcheck_mlx._api_divergences import MLX_API_DIVERGENCES
+
+    return (
+        matching_api_divergence(MLX_API_DIVERGENCES, function, kind, dtype, case=case) is not None
+    )
+
+
+def test_a_wrong_shift_by_zero_is_not_mlx_s_shift_past_the_width() -> None:
+    x, counts = np.array([5, 5], np.int32), np.array([0, 40], np.int32)
+    right = np.array([5, 0], np.int32)
+    past = ApiCase(args=(x, counts), reference=right, candidate=np.array([5, 5 << 8], np.int32))
+    assert _known("bitwise_left_shift", "value", "int32", past)
+    by_zero = ApiCase(args=(x, counts), reference=right, candidate=np.array([6, 0], np.int32))
+    assert not _known("bitwise_left_shift", "value", "int32", by_zero)
+
+
+def test_a_wrong_non_empty_all_is_not_mlx_s_empty_all() -> None:
+    empty = ApiCase(args=(np.zeros(0, bool),), reference=np.True_, candidate=np.False_)
+    assert _known("all", "value", "bool", empty)
+    full = ApiCase(args=(np.ones(4, bool),), reference=np.True_, candidate=np.False_)
+    assert not _known("all", "value", "bool", full)
+    assert not _known("any", "value", "bool", full)
+
+
+def test_every_value_declaration_names_an_element_class() -> None:
+    from diffcheck_mlx._api_divergences import MLX_API_DIVERGENCES
+
+    for declared in MLX_API_DIVERGENCES:
+        if declared.kind in ("value", "nan", "inf", "signed-zero"):
+            assert declared.covers.elementwise, declared

@@ -12,6 +12,7 @@ from ._registry import (
     resolve,
 )
 from .api_divergences import KnownApiDivergence, matching_api_divergence
+from .api_inputs import ApiCase, InputClass
 from .divergences import (
     Failure,
     KnownDivergence,
@@ -24,10 +25,12 @@ from .identity import same_backend
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Adapter",
+    "ApiCase",
     "BackendName",
     "Capabilities",
     "Execution",
     "Failure",
+    "InputClass",
     "KnownApiDivergence",
     "KnownDivergence",
     "KnownDivergenceFailure",

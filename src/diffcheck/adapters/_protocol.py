@@ -16,6 +16,7 @@ from __future__ import annotations
 import abc
 import contextlib
 from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -152,6 +153,17 @@ class Adapter(abc.ABC):
     def capabilities(self) -> Capabilities:
         """What this device can execute; called only after a successful probe."""
         return Capabilities()
+
+    def computing(self) -> AbstractContextManager[None]:
+        """A context in which work through :meth:`namespace` runs on this adapter's device.
+
+        Everything diffcheck computes through the namespace (``compare`` in both modes, the
+        API search, :meth:`execute`) runs inside it, host transfers included. The default
+        binds nothing: a library whose arrays carry their device needs no scope. A library
+        with a process-wide default device (MLX) binds its work to the named device here,
+        so ``mlx:cpu`` on a machine with a GPU computes on the CPU.
+        """
+        return nullcontext()
 
     def to_device(self, host: npt.NDArray[np.float32]) -> Any:
         """Move a float32 host array onto this device."""

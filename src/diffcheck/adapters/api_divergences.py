@@ -4,8 +4,10 @@ The API search (``diffcheck fuzz --api``) finds divergences per function, kind a
 dtype. A backend known to diverge on some of them, for a reason outside diffcheck, lists
 them from :meth:`Adapter.known_api_divergences
 <diffcheck.adapters.Adapter.known_api_divergences>`: the function, the one failure kind it
-excuses, the input dtypes it applies to (its condition), why, and where it is tracked
-upstream. A matching finding is still listed, marked ``known``; a declared entry that the
+excuses, the input dtypes it applies to, the inputs it covers (an
+:class:`~diffcheck.adapters.api_inputs.InputClass`: shift counts at or past the width, an
+empty reduction...), why, and where it is tracked upstream. A finding outside the class is
+new, whatever its function, kind and dtype. A matching finding is still listed, marked ``known``; a declared entry that the
 search met no finding for is listed as no longer reproducing.
 """
 
@@ -16,8 +18,12 @@ from dataclasses import dataclass
 
 from ..values.model import FAILURE_KINDS
 from ..values.spec import STANDARD_DTYPES, is_standard_name
+from .api_inputs import ApiCase, InputClass
 
 __all__ = ["KnownApiDivergence", "matching_api_divergence"]
+
+#: Kinds about element values: their declarations must cover elements, not whole calls.
+ELEMENT_KINDS = frozenset({"value", "nan", "inf", "signed-zero"})
 
 #: What ``upstream`` says when no upstream report is known.
 NONE_KNOWN = "none known"
@@ -36,6 +42,9 @@ class KnownApiDivergence:
     dtypes
         Its condition: the input dtypes it applies to (a finding matches when every one of
         its input dtypes is listed); empty for every dtype.
+    covers
+        The inputs it covers: a finding matches only when the class holds for its call
+        (for a value, NaN, infinity or signed-zero kind, at every failing element).
     reason
         One line: what diverges and why.
     upstream
@@ -44,13 +53,15 @@ class KnownApiDivergence:
     Raises
     ------
     ValueError
-        One line: an unknown function, kind or dtype, or a reason/upstream that is not one
-        line of text.
+        One line: an unknown function, kind or dtype, ``covers`` that is not an
+        :class:`InputClass` (or a whole-function class for an element kind), or a
+        reason/upstream that is not one line of text.
     """
 
     function: str
     kind: str
     dtypes: tuple[str, ...] = ()
+    covers: InputClass
     reason: str
     upstream: str = NONE_KNOWN
 
@@ -67,28 +78,43 @@ class KnownApiDivergence:
         unknown = [d for d in self.dtypes if d not in (*STANDARD_DTYPES, "float16")]
         if unknown:
             raise ValueError(f"dtypes {unknown}, but each must be a standard dtype name")
+        if not isinstance(self.covers, InputClass):
+            raise ValueError(f"covers={self.covers!r}, but it must be an InputClass")
+        if self.kind in ELEMENT_KINDS and not self.covers.elementwise:
+            raise ValueError(
+                f"covers={self.covers.description!r} is a whole-function class, but a "
+                f"{self.kind} divergence must say which elements it covers"
+            )
         for name in ("reason", "upstream"):
             text = getattr(self, name)
             if not isinstance(text, str) or not text.strip() or len(text.splitlines()) != 1:
                 raise ValueError(f"{name}={text!r}, but it must be one non-empty line of text")
 
-    def matches(self, function: str, kind: str, dtype: str) -> bool:
-        """Whether a finding of ``function``, ``kind`` and input ``dtype`` (comma-joined) is this."""
+    def matches(self, function: str, kind: str, dtype: str, case: ApiCase) -> bool:
+        """Whether a finding of ``function``, ``kind``, input ``dtype`` (comma-joined) and
+        call ``case`` is this: all four must fit, the call inside :attr:`covers`."""
         if function != self.function or kind != self.kind:
             return False
-        if not self.dtypes:
-            return True
-        found = [d for d in dtype.split(",") if d and d != "none"]
-        return bool(found) and all(d in self.dtypes for d in found)
+        if self.dtypes:
+            found = [d for d in dtype.split(",") if d and d != "none"]
+            if not found or not all(d in self.dtypes for d in found):
+                return False
+        return self.covers.covers(case)
 
     @property
     def condition(self) -> str:
-        """The condition in words: ``dtypes float32, float64`` or ``every dtype``."""
-        return f"dtypes {', '.join(self.dtypes)}" if self.dtypes else "every dtype"
+        """The condition in words: ``dtypes float32, float64; <the input class>``."""
+        dtypes = f"dtypes {', '.join(self.dtypes)}" if self.dtypes else "every dtype"
+        return f"{dtypes}; {self.covers.description}"
 
 
 def matching_api_divergence(
-    divergences: Iterable[KnownApiDivergence], function: str, kind: str, dtype: str
+    divergences: Iterable[KnownApiDivergence],
+    function: str,
+    kind: str,
+    dtype: str,
+    *,
+    case: ApiCase,
 ) -> KnownApiDivergence | None:
-    """The first declared divergence that matches the finding, if any."""
-    return next((d for d in divergences if d.matches(function, kind, dtype)), None)
+    """The first declared divergence that matches the finding and covers its call, if any."""
+    return next((d for d in divergences if d.matches(function, kind, dtype, case)), None)

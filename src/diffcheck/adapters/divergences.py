@@ -3,9 +3,13 @@
 A backend known to miss the default tolerance on some cases, for a reason outside diffcheck
 (a library default, an upstream bug), lists those cases from
 :meth:`Adapter.known_divergences <diffcheck.adapters.Adapter.known_divergences>`, each with
-what diverges, why, where it is tracked upstream, and a measured ceiling (``max_nmse``, with
-``bound_source`` saying where the figure came from). The check itself is unchanged: its
-report still says ``failed``, with the metrics and the reason.
+what diverges, why, where it is tracked upstream, the worst NMSE measured for it
+(``measured_nmse``) and a ceiling (``max_nmse``, with ``bound_source`` saying where the
+figure came from). The ceiling may exceed the measured figure by at most
+:data:`CEILING_MULTIPLE` times: a declaration is data about a measurement, so a ceiling of
+1.0 resting on 1e-9 measured is refused where it is declared, and can never turn a 1e-4
+error into ``known``. The check itself is unchanged: its report still says ``failed``,
+with the metrics and the reason.
 
 What the list changes is how a failure is classified, and only a failure it explains: a
 measured NMSE over the tolerance and at most the ceiling (:class:`Failure` of kind
@@ -27,6 +31,7 @@ from typing import Literal
 from ..precision import PRECISIONS, PrecisionName
 
 __all__ = [
+    "CEILING_MULTIPLE",
     "Failure",
     "FailureKind",
     "KnownDivergence",
@@ -34,6 +39,10 @@ __all__ = [
     "failure_of",
     "matching_divergence",
 ]
+
+#: The most a ceiling may exceed the worst NMSE measured for it: headroom for run-to-run and
+#: machine-to-machine spread, not room for another bug.
+CEILING_MULTIPLE = 10.0
 
 #: ``nmse``: the comparator measured an NMSE that is not below the tolerance, and nothing
 #: else went wrong; ``other``: anything else (crash, non-finite, length/shape/precision
@@ -133,10 +142,13 @@ class KnownDivergence:
         Where it is tracked: a URL or an issue reference.
     max_nmse
         The ceiling: the largest NMSE it excuses (finite, > 0). A measured NMSE above it is
-        a failure of its own, never this divergence. State a measured figure with headroom,
-        e.g. 10x the worst NMSE observed upstream.
+        a failure of its own, never this divergence. At most :data:`CEILING_MULTIPLE` times
+        ``measured_nmse``, e.g. 10x the worst NMSE observed.
+    measured_nmse
+        The worst NMSE measured for this divergence (finite, > 0): the figure the ceiling
+        is bounded by. ``bound_source`` says where it was measured.
     bound_source
-        One line: where ``max_nmse`` came from (what was measured, where, and the margin).
+        One line: where ``measured_nmse`` was measured and the margin ``max_nmse`` adds.
     active
         Asked at every match whether the divergence applies now (for example only while an
         environment variable has a value); None means always. It must not raise.
@@ -145,8 +157,10 @@ class KnownDivergence:
     ------
     ValueError
         With one line, when ``ops`` or ``precisions`` is empty or a bare string, a name is
-        not a string, a precision is unknown, ``max_nmse`` is not a finite number > 0, or
-        ``reason``, ``upstream`` or ``bound_source`` is empty or more than one line.
+        not a string, a precision is unknown, ``max_nmse`` or ``measured_nmse`` is not a
+        finite number > 0, ``max_nmse`` is more than :data:`CEILING_MULTIPLE` times
+        ``measured_nmse``, or ``reason``, ``upstream`` or ``bound_source`` is empty or more
+        than one line.
     """
 
     ops: tuple[str, ...]
@@ -155,6 +169,7 @@ class KnownDivergence:
     reason: str
     upstream: str
     max_nmse: float
+    measured_nmse: float
     bound_source: str
     active: Callable[[], bool] | None = None
 
@@ -179,25 +194,33 @@ class KnownDivergence:
             )
         for name in ("reason", "upstream", "bound_source"):
             _one_line(name, getattr(self, name))
-        bound = self.max_nmse
-        if (
-            isinstance(bound, bool)
-            or not isinstance(bound, int | float)
-            or not math.isfinite(bound)
-            or bound <= 0
+        for name, what in (
+            ("max_nmse", "the largest NMSE this divergence excuses"),
+            ("measured_nmse", "the worst NMSE measured for this divergence"),
         ):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value <= 0
+            ):
+                raise ValueError(f"{name}={value!r}, but it must be a finite number > 0: {what}")
+            object.__setattr__(self, name, float(value))
+        # A relative 1e-9 absorbs the rounding of decimal figures (1e-10 over 1e-11).
+        if self.max_nmse > CEILING_MULTIPLE * self.measured_nmse * (1 + 1e-9):
             raise ValueError(
-                f"max_nmse={bound!r}, but it must be a finite number > 0: the largest NMSE "
-                "this divergence excuses"
+                f"max_nmse={self.max_nmse!r} is more than {CEILING_MULTIPLE:g}x "
+                f"measured_nmse={self.measured_nmse!r}; a ceiling may add at most that "
+                "headroom to what was measured (measure the divergence again, or lower it)"
             )
-        object.__setattr__(self, "max_nmse", float(bound))
         if self.active is not None and not callable(self.active):
             raise ValueError(f"active={self.active!r}, but it must be a callable or None")
 
     @property
     def bound(self) -> str:
-        """The ceiling in words: ``NMSE <= 1.4e-06 (where the figure came from)``."""
-        return f"NMSE <= {self.max_nmse:g} ({self.bound_source})"
+        """The ceiling in words: ``NMSE <= 1.4e-06 (measured 1.4e-07: where it came from)``."""
+        return f"NMSE <= {self.max_nmse:g} (measured {self.measured_nmse:g}: {self.bound_source})"
 
     def is_active(self) -> bool:
         """Whether the divergence applies now (``active`` says so, or there is none)."""

@@ -208,6 +208,15 @@ class ReportDocument(_Strict):
     )
     result: CheckResult | None
 
+    def __bool__(self) -> bool:
+        """True only for a passed check that is not a self-test (``assert diffcheck.run(...)``).
+
+        A failed, not_run or incomplete report is false, and so is a self-test: a backend
+        compared with itself is a test of the machinery, never a pass of the backend.
+        """
+        passed = self.result is not None and self.result.status == "passed"
+        return passed and "SELF-TEST:" not in self.coverage
+
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)

@@ -92,8 +92,9 @@ def _adapter(backend: str | Adapter) -> Adapter:
 def _holds(adapter: Adapter, dtype: str) -> bool:
     """Whether arrays of ``dtype`` survive the move onto ``adapter`` with their dtype."""
     try:
-        moved = adapter.to_device(np.zeros(2, dtype))
-        return dtype_name(moved.dtype) == dtype
+        with adapter.computing():  # on the device named, as every call of the search
+            moved = adapter.to_device(np.zeros(2, dtype))
+            return dtype_name(moved.dtype) == dtype
     except Exception:  # a backend refusing a dtype is an answer, not an error
         return False
 
@@ -300,12 +301,15 @@ def _classify(
     """Entries for the findings (known ones marked), and the declared divergences not met."""
     from ..adapters import matching_api_divergence
     from .output import bundle_name, describe_example
+    from .runner import api_case
 
     declared = cand.known_api_divergences()
     entries: list[FindingEntry] = []
     used: set[int] = set()
     for index, finding in enumerate(findings):
-        match = matching_api_divergence(declared, finding.function, finding.kind, finding.dtype)
+        match = matching_api_divergence(
+            declared, finding.function, finding.kind, finding.dtype, case=api_case(finding)
+        )
         if match is not None:
             used.add(declared.index(match))
         blame = finding.verdict.blame

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._fuzz_search import _without_local_constants
+from ..adapters.api_inputs import ApiCase
 from ..values.call import Outcome, call_on, compare_call, host_inputs
 from ..values.model import ValueVerdict
 from .arrays import Space
@@ -50,6 +51,18 @@ class Finding:
     verdict: ValueVerdict
     reference: Outcome
     candidate: Outcome
+
+
+def api_case(finding: Finding) -> ApiCase:
+    """The finding's call as a known divergence's input class reads it."""
+    example = finding.example
+    return ApiCase(
+        args=example.args,
+        kwargs=example.kwargs,
+        positional=example.positional,
+        reference=finding.reference.value,
+        candidate=finding.candidate.value,
+    )
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -75,6 +76,9 @@ class WrappedAdapter(Adapter):
 
     def namespace(self) -> Any:
         return self.inner.namespace()
+
+    def computing(self) -> AbstractContextManager[Any]:
+        return self.inner.computing()
 
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities()

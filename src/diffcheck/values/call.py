@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..differ import host_array
+from ..provenance import provenance_of
 from .blame import blame
 from .bounds import bound_for
 from .compare import compare_values, failed_call, host_value
@@ -45,6 +46,8 @@ class Outcome:
     value: Any = None
     missing: str | None = None
     raised: str | None = None
+    #: The first result as the device returned it (its type says which library computed).
+    device_result: Any = None
 
     @property
     def ok(self) -> bool:
@@ -112,7 +115,8 @@ def call_on(
     """Call ``fn`` on ``adapter`` and bring the result home; never raises for the call."""
     xp = adapter.namespace()
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
+        # On the adapter's own device (mlx:cpu on the CPU), the reads home included.
+        with adapter.computing(), np.errstate(all="ignore"), warnings.catch_warnings():
             # NaN, inf and division by zero are values under test here, not warnings.
             warnings.simplefilter("ignore", RuntimeWarning)
             return _call(adapter, xp, fn, hosts, kwargs)
@@ -138,8 +142,9 @@ def _call(
         assert callable(fn)
         result = fn(xp, *arrays, **kwargs)
     if isinstance(result, tuple | list):
-        return Outcome(value=tuple(_home(adapter, r) for r in result))
-    return Outcome(value=_home(adapter, result))
+        first = result[0] if result else None
+        return Outcome(value=tuple(_home(adapter, r) for r in result), device_result=first)
+    return Outcome(value=_home(adapter, result), device_result=result)
 
 
 def backend_voter(adapter: Adapter, fn: str | Callable[..., Any]) -> Callable[..., Any]:
@@ -179,19 +184,40 @@ def compare_call(
     signed_zero: bool | None = None,
     kwargs: dict[str, Any] | None = None,
     voters: Sequence[tuple[str, Callable[..., Any]]] = (),
+    provenance: bool = False,
 ) -> ValueVerdict:
     """Run ``fn`` on both backends from the same host inputs and judge faithfully.
 
     ``fn`` is a spec name (``"bitwise_left_shift"``) called as ``xp.<name>(*arrays,
     **kwargs)``, or a callable ``fn(xp, *arrays, **kwargs)``; ``function`` names the
     standard's function for bounds, dtype rules and blame (a spec-name ``fn`` names itself).
-    Every failure carries its blame.
+    Every failure carries its blame. ``provenance`` records which library computed each
+    side and runs the independence probe (:mod:`diffcheck.provenance`).
     """
     name = fn if isinstance(fn, str) else function
     call_kwargs = dict(kwargs or {})
     hosts = host_inputs(inputs)
     ref = call_on(reference, fn, hosts, call_kwargs)
     cand = call_on(candidate, fn, hosts, call_kwargs)
+    verdict = _blamed(name, fn, hosts, call_kwargs, ref, cand, signed_zero, reference, voters)
+    if not provenance:
+        return verdict
+    found = provenance_of(reference, candidate, ref.device_result, cand.device_result)
+    return replace(verdict, provenance=found)
+
+
+def _blamed(
+    name: str | None,
+    fn: str | Callable[..., Any],
+    hosts: Sequence[Any],
+    call_kwargs: dict[str, Any],
+    ref: Outcome,
+    cand: Outcome,
+    signed_zero: bool | None,
+    reference: Adapter,
+    voters: Sequence[tuple[str, Callable[..., Any]]],
+) -> ValueVerdict:
+    """The verdict of both outcomes, with its blame when it failed."""
     verdict = _verdict(
         name, isinstance(fn, str), hosts, call_kwargs, ref, cand, signed_zero, reference
     )

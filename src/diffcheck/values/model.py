@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from ..provenance import Provenance
+
 __all__ = [
     "FAILURE_KINDS",
     "Blame",
@@ -169,11 +171,17 @@ class ValueVerdict:
     failing: int = 0
     max_ulp: int | None = None
     blame: Blame | None = None
+    #: Which library computed each side and whether they are independent.
+    provenance: Provenance | None = None
 
     @property
     def passed(self) -> bool:
         """Whether the candidate agreed with the reference."""
         return self.status == "passed"
+
+    def __bool__(self) -> bool:
+        """Truth is :attr:`passed`: ``assert compare(..., mode="values")`` fails on a failure."""
+        return self.passed
 
     def __str__(self) -> str:
         if self.passed:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,7 @@ TF32_DIVERGENCE = KnownDivergence(
     ),
     upstream="https://ml-explore.github.io/mlx/build/html/usage/environment_variables.html",
     max_nmse=1.4e-6,
+    measured_nmse=1.4e-7,
     bound_source=(
         "10x the worst f32 lifecycle NMSE measured with TF32 on an H200 (1.4e-7, "
         "docs/gpu-evidence.md)"
@@ -106,6 +108,16 @@ class MlxAdapter(Adapter):
         if self.device is None:
             return mx.default_device()
         return mx.Device(mx.gpu if self.device == "gpu" else mx.cpu)
+
+    def computing(self) -> AbstractContextManager[Any]:
+        """Every MLX op made inside runs on this adapter's device (``mx.stream``).
+
+        MLX ops run on the process's default device unless a stream says otherwise, and an
+        op's device is fixed when it is made: the scope must cover the call and the reads.
+        """
+        import mlx.core as mx
+
+        return mx.stream(self.device_object())
 
     def is_gpu(self) -> bool:
         """Whether this adapter runs on MLX's GPU device."""
@@ -235,10 +247,8 @@ class MlxAdapter(Adapter):
         A lifecycle candidate runs on MLX streams, and its storage names are read from the
         arrays it uploaded and read back; everything else is the namespace definition.
         """
-        import mlx.core as mx
-
         # The lifecycle's contexts make their own streams on this device; everything else
         # runs on the device's default stream. The base class labels a reference lifecycle
         # as four independent chains itself.
-        with mx.stream(self.device_object()):
+        with self.computing():
             return super().execute(op, params, inputs, precision, role=role)

@@ -1,0 +1,148 @@
+"""Which library actually computed each side of a comparison, and whether the two are independent.
+
+A backend's name is a label: a NumPy adapter subclass registered as ``fastlib``, or a plugin
+whose namespace is array-api-compat's NumPy, passes :func:`~diffcheck.adapters.same_backend`
+and then vouches for NumPy with NumPy. Two facts are recorded instead of trusted:
+
+* a :class:`Fingerprint` of each side, read off the arrays the function returned: the
+  top-level module of their type (``numpy`` for an ``ndarray``, whatever adapter returned
+  it) and that module's version;
+* a cheap independence probe (:func:`same_bits_probe`): both namespaces sum the same long
+  float32 vector; the summation order is each library's own (pairwise blocks, SIMD lanes,
+  tree reductions), so two libraries that return the same bits for it are, as far as this
+  can tell, one implementation.
+
+What it cannot detect: a library that wraps another's arrays in a type of its own and
+delegates every operation (array-api-strict over NumPy: the fingerprint differs, the probe
+flags it), a library that copies another's summation order exactly, or a candidate that
+computes with another library and converts the result into arrays of its own type (the
+fingerprint names the wrapper; only the probe may notice).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "PROBE_ELEMENTS",
+    "Fingerprint",
+    "Provenance",
+    "fingerprint_of",
+    "judge",
+    "probe_input",
+    "probe_sum",
+    "provenance_of",
+]
+
+#: Length of the probe's float32 vector: long enough that summation orders differ in bits.
+PROBE_ELEMENTS: Final = 1 << 17
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The library whose arrays one side returned: ``module`` (top level), its ``version``,
+    and the array type's qualified name."""
+
+    module: str
+    version: str | None
+    array_type: str
+
+    def __str__(self) -> str:
+        version = f" {self.version}" if self.version else ""
+        return f"{self.module}{version} ({self.array_type})"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Both sides' fingerprints and what the independence probe found.
+
+    ``independent`` is False when both sides' arrays come from the same library, or when
+    the probe's sums are bit-identical; None when the probe could not run on a side.
+    ``note`` says which, in one line.
+    """
+
+    reference: Fingerprint
+    candidate: Fingerprint
+    independent: bool | None
+    note: str
+
+    def __str__(self) -> str:
+        return f"reference {self.reference}; candidate {self.candidate}; {self.note}"
+
+
+def _version(module: str) -> str | None:
+    found = getattr(sys.modules.get(module), "__version__", None)
+    if isinstance(found, str):
+        return found
+    try:
+        return metadata.version(module)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def fingerprint_of(array: Any) -> Fingerprint:
+    """The fingerprint of the library whose type ``array`` is (a Python scalar: ``builtins``)."""
+    kind = type(array)
+    module = kind.__module__.split(".")[0]
+    return Fingerprint(module, _version(module), f"{kind.__module__}.{kind.__qualname__}")
+
+
+def probe_input() -> npt.NDArray[np.float32]:
+    """The probe's vector: fixed, spanning magnitudes so rounding depends on the order."""
+    rng = np.random.default_rng(20240607)
+    return (
+        rng.standard_normal(PROBE_ELEMENTS) * np.exp2(rng.integers(-12, 12, PROBE_ELEMENTS))
+    ).astype(np.float32)
+
+
+def judge(
+    reference: Fingerprint,
+    candidate: Fingerprint,
+    sums: tuple[bytes, bytes] | None,
+) -> Provenance:
+    """The provenance of a comparison from both fingerprints and both probe sums' bits."""
+    if reference.module == candidate.module:
+        return Provenance(
+            reference,
+            candidate,
+            False,
+            f"NOT INDEPENDENT: both sides returned {reference.module} arrays",
+        )
+    if sums is None:
+        return Provenance(reference, candidate, None, "independence probe did not run")
+    if sums[0] == sums[1]:
+        return Provenance(
+            reference,
+            candidate,
+            False,
+            f"NOT INDEPENDENT: a {PROBE_ELEMENTS}-element float32 sum is bit-identical on "
+            "both sides (one implementation under two names?)",
+        )
+    return Provenance(
+        reference, candidate, True, f"independent: the {PROBE_ELEMENTS}-element sums differ"
+    )
+
+
+def probe_sum(adapter: Any) -> bytes | None:
+    """The bits of ``adapter``'s float32 sum of :func:`probe_input`, on its device; None if
+    its namespace cannot compute it (the probe then says it did not run)."""
+    try:
+        with adapter.computing():
+            xp = adapter.namespace()
+            total = xp.sum(xp.astype(adapter.to_device(probe_input()), xp.float32))
+            return bytes(adapter.host_float32(total).tobytes())
+    except Exception:  # a namespace without sum or float32 cannot be probed: not a failure
+        return None
+
+
+def provenance_of(reference: Any, candidate: Any, ref_output: Any, cand_output: Any) -> Provenance:
+    """Fingerprints of both outputs and the probe, for adapters ``reference``/``candidate``."""
+    sums = probe_sum(reference), probe_sum(candidate)
+    both = None if sums[0] is None or sums[1] is None else (sums[0], sums[1])
+    return judge(fingerprint_of(ref_output), fingerprint_of(cand_output), both)

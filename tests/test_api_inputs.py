@@ -1,0 +1,181 @@
+"""Known API divergences excuse only the inputs they say they cover."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from diffcheck.adapters import ApiCase, KnownApiDivergence, matching_api_divergence
+from diffcheck.adapters.api_inputs import (
+    EMPTY_REDUCTION,
+    EVERY_INPUT,
+    FLOAT32_PRECISION,
+    NAN_INPUT,
+    SHIFT_PAST_WIDTH,
+    keyword_given,
+)
+from diffcheck.search import search_api
+from value_fakes import FaultyAdapter, FaultyNamespace
+
+SHIFT = KnownApiDivergence(
+    function="bitwise_left_shift",
+    kind="value",
+    dtypes=("int64",),
+    covers=SHIFT_PAST_WIDTH,
+    reason="the count is taken modulo the width",
+)
+EMPTY_ALL = KnownApiDivergence(
+    function="all", kind="value", covers=EMPTY_REDUCTION, reason="empty all() is False"
+)
+
+
+def _shift_case(x: list[int], counts: list[int], candidate: list[int]) -> ApiCase:
+    xs, cs = np.array(x, np.int64), np.array(counts, np.int64)
+    return ApiCase(
+        args=(xs, cs),
+        reference=np.left_shift(xs, cs, dtype=np.int64) * (cs < 64),
+        candidate=np.array(candidate, np.int64),
+    )
+
+
+def _match(d: KnownApiDivergence, function: str, case: ApiCase, dtype: str = "int64") -> bool:
+    return matching_api_divergence([d], function, d.kind, dtype, case=case) is d
+
+
+def test_a_shift_past_the_width_is_excused_and_a_wrong_shift_by_zero_is_not() -> None:
+    assert _match(SHIFT, "bitwise_left_shift", _shift_case([5], [64], [5]))  # 5 << (64 % 64)
+    assert not _match(SHIFT, "bitwise_left_shift", _shift_case([5], [0], [6]))
+    # One count past the width does not cover a wrong element shifted by 0 beside it,
+    # whichever comes first.
+    assert not _match(SHIFT, "bitwise_left_shift", _shift_case([5, 5], [0, 64], [6, 5]))
+    assert not _match(SHIFT, "bitwise_left_shift", _shift_case([5, 5], [64, 0], [5, 6]))
+    # Declared for int64 only: the same call in int32 is not it.
+    past = _shift_case([5], [64], [5])
+    assert (
+        matching_api_divergence([SHIFT], "bitwise_left_shift", "value", "int32", case=past) is None
+    )
+    assert (
+        matching_api_divergence([SHIFT], "bitwise_left_shift", "value", "int64,int32", case=past)
+        is None
+    )
+    # No element differs: nothing to excuse, so nothing matches.
+    assert not _match(SHIFT, "bitwise_left_shift", _shift_case([5], [1], [10]))
+
+
+def test_an_empty_all_is_excused_and_a_wrong_non_empty_all_is_not() -> None:
+    empty = np.zeros(0, bool)
+    assert _match(
+        EMPTY_ALL,
+        "all",
+        ApiCase(args=(empty,), reference=np.True_, candidate=np.False_),
+        "bool",
+    )
+    full = np.array([True, True])
+    assert not _match(
+        EMPTY_ALL, "all", ApiCase(args=(full,), reference=np.True_, candidate=np.False_), "bool"
+    )
+    over_empty_axis = np.zeros((3, 0), bool)
+    case = ApiCase(
+        args=(over_empty_axis,),
+        kwargs={"axis": 1},
+        reference=np.ones(3, bool),
+        candidate=np.array([True, False, True]),
+    )
+    assert _match(EMPTY_ALL, "all", case, "bool")
+    over_full_axis = ApiCase(
+        args=(np.ones((3, 2), bool),),
+        kwargs={"axis": 1},
+        reference=np.ones(3, bool),
+        candidate=np.array([True, False, True]),
+    )
+    assert not _match(EMPTY_ALL, "all", over_full_axis, "bool")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    counts=st.lists(st.integers(min_value=0, max_value=80), min_size=1, max_size=8),
+    wrong=st.lists(st.booleans(), min_size=8, max_size=8),
+)
+def test_a_shift_finding_is_excused_exactly_when_every_wrong_element_is_past_the_width(
+    counts: list[int], wrong: list[bool]
+) -> None:
+    x = [3] * len(counts)
+    case = _shift_case(x, counts, [0] * len(counts))
+    reference = np.asarray(case.reference)
+    candidate = np.where(np.array(wrong[: len(counts)]), reference + 1, reference)
+    case = ApiCase(args=case.args, reference=reference, candidate=candidate)
+    bad = [c for c, w in zip(counts, wrong, strict=False) if w]
+    expected = bool(bad) and all(c >= 64 for c in bad)
+    assert _match(SHIFT, "bitwise_left_shift", case) == expected
+
+
+def test_value_kinds_need_an_element_class() -> None:
+    with pytest.raises(ValueError, match="must say which elements"):
+        KnownApiDivergence(function="exp", kind="value", covers=EVERY_INPUT, reason="x")
+    with pytest.raises(ValueError, match="InputClass"):
+        KnownApiDivergence(function="exp", kind="value", covers="nan", reason="x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="covers"):
+        KnownApiDivergence(function="exp", kind="missing", reason="x")  # type: ignore[call-arg]
+    made = KnownApiDivergence(function="hypot", kind="missing", covers=EVERY_INPUT, reason="x")
+    assert made.condition == "every dtype; every input (the function as a whole)"
+
+
+def test_other_classes_reject_cases_outside_them() -> None:
+    x = np.array([1.0, np.nan])
+    nan_only = ApiCase(args=(x,), reference=np.array([1.0, np.nan]), candidate=np.array([1.0, 0]))
+    both = ApiCase(args=(x,), reference=np.array([1.0, np.nan]), candidate=np.array([2.0, 0]))
+    assert NAN_INPUT.covers(nan_only)
+    assert not NAN_INPUT.covers(both)
+    near = ApiCase(args=(x,), reference=np.array([1.0]), candidate=np.array([1.0 + 2**-24]))
+    far = ApiCase(args=(x,), reference=np.array([1.0]), candidate=np.array([1.0 + 2**-10]))
+    assert FLOAT32_PRECISION.covers(near)
+    assert not FLOAT32_PRECISION.covers(far)
+    sort = keyword_given("descending", "stable")
+    assert sort.covers(ApiCase(args=(x,), kwargs={"stable": True}))
+    assert not sort.covers(ApiCase(args=(x,), kwargs={"axis": 0}))
+    # A predicate that cannot read a case does not cover it.
+    assert not SHIFT_PAST_WIDTH.covers(ApiCase(args=(), reference="?", candidate="?"))
+
+
+class _ZeroShiftNamespace(FaultyNamespace):
+    """Shifts by the count modulo the width, and also gets a shift by 0 wrong."""
+
+    def bitwise_left_shift(self, x1: Any, x2: Any, /) -> Any:
+        result = super().bitwise_left_shift(x1, x2)
+        return np.where(np.asarray(x2) == 0, np.asarray(result) + 1, result).astype(result.dtype)
+
+
+class _Declares(FaultyAdapter):
+    def __init__(self, namespace: FaultyNamespace | None = None) -> None:
+        super().__init__("shift-wrap")
+        if namespace is not None:
+            self._namespace = namespace
+
+    def known_api_divergences(self) -> tuple[KnownApiDivergence, ...]:
+        return tuple(
+            KnownApiDivergence(
+                function="bitwise_left_shift",
+                kind="value",
+                dtypes=(d,),
+                covers=SHIFT_PAST_WIDTH,
+                reason="count modulo the width",
+            )
+            for d in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+        )
+
+
+def test_the_search_excuses_a_declared_shift_and_not_a_wrong_shift_by_zero() -> None:
+    declared = search_api(_Declares(), functions=["bitwise_left_shift"], examples=40, seed=1)
+    assert declared.document.findings
+    assert declared.unexplained == 0
+    planted = search_api(
+        _Declares(_ZeroShiftNamespace("shift-wrap")),
+        functions=["bitwise_left_shift"],
+        examples=40,
+        seed=1,
+    )
+    assert planted.unexplained >= 1
