@@ -100,7 +100,7 @@ def bundle_for_call(
     example = _example(args, kwargs)
     if isinstance(example, str):
         return None, f"{name} takes {example}"
-    verdict = judge(function, example, reference, candidate)
+    verdict = judge(function, example, reference, candidate)  # each side in its computing()
     if verdict.passed:
         return None, (
             f"{name} on these inputs passes the search's own judgment (its bound differs "

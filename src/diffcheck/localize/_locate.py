@@ -100,8 +100,9 @@ def _run_reference(
 
     recorder = Recorder(observe)
     namespace = RecordingNamespace(xp, recorder)
-    arrays = [recorder.wrap(_to_device(reference, xp, h)) for h in hosts]
-    fn(namespace, *arrays)
+    with reference.computing():  # the device the name says, and no other
+        arrays = [recorder.wrap(_to_device(reference, xp, h)) for h in hosts]
+        fn(namespace, *arrays)
     return window.kept
 
 
@@ -134,13 +135,17 @@ def _run_candidate(
 
     recorder = Recorder(observe)
     namespace = RecordingNamespace(xp, recorder)
-    arrays = [recorder.wrap(_to_device(candidate, xp, h)) for h in hosts]
-    with contextlib.suppress(_Stop):
-        fn(namespace, *arrays)
-    settle(candidate, queue)
-    for pending in queue:
+    with candidate.computing():  # the device the name says (mlx:cpu never runs on a GPU)
+        arrays = [recorder.wrap(_to_device(candidate, xp, h)) for h in hosts]
+        with contextlib.suppress(_Stop):
+            fn(namespace, *arrays)
+        settle(candidate, queue)
+        judged = [
+            (pending, comparer.judge(pending, reduced_terms(pending.call.name, pending.kept)))
+            for pending in queue
+        ]
+    for pending, (carried, local) in judged:
         call, record = pending.call, pending.kept
-        carried, local = comparer.judge(pending, reduced_terms(call.name, record))
         status: Any = "wrong" if not local.passed else "inherits" if not carried.passed else "ok"
         if status == "wrong" and not wrong_inputs:
             wrong_inputs[call.index] = pending  # the first wrong call: its bundle is made
