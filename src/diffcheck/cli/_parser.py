@@ -6,10 +6,13 @@ import argparse
 import sys
 from typing import NoReturn
 
+from ..text import one_line
+
 __all__ = ["OneLineParser"]
 
 
 class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        print(f"diffcheck {self.prog.split()[-1]}: {message}", file=sys.stderr)
+        # argparse echoes what was typed: a newline or ESC in it is escaped, not shown raw.
+        print(one_line(f"diffcheck {self.prog.split()[-1]}: {message}"), file=sys.stderr)
         raise SystemExit(1)

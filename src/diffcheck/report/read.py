@@ -27,12 +27,12 @@ def _schema_version(data: Any, source: str) -> int:
     if not isinstance(data, dict):
         raise ReportError(f"report {source} is not a JSON object")
     version = data.get("schema_version")
-    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+    # Exactly an int: 2.0 == 2 and True == 1 in Python, but neither is a schema version.
+    if type(version) is not int or version not in READABLE_VERSIONS:
         readable = " and ".join(str(v) for v in READABLE_VERSIONS)
         raise ReportError(
             f"report {source} has schema_version {version!r}; this diffcheck reads {readable}"
         )
-    assert isinstance(version, int)
     return version
 
 
