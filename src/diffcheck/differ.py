@@ -433,6 +433,22 @@ def _validate_segments(segments: Sequence[Segment]) -> None:
             )
 
 
+def _check_segment_count(count: int, elements: int) -> None:
+    """A count of equal segments is checked before a name is made for any of them.
+
+    Each segment holds at least one element, so more segments than elements cannot be
+    judged; ``segments=10**9`` on 64 elements is refused here instead of building 10**9
+    names (and ``True`` is not a count).
+    """
+    if isinstance(count, bool) or count < 1:
+        raise ValueError(f"segments={count!r} is not a count of segments; give 1 or more")
+    if count > elements:
+        raise ValueError(
+            f"segments={count} asks for more segments than the {elements} elements compared; "
+            f"give at most {elements}"
+        )
+
+
 def equal_segments(total: int, names: Sequence[str], labels: Sequence[str] = ()) -> list[Segment]:
     """Split ``total`` elements into ``len(names)`` equal consecutive segments."""
     count = len(names)
@@ -495,6 +511,7 @@ def diff(
     if segments is None:
         return verdict
     if isinstance(segments, int):
+        _check_segment_count(segments, ref.size)
         segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
     segments = _as_segments(segments)
     _validate_segments(segments)

@@ -5,6 +5,20 @@ settling of worker records) goes through :func:`read_report`. It opens without b
 FIFO cannot hang it), refuses anything but a regular file (``/dev/zero``, a directory, a
 device), reads at most :data:`MAX_REPORT_BYTES`, and turns binary data, deep nesting, an
 unknown schema version and every schema violation into one :class:`ReportError` line.
+
+What a report *claims* is bounded by what it *stores*, before anything is built from it:
+
+- while the JSON is decoded, every object may hold at most :data:`MAX_KEYS` keys (the
+  largest report object has about 20) and every text value at most :data:`MAX_TEXT_CHARS`
+  characters, except an output's ``base64`` (bounded by the file's size). An ``environment``
+  with a million extra keys is refused object by object as it is parsed, never validated
+  key by key (pydantic builds one error per extra key, gigabytes for a 60 MB file).
+- after validation, the output element count the ``config`` derives must not exceed the
+  elements the stored outputs hold (:func:`check_derived_sizes`): replay builds one segment
+  per head, row or phase, so a 3 KB report claiming 2e9 heads is refused in one line
+  instead of building 2e9 segment objects. A legitimate report stores the reference's whole
+  output, so its derived count equals a stored one.
+- a MemoryError while decoding or validating becomes one line naming the file and its size.
 """
 
 from __future__ import annotations
@@ -15,12 +29,50 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ReportError
+from ..errors import ConfigError, ReportError
 from ..files import MAX_REPORT_BYTES, read_regular
 from ..text import one_line
-from .models import MODELS, READABLE_VERSIONS, ReportDocument
+from .models import MODELS, READABLE_VERSIONS, OutputArray, OutputBits, ReportDocument
 
-__all__ = ["MAX_REPORT_BYTES", "load_json", "parse_report", "read_report", "report_from"]
+__all__ = [
+    "MAX_KEYS",
+    "MAX_REPORT_BYTES",
+    "MAX_TEXT_CHARS",
+    "check_derived_sizes",
+    "load_json",
+    "parse_report",
+    "read_report",
+    "report_from",
+]
+
+#: The most keys one JSON object of a report may hold (the largest model has about 20 fields).
+MAX_KEYS = 64
+#: The longest text value but an output's base64 (reasons, names, details, timestamps).
+MAX_TEXT_CHARS = 1 << 20
+#: Keys whose text values are bounded only by the file's size.
+_UNBOUNDED_TEXT = frozenset({"base64"})
+
+
+class _Oversized(Exception):
+    """Raised from inside the JSON decoder when an object breaks a bound."""
+
+
+def _bounded_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Called by the decoder once per object, with its pairs, before the dict is made.
+    if len(pairs) > MAX_KEYS:
+        raise _Oversized(
+            f"an object holds {len(pairs)} keys (first {pairs[0][0][:40]!r}), "
+            f"over the {MAX_KEYS} any report object has"
+        )
+    for key, value in pairs:
+        if len(key) > 256:
+            raise _Oversized(f"a key is {len(key)} characters long, over the 256 allowed")
+        if isinstance(value, str) and len(value) > MAX_TEXT_CHARS and key not in _UNBOUNDED_TEXT:
+            raise _Oversized(
+                f"the text of {key[:40]!r} is {len(value)} characters, over the "
+                f"{MAX_TEXT_CHARS} allowed"
+            )
+    return dict(pairs)
 
 
 def _schema_version(data: Any, source: str) -> int:
@@ -46,7 +98,11 @@ def load_json(data: bytes, source: str) -> Any:
             f"report {source} is not UTF-8 text (byte {error.start} is {data[error.start]:#04x})"
         ) from None
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, object_pairs_hook=_bounded_object)
+    except _Oversized as error:
+        raise ReportError(f"report {source} is not a report: {one_line(str(error))}") from None
+    except MemoryError:
+        raise ReportError(_out_of_memory(source, len(data), "decoding")) from None
     except RecursionError:
         raise ReportError(f"report {source} is nested too deeply to be a report") from None
     except json.JSONDecodeError as error:
@@ -58,12 +114,69 @@ def load_json(data: bytes, source: str) -> Any:
     return parsed
 
 
+def _out_of_memory(source: str, size: int | None, stage: str) -> str:
+    sized = "" if size is None else f" ({size} bytes)"
+    return (
+        f"report {source}{sized} ran out of memory while {stage} it; a report this "
+        f"size needs several times its size in memory (the read limit is {MAX_REPORT_BYTES} "
+        "bytes): give it more memory or replay a smaller report"
+    )
+
+
+def _stored_elements(record: OutputBits | OutputArray | None) -> int | None:
+    """The elements an output really holds, from its stored text (not its stated count)."""
+    if record is None:
+        return None
+    if isinstance(record, OutputBits):
+        return len(record.f32_bits)
+    return (len(record.base64) * 3 // 4) // 4
+
+
+def check_derived_sizes(document: ReportDocument, source: str) -> None:
+    """Refuse a report whose config derives more output elements than its outputs hold.
+
+    Replay builds per-element and per-segment structures from the config; this bounds them
+    by the stored bytes first. A config that describes no valid check, or a report without
+    stored outputs (nothing is judged then), passes through: replay reports those itself.
+
+    Raises
+    ------
+    ReportError
+        One line naming ``source``, the derived and the stored element counts.
+    """
+    from ..ops import get_op  # the op registry loads entry points: only once one is needed
+
+    result = document.result
+    if result is None:
+        return
+    stored = [n for n in map(_stored_elements, (result.reference, result.actual)) if n is not None]
+    if not stored:
+        return
+    config: Any = document.config
+    try:
+        op = get_op(config.op)
+        derived = op.validate(op.params(**{name: getattr(config, name) for name in op.options}))
+    except (ConfigError, ValidationError, ValueError):
+        return
+    if derived > max(stored):
+        raise ReportError(
+            f"report {source} has a config deriving {derived} output elements, but its stored "
+            f"outputs hold at most {max(stored)}; it is refused before anything is built from it"
+        )
+
+
 def report_from(parsed: Any, source: str) -> ReportDocument:
-    """A decoded JSON value validated as the report of its schema version (one-line errors)."""
+    """A decoded JSON value validated as the report of its schema version (one-line errors).
+
+    Validation is followed by :func:`check_derived_sizes`, so no reader builds from a
+    config what its stored outputs could not hold.
+    """
     source = one_line(source)
     version = _schema_version(parsed, source)
     try:
-        return MODELS[version].model_validate(parsed)
+        document = MODELS[version].model_validate(parsed)
+    except MemoryError:
+        raise ReportError(_out_of_memory(source, None, "validating")) from None
     except RecursionError:
         raise ReportError(f"report {source} is nested too deeply to be a report") from None
     except ValidationError as error:
@@ -73,6 +186,8 @@ def report_from(parsed: Any, source: str) -> ReportDocument:
             f"report {source} does not match schema v{version} at {one_line(where)}: "
             f"{one_line(first['msg'])}"
         ) from None
+    check_derived_sizes(document, source)
+    return document
 
 
 def parse_report(data: bytes, source: str) -> ReportDocument:
