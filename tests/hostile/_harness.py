@@ -48,14 +48,14 @@ def cli_subprocess(
     )
 
 
-def assert_one_line(err: str) -> None:
-    """At most one stderr line, no traceback, no raw control character but its newline."""
+def assert_one_line(err: str, lines: int = 1) -> None:
+    """At most ``lines`` stderr lines (one per problem), no traceback, no raw control character."""
     assert "Traceback" not in err, err[-2000:]
-    assert err.count("\n") <= 1, err[-2000:]
+    assert err.count("\n") <= lines, err[-2000:]
     assert err == "" or err.endswith("\n"), err[-2000:]
-    body = err.removesuffix("\n")
-    raw = [c for c in body if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029"]
-    assert not raw, f"raw control characters {raw!r} in {body[:500]!r}"
+    for line in err.splitlines():
+        raw = [c for c in line if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029"]
+        assert not raw, f"raw control characters {raw!r} in {line[:500]!r}"
 
 
 def assert_refused(code: int, err: str) -> None:

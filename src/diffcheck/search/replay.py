@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError, ReportError
+from ..text import one_line
 from ..values.compare import host_value
 from ..values.model import ValueVerdict
 from .bundle import Bundle, bundle_in, read_bundle
@@ -141,8 +142,9 @@ def replay_bundle_command(path: Path, document: Any, size: int) -> int:
     try:
         outcome = replay_bundle(path, bundle=bundle_in(document, size, where=str(path)))
     except ReportError as error:  # a bad bundle is one line; the other paths still run
-        print(f"diffcheck: {error}", file=sys.stderr)
+        print(one_line(f"diffcheck: {error}"), file=sys.stderr)
         return 1
     stream = sys.stdout if outcome.status == "reproduces" else sys.stderr
-    print(outcome.line(path), file=stream)
+    # Names and reasons come from the bundle (a backend name may hold ESC): escaped.
+    print(one_line(outcome.line(path)), file=stream)
     return outcome.exit_code
