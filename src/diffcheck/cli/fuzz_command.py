@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .._numbers import parse_f64, parse_u64
+from ..text import one_line
 from ._parser import OneLineParser
 
 __all__ = ["fuzz"]
@@ -112,7 +113,7 @@ def _parser() -> OneLineParser:
 
 
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(one_line(message), file=sys.stderr, flush=True)
 
 
 def fuzz(argv: Sequence[str]) -> int:
@@ -146,5 +147,5 @@ def fuzz(argv: Sequence[str]) -> int:
     if result.passed:
         print(result.summary())
         return 0
-    print(f"diffcheck: {result.summary()}", file=sys.stderr)
+    print(one_line(f"diffcheck: {result.summary()}"), file=sys.stderr)
     return 1
