@@ -176,3 +176,18 @@ def test_the_one_line_check_itself_fails_on_a_split_or_raw_escape() -> None:
     ):
         with pytest.raises(AssertionError):
             assert_one_line(bad)
+
+
+@pytest.mark.parametrize("version", [2.0, True])
+def test_the_resume_reader_refuses_a_schema_version_that_only_equals_an_int(
+    tmp_path: Path, report_json: dict[str, Any], version: object
+) -> None:
+    # sweep --resume and the sweep's settling read through read_report.
+    from diffcheck.errors import ReportError
+    from diffcheck.report.read import read_report
+
+    report_json["schema_version"] = version
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report_json))
+    with pytest.raises(ReportError, match="schema_version"):
+        read_report(path)

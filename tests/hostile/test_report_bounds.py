@@ -151,3 +151,21 @@ def test_a_memory_error_anywhere_in_a_command_is_one_line(
     assert_refused(code, err)
     assert "out of memory running" in err
     assert "limit" in err
+
+
+@pytest.mark.parametrize(
+    "where", [(), ("environment",), ("result",), ("result", "reference"), ("result", "metrics")]
+)
+def test_an_unknown_key_is_named_before_validation(
+    report_json: dict[str, Any], where: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = report_json
+    for key in where:
+        target = target[key]
+    target["surplus"] = 1
+    # Validation must not even start: the pre-pass names the key.
+    monkeypatch.setattr(
+        read_module.MODELS[2], "model_validate", lambda *a, **k: pytest.fail("validated")
+    )
+    with pytest.raises(ReportError, match=rf"at {'.'.join([*where, 'surplus'])}: an unknown key"):
+        parse_report(json.dumps(report_json).encode(), "surplus.json")

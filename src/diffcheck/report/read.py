@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, ReportError
 from ..files import MAX_REPORT_BYTES, read_regular
@@ -165,6 +165,31 @@ def check_derived_sizes(document: ReportDocument, source: str) -> None:
         )
 
 
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The one model an annotation holds (``Model`` or ``Model | None``), else None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    models = [a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+    others = [a for a in get_args(annotation) if a is not type(None) and a not in models]
+    return models[0] if len(models) == 1 and not others else None
+
+
+def _unknown_key(data: Any, model: type[BaseModel], where: str) -> str | None:
+    """The first key of ``data`` that ``model`` (or a nested model) does not name."""
+    if not isinstance(data, dict):
+        return None
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            return f"{where}{key}"
+        nested = _model_of(field.annotation)
+        if nested is not None:
+            found = _unknown_key(value, nested, f"{where}{key}.")
+            if found is not None:
+                return found
+    return None
+
+
 def report_from(parsed: Any, source: str) -> ReportDocument:
     """A decoded JSON value validated as the report of its schema version (one-line errors).
 
@@ -173,6 +198,14 @@ def report_from(parsed: Any, source: str) -> ReportDocument:
     """
     source = one_line(source)
     version = _schema_version(parsed, source)
+    # Unknown keys are refused by name before validation (pydantic would build one error
+    # per extra key first).
+    unknown = _unknown_key(parsed, MODELS[version], "")
+    if unknown is not None:
+        raise ReportError(
+            f"report {source} does not match schema v{version} at {one_line(unknown)[:200]}: "
+            "an unknown key (the schema names no such field)"
+        )
     try:
         document = MODELS[version].model_validate(parsed)
     except MemoryError:
