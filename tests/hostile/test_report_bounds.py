@@ -19,8 +19,14 @@ from typing import Any
 import pytest
 
 from diffcheck.errors import ReportError
-from diffcheck.report import read as read_module
-from diffcheck.report.read import MAX_KEYS, MAX_TEXT_CHARS, load_json, parse_report
+from diffcheck.report.models import MODELS
+from diffcheck.report.read import (
+    MAX_KEYS,
+    MAX_TEXT_CHARS,
+    MAX_UNSTORED_ELEMENTS,
+    load_json,
+    parse_report,
+)
 
 from ._harness import assert_refused, cli
 
@@ -33,8 +39,8 @@ def _attention(report_texts: dict[str, bytes], heads: int) -> dict[str, Any]:
     return document
 
 
-@pytest.mark.parametrize("heads", [2, 1000, 2 * 10**9, 2**30])
-def test_a_config_claiming_more_elements_than_stored_is_refused_before_replay(
+@pytest.mark.parametrize("heads", [MAX_UNSTORED_ELEMENTS + 2, 2 * 10**9, 2**30])
+def test_a_config_claiming_far_more_elements_than_stored_is_refused_before_replay(
     tmp_path: Path, report_texts: dict[str, bytes], heads: int
 ) -> None:
     path = tmp_path / "claims.json"
@@ -45,8 +51,21 @@ def test_a_config_claiming_more_elements_than_stored_is_refused_before_replay(
     assert time.perf_counter() - started < 10
     assert_refused(code, err)
     assert f"deriving {heads} output elements" in err
-    assert "at most 1" in err
+    assert "at most 1 " in err
     assert out == ""
+
+
+@pytest.mark.parametrize("heads", [2, 1000, MAX_UNSTORED_ELEMENTS])
+def test_a_claim_within_the_bound_is_left_to_replay_which_disagrees(
+    tmp_path: Path, report_texts: dict[str, bytes], heads: int
+) -> None:
+    # A failed check can store a short output; replay judges it and names the edit.
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps(_attention(report_texts, heads)))
+    code, _, err = cli(["replay", str(path)])
+    assert code == 1
+    assert "DISAGREES" in err
+    assert_refused(code, err)
 
 
 def test_the_same_report_with_its_true_size_still_replays(
@@ -130,7 +149,7 @@ def test_a_memory_error_while_decoding_names_the_file_and_the_limit(
     def exhausted(*args: object, **kwargs: object) -> object:
         raise MemoryError
 
-    monkeypatch.setattr(read_module.json, "loads", exhausted)
+    monkeypatch.setattr("diffcheck.report.read.json.loads", exhausted)
     code, _, err = cli(["replay", str(path)])
     assert_refused(code, err)
     assert str(path) in err
@@ -164,8 +183,6 @@ def test_an_unknown_key_is_named_before_validation(
         target = target[key]
     target["surplus"] = 1
     # Validation must not even start: the pre-pass names the key.
-    monkeypatch.setattr(
-        read_module.MODELS[2], "model_validate", lambda *a, **k: pytest.fail("validated")
-    )
+    monkeypatch.setattr(MODELS[2], "model_validate", lambda *a, **k: pytest.fail("validated"))
     with pytest.raises(ReportError, match=rf"at {'.'.join([*where, 'surplus'])}: an unknown key"):
         parse_report(json.dumps(report_json).encode(), "surplus.json")

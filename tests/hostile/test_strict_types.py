@@ -41,9 +41,11 @@ def test_a_disguised_integer_is_refused_by_the_api_naming_the_field(
 ) -> None:
     op, name, default = case
     value = data.draw(_disguised(default))
+    disguised: dict[str, Any] = {name: value}
     with pytest.raises(ConfigError, match=f"--{name}"):
-        make_check("array_api_strict", op, **{name: value})
-    make_check("array_api_strict", op, **{name: default})  # the int itself passes
+        make_check("array_api_strict", op, **disguised)
+    plain: dict[str, Any] = {name: default}
+    make_check("array_api_strict", op, **plain)  # the int itself passes
 
 
 _MATRIX: dict[str, Any] = {

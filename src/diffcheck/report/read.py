@@ -13,11 +13,12 @@ What a report *claims* is bounded by what it *stores*, before anything is built 
   characters, except an output's ``base64`` (bounded by the file's size). An ``environment``
   with a million extra keys is refused object by object as it is parsed, never validated
   key by key (pydantic builds one error per extra key, gigabytes for a 60 MB file).
-- after validation, the output element count the ``config`` derives must not exceed the
-  elements the stored outputs hold (:func:`check_derived_sizes`): replay builds one segment
-  per head, row or phase, so a 3 KB report claiming 2e9 heads is refused in one line
-  instead of building 2e9 segment objects. A legitimate report stores the reference's whole
-  output, so its derived count equals a stored one.
+- after validation, the output element count the ``config`` derives may exceed the
+  elements the stored outputs hold by at most :data:`MAX_UNSTORED_ELEMENTS`
+  (:func:`check_derived_sizes`): replay builds one segment per head, row or phase, so a
+  3 KB report claiming 2e9 heads is refused in one line instead of building 2e9 segment
+  objects. A passing report stores whole outputs (its derived count equals a stored one);
+  a failed one with a short output still replays, and disagrees where it was edited.
 - a MemoryError while decoding or validating becomes one line naming the file and its size.
 """
 
@@ -38,6 +39,7 @@ __all__ = [
     "MAX_KEYS",
     "MAX_REPORT_BYTES",
     "MAX_TEXT_CHARS",
+    "MAX_UNSTORED_ELEMENTS",
     "check_derived_sizes",
     "load_json",
     "parse_report",
@@ -49,6 +51,10 @@ __all__ = [
 MAX_KEYS = 64
 #: The longest text value but an output's base64 (reasons, names, details, timestamps).
 MAX_TEXT_CHARS = 1 << 20
+#: How far a config may derive more output elements than the stored outputs hold. A real
+#: failed check can store a short output (a reference that returned fewer elements); past
+#: this many, what replay would build from the config is no longer bounded by the file.
+MAX_UNSTORED_ELEMENTS = 1 << 16
 #: Keys whose text values are bounded only by the file's size.
 _UNBOUNDED_TEXT = frozenset({"base64"})
 
@@ -133,7 +139,7 @@ def _stored_elements(record: OutputBits | OutputArray | None) -> int | None:
 
 
 def check_derived_sizes(document: ReportDocument, source: str) -> None:
-    """Refuse a report whose config derives more output elements than its outputs hold.
+    """Refuse a report whose config derives far more output elements than its outputs hold.
 
     Replay builds per-element and per-segment structures from the config; this bounds them
     by the stored bytes first. A config that describes no valid check, or a report without
@@ -158,10 +164,11 @@ def check_derived_sizes(document: ReportDocument, source: str) -> None:
         derived = op.validate(op.params(**{name: getattr(config, name) for name in op.options}))
     except (ConfigError, ValidationError, ValueError):
         return
-    if derived > max(stored):
+    if derived > max(stored) and derived > MAX_UNSTORED_ELEMENTS:
         raise ReportError(
             f"report {source} has a config deriving {derived} output elements, but its stored "
-            f"outputs hold at most {max(stored)}; it is refused before anything is built from it"
+            f"outputs hold at most {max(stored)} (more than {MAX_UNSTORED_ELEMENTS} past them); "
+            "it is refused before anything is built from it"
         )
 
 
