@@ -186,3 +186,10 @@ def test_an_unknown_key_is_named_before_validation(
     monkeypatch.setattr(MODELS[2], "model_validate", lambda *a, **k: pytest.fail("validated"))
     with pytest.raises(ReportError, match=rf"at {'.'.join([*where, 'surplus'])}: an unknown key"):
         parse_report(json.dumps(report_json).encode(), "surplus.json")
+
+
+def test_a_bundle_array_of_more_than_a_mebibyte_is_read(tmp_path: Path) -> None:
+    # Bundles (up to 64 MiB) keep their arrays' base64 under "data", read by the same decoder.
+    text = "A" * (MAX_TEXT_CHARS + 4)
+    value = load_json(json.dumps({"array": {"data": text}}).encode(), "bundle")
+    assert value["array"]["data"] == text

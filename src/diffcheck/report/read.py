@@ -10,9 +10,10 @@ What a report *claims* is bounded by what it *stores*, before anything is built 
 
 - while the JSON is decoded, every object may hold at most :data:`MAX_KEYS` keys (the
   largest report object has about 20) and every text value at most :data:`MAX_TEXT_CHARS`
-  characters, except an output's ``base64`` (bounded by the file's size). An ``environment``
-  with a million extra keys is refused object by object as it is parsed, never validated
-  key by key (pydantic builds one error per extra key, gigabytes for a 60 MB file).
+  characters, except an output's ``base64`` or a bundle array's ``data`` (bounded by the
+  file's size). An ``environment`` with a million extra keys is refused object by object
+  as it is parsed, never validated key by key (pydantic builds one error per extra key:
+  gigabytes for a 60 MB file).
 - after validation, the output element count the ``config`` derives may exceed the
   elements the stored outputs hold by at most :data:`MAX_UNSTORED_ELEMENTS`
   (:func:`check_derived_sizes`): replay builds one segment per head, row or phase, so a
@@ -55,8 +56,10 @@ MAX_TEXT_CHARS = 1 << 20
 #: failed check can store a short output (a reference that returned fewer elements); past
 #: this many, what replay would build from the config is no longer bounded by the file.
 MAX_UNSTORED_ELEMENTS = 1 << 16
-#: Keys whose text values are bounded only by the file's size.
-_UNBOUNDED_TEXT = frozenset({"base64"})
+#: Keys whose text values are bounded only by the file's size: a report's outputs
+#: (``base64``) and a replay bundle's arrays (``data``), which `diffcheck replay` decodes
+#: through this reader too.
+_UNBOUNDED_TEXT = frozenset({"base64", "data"})
 
 
 class _Oversized(Exception):
