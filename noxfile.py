@@ -126,6 +126,23 @@ def dev(session: nox.Session) -> None:
 
 
 @nox.session
+def hostile(session: nox.Session) -> None:
+    """The hostile-input property suite at nightly size (200,000 cases; posargs to pytest).
+
+    ``nox -s tests`` runs it at 10,000 cases; DIFFCHECK_HOSTILE_EXAMPLES sets the total.
+    """
+    _install_project(session, "test", "fuzz")
+    session.install("array-api-strict")
+    examples = os.environ.get("DIFFCHECK_HOSTILE_EXAMPLES", "200000")
+    session.run(
+        "pytest",
+        "tests/hostile",
+        *session.posargs,
+        env={"DIFFCHECK_HOSTILE_EXAMPLES": examples},
+    )
+
+
+@nox.session
 def numerics(session: nox.Session) -> None:
     """Sweep the default matrix over every backend available here; write reports/.
 

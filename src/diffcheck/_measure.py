@@ -131,7 +131,7 @@ class Figures(NamedTuple):
     frozen dataclass's ``__init__`` costs a microsecond more than a small check can spare.
     """
 
-    count: int
+    elements: int
     sum_sq_diff: float
     sum_sq_ref: float
     max_abs: float

@@ -38,6 +38,10 @@ def parse_u64(text: str) -> int | None:
     """Parse like Rust ``u64::from_str``; None when the text is not a u64."""
     if not _UNSIGNED.fullmatch(text):
         return None
+    # More than 20 significant digits is past u64 whatever they are; checking the length
+    # first also keeps int() clear of Python's 4300-digit conversion limit.
+    if len(text.lstrip("+").lstrip("0")) > 20:
+        return None
     value = int(text.lstrip("+"))
     return value if value <= U64_MAX else None
 

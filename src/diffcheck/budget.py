@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
@@ -56,6 +57,8 @@ _UNITS: Final = {
     "tib": 2**40,
 }
 _SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)")
+#: The largest size --max-memory takes (8 EiB, past any machine's memory).
+MAX_SIZE: Final = 2**63
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,14 @@ def parse_size(text: str) -> int:
             f"--max-memory {text!r} is not a size; give bytes or a number with K, M, G, T "
             "(powers of 1000) or KiB, MiB, GiB, TiB, e.g. 8G"
         )
-    size = int(float(match.group(1)) * _UNITS[unit])
+    # Decimal, not float: 400 nines is a number too large, never an overflow traceback.
+    digits = match.group(1)
+    if len(digits) > 40 or Decimal(digits) * _UNITS[unit] > MAX_SIZE:
+        raise ConfigError(
+            f"--max-memory {text[:60]!r} is over the largest size taken ({MAX_SIZE} bytes, "
+            "8 EiB); give a size a machine can have, e.g. 64G"
+        )
+    size = int(Decimal(digits) * _UNITS[unit])
     if size <= 0:
         raise ConfigError(f"--max-memory {text!r} must be more than 0 bytes")
     return size

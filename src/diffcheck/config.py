@@ -31,7 +31,8 @@ LIFECYCLE_MAX_NMSE = 1e-7
 
 
 class _ConfigBase(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Strict, like the op params it repeats: a report's "m": "4" or 4.0 is not a shape.
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
 @cache

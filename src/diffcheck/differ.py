@@ -235,11 +235,11 @@ def reference_problem(reference: npt.NDArray[Any]) -> str | None:
 
 
 def _metrics(figures: Figures) -> Metrics:
-    reference_mse = figures.sum_sq_ref / figures.count
-    mse = figures.sum_sq_diff / figures.count
+    reference_mse = figures.sum_sq_ref / figures.elements
+    mse = figures.sum_sq_diff / figures.elements
     uses_absolute = reference_mse < ABSOLUTE_MSE_FLOOR
     return Metrics(
-        element_count=figures.count,
+        element_count=figures.elements,
         nmse=mse if uses_absolute else mse / reference_mse,
         max_abs=figures.max_abs,
         reference_mse=reference_mse,
@@ -447,6 +447,22 @@ def _validate_segments(segments: Sequence[Segment]) -> None:
             )
 
 
+def _check_segment_count(count: int, elements: int) -> None:
+    """A count of equal segments is checked before a name is made for any of them.
+
+    Each segment holds at least one element, so more segments than elements cannot be
+    judged; ``segments=10**9`` on 64 elements is refused here instead of building 10**9
+    names (and ``True`` is not a count).
+    """
+    if isinstance(count, bool) or count < 1:
+        raise ValueError(f"segments={count!r} is not a count of segments; give 1 or more")
+    if count > elements:
+        raise ValueError(
+            f"segments={count} asks for more segments than the {elements} elements compared; "
+            f"give at most {elements}"
+        )
+
+
 def equal_segments(total: int, names: Sequence[str], labels: Sequence[str] = ()) -> list[Segment]:
     """Split ``total`` elements into ``len(names)`` equal consecutive segments."""
     count = len(names)
@@ -513,6 +529,7 @@ def diff(
     if segments is None:
         return verdict
     if isinstance(segments, int):
+        _check_segment_count(segments, ref.size)
         segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
     segments = _as_segments(segments)
     _validate_segments(segments)

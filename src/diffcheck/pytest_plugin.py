@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from .text import one_line
+
 if TYPE_CHECKING:
     from .adapters import Adapter, Probe
     from .api import Segments
@@ -82,18 +84,28 @@ def pytest_configure(config: pytest.Config) -> None:
         "diffcheck_compare's defaults",
     )
     config.stash[_ADAPTERS] = {}
-    selected = _option_backends(config)
-    if selected:
-        from .adapters import parse_backend
-        from .errors import UnknownBackendError
+    from .adapters import parse_backend
+    from .errors import ConfigError
 
-        for name in selected:
-            try:
-                parse_backend(name)
-            except UnknownBackendError as error:
-                raise pytest.UsageError(
-                    f"--diffcheck-backends names {name!r}: {error}; run 'diffcheck backends'"
-                ) from None
+    # Both options are checked here, once, so a wrong name is a usage error line, never a
+    # collection traceback (the reference would otherwise be blamed as a "required backend").
+    reference = str(config.getoption("diffcheck_reference", "numpy"))
+    try:
+        parse_backend(reference)
+    except ConfigError:
+        raise pytest.UsageError(
+            one_line(
+                f"--diffcheck-reference={reference!r} is not a backend this diffcheck knows "
+                "(the reference, not a candidate); run 'diffcheck backends' for the names"
+            )
+        ) from None
+    for name in _option_backends(config) or []:
+        try:
+            parse_backend(name)
+        except ConfigError as error:
+            raise pytest.UsageError(
+                one_line(f"--diffcheck-backends names {name!r}: {error}; run 'diffcheck backends'")
+            ) from None
 
 
 def _option_backends(config: pytest.Config) -> list[str] | None:

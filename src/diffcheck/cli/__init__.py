@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import DiffcheckError
+from ..text import one_line
 
 __all__ = ["main"]
 
@@ -56,8 +58,39 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
     }
 
 
+def _escaping_streams() -> None:
+    # Help and messages hold non-ASCII text (·, ᵀ, user paths): on an ASCII or LANG=C
+    # stream a character it cannot encode is written as an escape, never a traceback.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            # A closed or detached stream has nothing to adjust.
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
+def _memory_limit() -> str:
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return "no address-space limit could be read"
+    if soft == resource.RLIM_INFINITY:
+        return "no address-space limit is set; the machine ran out"
+    from ..budget import format_bytes
+
+    return f"the address-space limit is {format_bytes(soft)}"
+
+
+def _error(text: str) -> None:
+    """One line on stderr: every echoed name, path or value is escaped (no ESC, no newline)."""
+    print(f"diffcheck: {one_line(text)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    _escaping_streams()
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         print(_USAGE)
@@ -72,16 +105,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command is None:
         from ..suggest import did_you_mean
 
-        print(
-            f"diffcheck: unknown command {args[0]!r}{did_you_mean(args[0], commands)}; "
-            "run 'diffcheck --help' for the commands",
-            file=sys.stderr,
+        _error(
+            f"unknown command {args[0]!r}{did_you_mean(args[0], commands)}; "
+            "run 'diffcheck --help' for the commands"
         )
         return 1
     try:
         return command(args[1:])
     except DiffcheckError as error:
-        print(f"diffcheck: {error}", file=sys.stderr)
+        _error(str(error))
+        return 1
+    except MemoryError:
+        # Whatever was being read or built did not fit: say which command and files, and the
+        # limit, in one line (the caller's memory limit is not an internal error).
+        _error(
+            f"out of memory running {' '.join(args)[:400]!r}; {_memory_limit()}; "
+            "give a smaller input or more memory"
+        )
+        return 1
+    except RecursionError:
+        _error(f"input nested too deeply for {' '.join(args)[:400]!r}")
         return 1
     except KeyboardInterrupt:
         print("diffcheck: interrupted", file=sys.stderr)

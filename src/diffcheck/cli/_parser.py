@@ -12,6 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ..text import one_line
+
 __all__ = ["OneLineParser", "plain"]
 
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (\S+)")
@@ -67,5 +69,6 @@ class OneLineParser(argparse.ArgumentParser):
         match = _UNRECOGNIZED.search(message)
         if match is not None and match[1].startswith("--"):
             message += did_you_mean(match[1].partition("=")[0], self._options())
-        print(f"diffcheck {self.prog.split()[-1]}: {message}", file=sys.stderr)
+        # argparse echoes what was typed: a newline or ESC in it is escaped, not shown raw.
+        print(one_line(f"diffcheck {self.prog.split()[-1]}: {message}"), file=sys.stderr)
         raise SystemExit(1)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ReportError
 from ..files import remove_stale_temporaries
+from ..text import one_line
 from ._parser import OneLineParser
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def run(argv: Sequence[str]) -> int:
     if where is not None:
         print(f"where: {where}")
     reason = result.reason or f"required backend result: {result.status}"
-    print(f"diffcheck: {reason}; report: {args.report}", file=sys.stderr)
+    print(one_line(f"diffcheck: {reason}; report: {args.report}"), file=sys.stderr)
     return 1
 
 
@@ -138,7 +139,7 @@ def replay(argv: Sequence[str]) -> int:
                 continue
             outcome = replay_document(report_from(document, str(path)))
         except ReportError as error:  # one line per unreadable report; the others still run
-            print(f"diffcheck: {error}", file=sys.stderr)
+            print(one_line(f"diffcheck: {error}"), file=sys.stderr)
             exit_code = 1
             continue
         if not outcome.agrees:
@@ -305,15 +306,37 @@ def schema(argv: Sequence[str]) -> int:
         from ..search.schema import write_findings_schema
         from ..sweep.schema import write_schemas
 
-        for path in [
-            *write_schema(options.write),
-            *write_schemas(options.write),
-            write_findings_schema(options.write),
-        ]:
+        _require_directory(options.write)
+        try:
+            paths = [
+                *write_schema(options.write),
+                *write_schemas(options.write),
+                write_findings_schema(options.write),
+            ]
+        except OSError as error:
+            raise ReportError(
+                f"cannot write schemas into {options.write}: {error.strerror or error}"
+            ) from None
+        for path in paths:
             print(path)
     else:
         sys.stdout.write(schema_text())
     return 0
+
+
+def _require_directory(directory: Path) -> None:
+    """An existing directory, or one line saying what is there instead and what to do."""
+    try:
+        directory.stat()
+    except FileNotFoundError:
+        raise ReportError(
+            f"schema directory {directory} does not exist (create it first)"
+        ) from None
+    except (OSError, ValueError) as error:  # a name too long, a NUL byte, no permission
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ReportError(f"schema directory {directory} cannot be used: {reason}") from None
+    if not directory.is_dir():
+        raise ReportError(f"schema directory {directory} is not a directory; give a directory")
 
 
 def upgrade(argv: Sequence[str]) -> int:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .._numbers import parse_f64, parse_u64
+from ..text import one_line
 from ._parser import OneLineParser
 
 __all__ = ["fuzz"]
@@ -112,7 +113,7 @@ def _parser() -> OneLineParser:
 
 
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(one_line(message), file=sys.stderr, flush=True)
 
 
 def fuzz(argv: Sequence[str]) -> int:
@@ -149,11 +150,10 @@ def fuzz(argv: Sequence[str]) -> int:
     check, verdict = result.check, result.verdict
     if check is not None and verdict is not None:
         from .._verdict_render import failure_line
-        from ..text import one_line
 
         # Where the minimal failing shape fails: its worst element by index in the output.
         where = failure_line(verdict, check.op.output_shape(check.params))
         if where is not None:
             print(one_line(f"where: {where}"))
-    print(f"diffcheck: {result.summary()}", file=sys.stderr)
+    print(one_line(f"diffcheck: {result.summary()}"), file=sys.stderr)
     return 1

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..text import one_line
 from ._parser import OneLineParser
 
 # The dispatcher leaves "sweep" out when this import fails: rich draws its progress and table.
@@ -124,7 +125,7 @@ def _timeout(option: float | None, matrix_value: float | None) -> float:
 
 
 def _note(line: str) -> None:
-    print(f"diffcheck sweep: {line}", file=sys.stderr, flush=True)
+    print(one_line(f"diffcheck sweep: {line}"), file=sys.stderr, flush=True)
 
 
 def _planning_line() -> Callable[[int, int], None]:

@@ -22,9 +22,13 @@ HostInputs = dict[str, npt.NDArray[np.float32]]
 
 
 class OpParams(BaseModel):
-    """Base of every op's parameters: immutable, unknown keys rejected."""
+    """Base of every op's parameters: immutable, unknown keys rejected, types strict.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    Strict: ``"2112"``, ``2112.0`` and ``True`` are not element counts (lax pydantic would
+    read them as 2112, 2112 and 1); an int is still a float parameter's value.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
 P = TypeVar("P", bound=OpParams)

@@ -5,34 +5,95 @@ settling of worker records) goes through :func:`read_report`. It opens without b
 FIFO cannot hang it), refuses anything but a regular file (``/dev/zero``, a directory, a
 device), reads at most :data:`MAX_REPORT_BYTES`, and turns binary data, deep nesting, an
 unknown schema version and every schema violation into one :class:`ReportError` line.
+
+What a report *claims* is bounded by what it *stores*, before anything is built from it:
+
+- while the JSON is decoded, every object may hold at most :data:`MAX_KEYS` keys (the
+  largest report object has about 20) and every text value at most :data:`MAX_TEXT_CHARS`
+  characters, except an output's ``base64`` or a bundle array's ``data`` (bounded by the
+  file's size). An ``environment`` with a million extra keys is refused object by object
+  as it is parsed, never validated key by key (pydantic builds one error per extra key:
+  gigabytes for a 60 MB file).
+- after validation, the output element count the ``config`` derives may exceed the
+  elements the stored outputs hold by at most :data:`MAX_UNSTORED_ELEMENTS`
+  (:func:`check_derived_sizes`): replay builds one segment per head, row or phase, so a
+  3 KB report claiming 2e9 heads is refused in one line instead of building 2e9 segment
+  objects. A passing report stores whole outputs (its derived count equals a stored one);
+  a failed one with a short output still replays, and disagrees where it was edited.
+- a MemoryError while decoding or validating becomes one line naming the file and its size.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from ..errors import ReportError
+from ..errors import ConfigError, ReportError
 from ..files import MAX_REPORT_BYTES, read_regular
 from ..text import one_line
-from .models import MODELS, READABLE_VERSIONS, ReportDocument
+from .models import MODELS, READABLE_VERSIONS, OutputArray, OutputBits, ReportDocument
 
-__all__ = ["MAX_REPORT_BYTES", "load_json", "parse_report", "read_report", "report_from"]
+__all__ = [
+    "MAX_KEYS",
+    "MAX_REPORT_BYTES",
+    "MAX_TEXT_CHARS",
+    "MAX_UNSTORED_ELEMENTS",
+    "check_derived_sizes",
+    "load_json",
+    "parse_report",
+    "read_report",
+    "report_from",
+]
+
+#: The most keys one JSON object of a report may hold (the largest model has about 20 fields).
+MAX_KEYS = 64
+#: The longest text value but an output's base64 (reasons, names, details, timestamps).
+MAX_TEXT_CHARS = 1 << 20
+#: How far a config may derive more output elements than the stored outputs hold. A real
+#: failed check can store a short output (a reference that returned fewer elements); past
+#: this many, what replay would build from the config is no longer bounded by the file.
+MAX_UNSTORED_ELEMENTS = 1 << 16
+#: Keys whose text values are bounded only by the file's size: a report's outputs
+#: (``base64``) and a replay bundle's arrays (``data``), which `diffcheck replay` decodes
+#: through this reader too.
+_UNBOUNDED_TEXT = frozenset({"base64", "data"})
+
+
+class _Oversized(Exception):
+    """Raised from inside the JSON decoder when an object breaks a bound."""
+
+
+def _bounded_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Called by the decoder once per object, with its pairs, before the dict is made.
+    if len(pairs) > MAX_KEYS:
+        raise _Oversized(
+            f"an object holds {len(pairs)} keys (first {pairs[0][0][:40]!r}), "
+            f"over the {MAX_KEYS} any report object has"
+        )
+    for key, value in pairs:
+        if len(key) > 256:
+            raise _Oversized(f"a key is {len(key)} characters long, over the 256 allowed")
+        if isinstance(value, str) and len(value) > MAX_TEXT_CHARS and key not in _UNBOUNDED_TEXT:
+            raise _Oversized(
+                f"the text of {key[:40]!r} is {len(value)} characters, over the "
+                f"{MAX_TEXT_CHARS} allowed"
+            )
+    return dict(pairs)
 
 
 def _schema_version(data: Any, source: str) -> int:
     if not isinstance(data, dict):
         raise ReportError(f"report {source} is not a JSON object")
     version = data.get("schema_version")
-    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+    # Exactly an int: 2.0 == 2 and True == 1 in Python, but neither is a schema version.
+    if type(version) is not int or version not in READABLE_VERSIONS:
         readable = " and ".join(str(v) for v in READABLE_VERSIONS)
         raise ReportError(
             f"report {source} has schema_version {version!r}; this diffcheck reads {readable}"
         )
-    assert isinstance(version, int)
     return version
 
 
@@ -46,7 +107,11 @@ def load_json(data: bytes, source: str) -> Any:
             f"report {source} is not UTF-8 text (byte {error.start} is {data[error.start]:#04x})"
         ) from None
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, object_pairs_hook=_bounded_object)
+    except _Oversized as error:
+        raise ReportError(f"report {source} is not a report: {one_line(str(error))}") from None
+    except MemoryError:
+        raise ReportError(_out_of_memory(source, len(data), "decoding")) from None
     except RecursionError:
         raise ReportError(f"report {source} is nested too deeply to be a report") from None
     except json.JSONDecodeError as error:
@@ -58,12 +123,103 @@ def load_json(data: bytes, source: str) -> Any:
     return parsed
 
 
+def _out_of_memory(source: str, size: int | None, stage: str) -> str:
+    sized = "" if size is None else f" ({size} bytes)"
+    return (
+        f"report {source}{sized} ran out of memory while {stage} it; a report this "
+        f"size needs several times its size in memory (the read limit is {MAX_REPORT_BYTES} "
+        "bytes): give it more memory or replay a smaller report"
+    )
+
+
+def _stored_elements(record: OutputBits | OutputArray | None) -> int | None:
+    """The elements an output really holds, from its stored text (not its stated count)."""
+    if record is None:
+        return None
+    if isinstance(record, OutputBits):
+        return len(record.f32_bits)
+    return (len(record.base64) * 3 // 4) // 4
+
+
+def check_derived_sizes(document: ReportDocument, source: str) -> None:
+    """Refuse a report whose config derives far more output elements than its outputs hold.
+
+    Replay builds per-element and per-segment structures from the config; this bounds them
+    by the stored bytes first. A config that describes no valid check, or a report without
+    stored outputs (nothing is judged then), passes through: replay reports those itself.
+
+    Raises
+    ------
+    ReportError
+        One line naming ``source``, the derived and the stored element counts.
+    """
+    from ..ops import get_op  # the op registry loads entry points: only once one is needed
+
+    result = document.result
+    if result is None:
+        return
+    stored = [n for n in map(_stored_elements, (result.reference, result.actual)) if n is not None]
+    if not stored:
+        return
+    config: Any = document.config
+    try:
+        op = get_op(config.op)
+        derived = op.validate(op.params(**{name: getattr(config, name) for name in op.options}))
+    except (ConfigError, ValidationError, ValueError):
+        return
+    if derived > max(stored) and derived > MAX_UNSTORED_ELEMENTS:
+        raise ReportError(
+            f"report {source} has a config deriving {derived} output elements, but its stored "
+            f"outputs hold at most {max(stored)} (more than {MAX_UNSTORED_ELEMENTS} past them); "
+            "it is refused before anything is built from it"
+        )
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The one model an annotation holds (``Model`` or ``Model | None``), else None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    models = [a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+    others = [a for a in get_args(annotation) if a is not type(None) and a not in models]
+    return models[0] if len(models) == 1 and not others else None
+
+
+def _unknown_key(data: Any, model: type[BaseModel], where: str) -> str | None:
+    """The first key of ``data`` that ``model`` (or a nested model) does not name."""
+    if not isinstance(data, dict):
+        return None
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            return f"{where}{key}"
+        nested = _model_of(field.annotation)
+        if nested is not None:
+            found = _unknown_key(value, nested, f"{where}{key}.")
+            if found is not None:
+                return found
+    return None
+
+
 def report_from(parsed: Any, source: str) -> ReportDocument:
-    """A decoded JSON value validated as the report of its schema version (one-line errors)."""
+    """A decoded JSON value validated as the report of its schema version (one-line errors).
+
+    Validation is followed by :func:`check_derived_sizes`, so no reader builds from a
+    config what its stored outputs could not hold.
+    """
     source = one_line(source)
     version = _schema_version(parsed, source)
+    # Unknown keys are refused by name before validation (pydantic would build one error
+    # per extra key first).
+    unknown = _unknown_key(parsed, MODELS[version], "")
+    if unknown is not None:
+        raise ReportError(
+            f"report {source} does not match schema v{version} at {one_line(unknown)[:200]}: "
+            "an unknown key (the schema names no such field)"
+        )
     try:
-        return MODELS[version].model_validate(parsed)
+        document = MODELS[version].model_validate(parsed)
+    except MemoryError:
+        raise ReportError(_out_of_memory(source, None, "validating")) from None
     except RecursionError:
         raise ReportError(f"report {source} is nested too deeply to be a report") from None
     except ValidationError as error:
@@ -73,6 +229,8 @@ def report_from(parsed: Any, source: str) -> ReportDocument:
             f"report {source} does not match schema v{version} at {one_line(where)}: "
             f"{one_line(first['msg'])}"
         ) from None
+    check_derived_sizes(document, source)
+    return document
 
 
 def parse_report(data: bytes, source: str) -> ReportDocument:

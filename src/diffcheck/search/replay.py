@@ -258,7 +258,8 @@ def replay_bundle_command(
         print(one_line(f"diffcheck: {error}"), file=sys.stderr)
         return 1
     stream = sys.stdout if outcome.status == "reproduces" else sys.stderr
-    print(outcome.line(path), file=stream)
+    # Names and reasons come from the bundle (a backend name may hold ESC): escaped.
+    print(one_line(outcome.line(path)), file=stream)
     for note in outcome.notes(path):  # stdout: stderr keeps its one line
         print(note)
     return outcome.exit_code

@@ -12,7 +12,8 @@ matrix with no change here, and a misspelt parameter is rejected with its locati
 Types are strict where TOML would otherwise be coerced: a boolean where a number is
 expected (``m = true``, ``seeds = [false]``) is an error, never 1 or 0. The file is read
 bounded (:data:`~diffcheck.files.MAX_MATRIX_BYTES`), as a regular file only, so a
-FIFO, a device, binary data or pathological nesting is a one-line error.
+FIFO, a device, binary data or pathological nesting is a one-line error, and the text is
+pre-scanned (:mod:`.matrix_scan`) so a key the TOML parser would spend minutes on is too.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..files import MAX_MATRIX_BYTES, read_regular
 from ..ops import OPS, get_op
 from ..precision import PrecisionName
 from ..text import one_line
+from .matrix_scan import check_matrix_text
 
 __all__ = [
     "MATRIX_SCHEMA_VERSION",
@@ -66,7 +68,8 @@ def _accepts_bool(annotation: Any) -> bool:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: TOML has real integers, floats and strings; `m = "4"` or `m = 4.0` is a mistake.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -215,7 +218,7 @@ def _op_entry_model(op_name: str) -> type[OpEntry]:
 
 
 class _OpsBase(_Strict):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False, strict=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -338,6 +341,7 @@ def load_matrix(path: Path) -> MatrixFile:
         raise ConfigError(
             f"matrix {path}: not UTF-8 text (byte {error.start}); a matrix is a TOML file"
         ) from None
+    check_matrix_text(text, f"matrix {one_line(str(path))}")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
