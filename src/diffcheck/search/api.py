@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_TIME_BUDGET_S",
     "Progress",
     "SearchResult",
+    "run_notes",
     "search_api",
 ]
 
@@ -61,6 +62,8 @@ class SearchResult:
     document: FindingsDocument
     findings: list[Finding] = field(repr=False)
     out: Path | None = None
+    #: Run-level notes, each said once (e.g. the two sides declare different defaults).
+    notes: tuple[str, ...] = ()
 
     @property
     def unexplained(self) -> int:
@@ -76,7 +79,7 @@ class SearchResult:
             f"against {doc.reference.backend} ({doc.examples_per_function} examples each, "
             f"{len(doc.skipped)} skipped), {doc.counts.findings} findings "
             f"({doc.counts.known} known) in {doc.duration_s:.0f} s{where}"
-        )
+        ) + "".join(f"\nnote: {note}" for note in self.notes)
 
 
 def _adapter(backend: str | Adapter) -> Adapter:
@@ -253,7 +256,15 @@ def search_api(
         from .output import write_outputs
 
         write_outputs(directory, document, findings, ref, cand)
-    return SearchResult(document, findings, directory)
+    return SearchResult(document, findings, directory, run_notes(ref, cand))
+
+
+def run_notes(ref: Adapter, cand: Adapter) -> tuple[str, ...]:
+    """What holds for the whole run, said once rather than per function or finding."""
+    from ..values.defaults import declared_defaults, defaults_note
+
+    note = defaults_note(declared_defaults(ref.namespace()), declared_defaults(cand.namespace()))
+    return () if note is None else (note,)
 
 
 def _search(

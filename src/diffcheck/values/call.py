@@ -19,6 +19,7 @@ from ..differ import host_array
 from .blame import blame
 from .bounds import bound_for
 from .compare import compare_values, failed_call, host_value
+from .defaults import DefaultDtypes, declared_defaults
 from .dtypes import (
     dtype_name,
     expected_result_dtype,
@@ -161,12 +162,8 @@ def backend_voter(adapter: Adapter, fn: str | Callable[..., Any]) -> Callable[..
     return voter
 
 
-def _default_int(adapter: Adapter) -> str:
-    info = getattr(adapter.namespace(), "__array_namespace_info__", None)
-    try:
-        return dtype_name(info().default_dtypes()["integral"]) if info else "int64"
-    except Exception:  # a namespace without the inspection API: the common default
-        return "int64"
+def _defaults(adapter: Adapter) -> DefaultDtypes:
+    return declared_defaults(adapter.namespace())
 
 
 def compare_call(
@@ -193,7 +190,14 @@ def compare_call(
     ref = call_on(reference, fn, hosts, call_kwargs)
     cand = call_on(candidate, fn, hosts, call_kwargs)
     verdict = _verdict(
-        name, isinstance(fn, str), hosts, call_kwargs, ref, cand, signed_zero, reference
+        name,
+        isinstance(fn, str),
+        hosts,
+        call_kwargs,
+        ref,
+        cand,
+        signed_zero,
+        (_defaults(reference), _defaults(candidate)),
     )
     if verdict.passed or name is None:
         return verdict
@@ -206,7 +210,7 @@ def compare_call(
             cand.value if cand.ok else None,
             verdict,
             voters=voters,
-            default_int=_default_int(reference),
+            defaults=(_defaults(reference), _defaults(candidate)),
         )
     except Exception as error:  # the verdict stands; only the judgement of sides is lost
         judged = Blame(
@@ -223,7 +227,7 @@ def _verdict(
     ref: Outcome,
     cand: Outcome,
     signed_zero: bool | None,
-    reference: Adapter,
+    defaults: tuple[DefaultDtypes, DefaultDtypes],
 ) -> ValueVerdict:
     if ref.missing or cand.missing:
         return failed_call("missing", "; ".join(m for m in (ref.missing, cand.missing) if m))
@@ -233,16 +237,19 @@ def _verdict(
     if ref.raised or cand.raised:
         returned = "candidate returned a result" if ref.raised else "reference returned a result"
         return failed_call("raises", f"{ref.raised or cand.raised}; the {returned}")
-    expected: str | tuple[str | None, ...] | None = None
+    expected: list[str | tuple[str | None, ...] | None] = [None, None]
     if name is not None and named:  # a callable may cast inside: its inputs set no dtype rule
         dtypes = [host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS)]
-        options = {"dtype": kwargs.get("dtype"), "default_int": _default_int(reference)}
-        if isinstance(ref.value, tuple) and not _tagged(ref.value):
-            expected = expected_result_dtypes(name, *dtypes, outputs=len(ref.value), **options)
-        else:
-            expected = expected_result_dtype(name, *dtypes, **options)
-        if not scalars_fit(promote(dtypes), hosts):
-            expected = None  # a Python scalar of another kind: the standard leaves it open
+        fits = scalars_fit(promote(dtypes), hosts)  # else a scalar of another kind: left open
+        for side, own in enumerate(defaults):  # each side under its own declared defaults
+            options = {"dtype": kwargs.get("dtype"), **own.options()}
+            if not fits:
+                continue
+            if isinstance(ref.value, tuple) and not _tagged(ref.value):
+                count = len(ref.value)
+                expected[side] = expected_result_dtypes(name, *dtypes, outputs=count, **options)
+            else:
+                expected[side] = expected_result_dtype(name, *dtypes, **options)
     bound = None
     reduced = _reduced(name, hosts, kwargs)
     inputs = tuple(host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS))
@@ -255,7 +262,8 @@ def _verdict(
         cand.value,
         function=name,
         bound=bound,
-        expected_dtype=expected,
+        expected_dtype=expected[0],
+        candidate_expected_dtype=expected[1],
         signed_zero=signed_zero,
         reduced=reduced,
     )
