@@ -12,12 +12,13 @@ Hypothesis is imported only inside the functions that draw.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..values.dtypes import BOOL, COMPLEX, INTEGER, SIGNED
+from ..values.signatures import default_version
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -104,11 +105,16 @@ class Space:
         The largest length of one axis.
     max_dims
         The most axes of an array.
+    api_version
+        The standard's version whose signatures the calls follow (default: the newest
+        NumPy declares).
     """
 
     dtypes: tuple[str, ...]
     max_side: int = 4
     max_dims: int = 3
+    #: The standard's version whose signatures the calls follow (``--api-version``).
+    api_version: str = field(default_factory=lambda: default_version(np))
 
     def of(self, category: str) -> tuple[str, ...]:
         """The supported dtypes of a category (``numeric``, ``real_floating``...)."""

@@ -73,10 +73,29 @@ class SpecCall:
 
     def __call__(self, xp: Any, *arrays: Any, **kwargs: Any) -> Any:
         function = resolve_function(xp, self.function)
-        named = {key: getattr(xp, name) for key, name in self.dtypes if key != "#"}
-        trailing = [getattr(xp, name) for key, name in self.dtypes if key == "#"]
+        # A dtype the standard's stub makes positional-only is passed by position
+        # (``can_cast(from_, to, /)``), in the stub's order; "#" is positional by itself.
+        order = _positional_only(self.function)
+        at = {key: (order.index(key) if key in order else -1) for key, _ in self.dtypes}
+        named = {key: getattr(xp, name) for key, name in self.dtypes if key != "#" and at[key] < 0}
+        trailing = [
+            getattr(xp, name)
+            for key, name in sorted(self.dtypes, key=lambda item: at[item[0]])
+            if key == "#" or at[key] >= 0
+        ]
         head = [list(arrays)] if self.sequence else list(arrays)
         return function(*head, *self.positional, *trailing, **named, **kwargs)
+
+
+def _positional_only(function: str) -> tuple[str, ...]:
+    """The positional-only parameters of ``function`` in the newest version that has it."""
+    from ..values.signatures import VERSIONS, signature
+
+    for version in reversed(VERSIONS):
+        found = signature(function, version)
+        if found is not None:
+            return found.positional_only
+    return ()
 
 
 def call_for(function: str, example: Example) -> str | SpecCall:

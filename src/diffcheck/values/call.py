@@ -29,6 +29,7 @@ from .dtypes import (
 )
 from .elements import reduction_magnitude
 from .model import Blame, ValueVerdict
+from .signatures import default_version, outside_documented_dtypes
 from .ulp import round_to_bfloat16
 
 if TYPE_CHECKING:  # the adapter registry loads only when a call runs
@@ -176,13 +177,16 @@ def compare_call(
     signed_zero: bool | None = None,
     kwargs: dict[str, Any] | None = None,
     voters: Sequence[tuple[str, Callable[..., Any]]] = (),
+    api_version: str | None = None,
 ) -> ValueVerdict:
     """Run ``fn`` on both backends from the same host inputs and judge faithfully.
 
     ``fn`` is a spec name (``"bitwise_left_shift"``) called as ``xp.<name>(*arrays,
     **kwargs)``, or a callable ``fn(xp, *arrays, **kwargs)``; ``function`` names the
     standard's function for bounds, dtype rules and blame (a spec-name ``fn`` names itself).
-    Every failure carries its blame.
+    Every failure carries its blame. ``api_version`` is the standard's version whose
+    documented input dtypes apply (default: the newest the reference declares): one side
+    refusing an input outside them is not a finding.
     """
     name = fn if isinstance(fn, str) else function
     call_kwargs = dict(kwargs or {})
@@ -198,6 +202,7 @@ def compare_call(
         cand,
         signed_zero,
         (_defaults(reference), _defaults(candidate)),
+        api_version or default_version(reference.namespace()),
     )
     if verdict.passed or name is None:
         return verdict
@@ -228,19 +233,26 @@ def _verdict(
     cand: Outcome,
     signed_zero: bool | None,
     defaults: tuple[DefaultDtypes, DefaultDtypes],
+    api_version: str,
 ) -> ValueVerdict:
     if ref.missing or cand.missing:
         return failed_call("missing", "; ".join(m for m in (ref.missing, cand.missing) if m))
     if ref.raised and cand.raised:
         verdict = failed_call("raises", f"{ref.raised}; {cand.raised}")
         return replace(verdict, status="passed", kind=None, reason=f"both raise: {verdict.reason}")
+    dtypes = [host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS)]
+    outside = None if name is None else outside_documented_dtypes(name, dtypes, api_version)
     if ref.raised or cand.raised:
         returned = "candidate returned a result" if ref.raised else "reference returned a result"
-        return failed_call("raises", f"{ref.raised or cand.raised}; the {returned}")
+        raised = f"{ref.raised or cand.raised}; the {returned}"
+        if outside is not None:  # refusing an input the standard does not document is allowed
+            reason = f"not a finding: {outside}, so refusing it is allowed ({raised})"
+            return replace(failed_call("raises", reason), status="passed", kind=None)
+        return failed_call("raises", raised)
     expected: list[str | tuple[str | None, ...] | None] = [None, None]
     if name is not None and named:  # a callable may cast inside: its inputs set no dtype rule
-        dtypes = [host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS)]
-        fits = scalars_fit(promote(dtypes), hosts)  # else a scalar of another kind: left open
+        # a scalar of another kind, or an input the standard does not document: left open
+        fits = scalars_fit(promote(dtypes), hosts) and outside is None
         for side, own in enumerate(defaults):  # each side under its own declared defaults
             options = {"dtype": kwargs.get("dtype"), **own.options()}
             if not fits:

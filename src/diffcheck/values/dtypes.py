@@ -295,7 +295,7 @@ def expected_result_dtype(function: str, *input_dtypes: str, **kwargs: Any) -> s
         return default_index
     if name in _ACCUMULATING and first is not None:
         return _accumulated(first, default_int)
-    if name in ("real", "imag") or (name == "abs" and first in COMPLEX):
+    if name in ("real", "imag") or (first in COMPLEX and _complex_returns_real(name)):
         return _REAL_OF.get(first or "", first) if first in FLOATING else None
     if name in _SAME:
         return first
@@ -311,6 +311,17 @@ def expected_result_dtype(function: str, *input_dtypes: str, **kwargs: Any) -> s
     if name == "astype":
         return None  # astype always has dtype=, handled above
     return None
+
+
+def _complex_returns_real(name: str) -> bool:
+    """The standard's stubs say a complex input gives a real result (``vector_norm``)."""
+    from .signatures import VERSIONS, signature  # the data's loader imports these names
+
+    for version in reversed(VERSIONS):
+        found = signature(name, version)
+        if found is not None:
+            return found.complex_returns_real
+    return False
 
 
 def _fft_dtype(name: str, first: str | None) -> str | None:
