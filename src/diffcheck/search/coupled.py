@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..values.signatures import axis_interval
-from .arrays import Space
-from .recipes import Example
+from .arrays import Space, edge_values
+from .recipes import Example, Recipe
 
 if TYPE_CHECKING:
     from hypothesis.strategies import DrawFn
@@ -358,3 +358,21 @@ def clip(draw: DrawFn, space: Space) -> Example:
     if any(v != v for v in bounds):  # NaN bounds: the standard leaves clip open
         return Example((x,))
     return Example((x,), {"min": bounds[0], "max": bounds[1]})
+
+
+def isin(draw: DrawFn, space: Space) -> Example:
+    """``isin(x1, x2)`` (2025.12): integer arrays sharing values, so both answers occur."""
+    st = _st()
+    dtype = draw(space.dtype("integer"))
+    pool = st.sampled_from(edge_values(dtype)) | st.integers(0, 5)
+    x1 = draw(space.array(dtype, space.shape(), elements=pool))
+    x2 = draw(space.array(dtype, space.shape(min_dims=1), elements=pool))
+    kwargs = {"invert": True} if draw(st.booleans()) else {}
+    return Example((x1, x2), kwargs)
+
+
+def newer_recipes() -> dict[str, Recipe]:
+    """Recipes of functions that versions after 2024.12 add (searched under those versions)."""
+    from .recipes import custom
+
+    return {"isin": custom("integer", isin)}

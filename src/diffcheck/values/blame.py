@@ -7,7 +7,9 @@ sides, strongest first:
    (NaN, ±inf, ±0 inputs), transcribed in :mod:`diffcheck.values.special_cases`;
 2. **oracle**: the true value at high precision (:mod:`diffcheck.values.oracle`) for
    elementwise math and reductions; a side beyond its own share of the bound is wrong;
-3. **standard-rule**: the standard's rules for dtypes (promotion, result dtypes of sums and
+3. **standard-rule**: results the standard fixes exactly (:mod:`diffcheck.values.exact`:
+   empty reductions, ``can_cast``, ``isin``, ``round``, exact determinants, asked first for
+   value failures), the standard's rules for dtypes (promotion, result dtypes of sums and
    index functions), shapes (broadcasting, reductions), integers (exact arithmetic while it
    fits, shifts), comparisons, and which functions exist;
 4. **vote**: further backends' results, only when nothing above decides, recorded as such.
@@ -27,6 +29,7 @@ from .compare import host_value
 from .defaults import DefaultDtypes
 from .dtypes import expected_result_dtype, expected_result_dtypes, promote, scalars_fit
 from .elements import element_args
+from .exact import blame_by_exact_answer
 from .judges import judge_element, judge_reduction, judge_sides
 from .model import Blame, Evidence, Side, ValueVerdict
 from .rules import expected_shape
@@ -252,6 +255,7 @@ def blame(
     voters: Sequence[tuple[str, Callable[..., Any]]] = (),
     default_int: str = "int64",
     defaults: tuple[DefaultDtypes, DefaultDtypes] | None = None,
+    dtype_args: Mapping[str, str] | None = None,
 ) -> Blame:
     """Decide which side of a failed comparison is wrong, from independent evidence.
 
@@ -278,6 +282,8 @@ def blame(
         Each side's declared default dtypes (reference, candidate), as
         :func:`~diffcheck.values.defaults.declared_defaults` reads them: each side is
         held to its own.
+    dtype_args
+        Arguments that name a dtype (``can_cast``'s ``from_`` and ``to``), by parameter.
 
     Returns
     -------
@@ -298,7 +304,10 @@ def blame(
     elif kind == "shape":
         found = _blame_shape(function, args, kwargs, reference, candidate)
     elif reference is not None and candidate is not None:
-        found = _blame_values(function, args, kwargs, reference, candidate, verdict)
+        # An answer the standard fixes exactly decides before any oracle or vote.
+        found = blame_by_exact_answer(function, args, kwargs, reference, candidate, dtype_args)
+        if found is None:
+            found = _blame_values(function, args, kwargs, reference, candidate, verdict)
     if found is not None:
         return found
     if reference is not None and candidate is not None:

@@ -216,6 +216,7 @@ def compare_call(
             verdict,
             voters=voters,
             defaults=(_defaults(reference), _defaults(candidate)),
+            dtype_args=dict(getattr(fn, "dtypes", ())),
         )
     except Exception as error:  # the verdict stands; only the judgement of sides is lost
         judged = Blame(

@@ -233,6 +233,7 @@ _BOOLEAN = frozenset(
         "signbit",
         "all",
         "any",
+        "isin",
     ]
 )
 #: Functions returning the default index dtype (``default_dtypes()["indexing"]``).
