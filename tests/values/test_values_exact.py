@@ -44,14 +44,13 @@ def test_an_empty_reduction_has_the_standards_value(
     assert _judge(function, [x], ref, cand, axis=axis) == wrong_side
 
 
-def test_can_cast_follows_the_promotion_table_not_numpys_safe_casting() -> None:
-    # NumPy says int8 -> float64 is safe; the standard's table has no int-float promotion.
+def test_can_cast_follows_the_promotion_table() -> None:
     side = _judge(
         "can_cast",
         [],
         np.asarray(True),
         np.asarray(False),
-        dtype_args={"from_": "int8", "to": "float64"},
+        dtype_args={"from_": "int16", "to": "int8"},
     )
     assert side == "reference"
     side = _judge(
@@ -93,3 +92,22 @@ def test_a_determinant_with_an_exact_answer_blames_the_side_off_it() -> None:
     bad = np.asarray(exact * (1 + 1e-3), np.float32)
     assert _judge("linalg.det", [m], bad, good) == "reference"
     assert _judge("linalg.det", [m], good, bad) == "candidate"
+
+
+@pytest.mark.parametrize(("source", "target"), [("int8", "float64"), ("bool", "complex64")])
+def test_can_cast_across_kinds_the_table_leaves_open_is_not_a_finding(
+    source: str, target: str
+) -> None:
+    from diffcheck.adapters.numpy_ref import NumpyAdapter
+    from diffcheck.search.recipes import SpecCall
+    from diffcheck.values.call import compare_call
+
+    pytest.importorskip("array_api_strict")
+    from diffcheck.adapters import resolve
+
+    call = SpecCall("can_cast", dtypes=(("from_", source), ("to", target)))
+    verdict = compare_call(
+        call, [], NumpyAdapter(), resolve("array_api_strict"), function="can_cast"
+    )
+    assert verdict.passed, str(verdict)
+    assert "not a finding" in (verdict.reason or "")

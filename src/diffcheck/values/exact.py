@@ -24,7 +24,7 @@ from .dtypes import promote
 from .judges import judge_sides
 from .model import Blame
 
-__all__ = ["Exact", "blame_by_exact_answer", "exact_answer"]
+__all__ = ["Exact", "blame_by_exact_answer", "exact_answer", "left_open"]
 
 _EMPTY = {"prod": 1, "sum": 0, "all": True, "any": False}
 _EMPTY_NAN = ("mean", "var", "std")
@@ -76,10 +76,31 @@ def _empty_reduction(
     return Exact(np.full(result.shape, fill), rule)
 
 
-def _can_cast(dtypes: Mapping[str, str]) -> Exact | None:
+def _cast_pair(dtypes: Mapping[str, str]) -> tuple[str, str] | None:
     source, target = dtypes.get("from_") or dtypes.get("#"), dtypes.get("to")
-    if source is None or target is None:
+    return None if source is None or target is None else (source, target)
+
+
+def left_open(function: str, dtype_args: Mapping[str, str] | None = None) -> str | None:
+    """Why the standard leaves this call's answer open (so no answer is a finding), or None.
+
+    ``can_cast`` answers "according to type promotion rules", which say nothing of
+    mixed kinds (int8 with float64, bool with anything else): either answer conforms.
+    """
+    pair = _cast_pair(dtype_args or {}) if function.removeprefix("xp.") == "can_cast" else None
+    if pair is not None and promote(list(pair)) is None:
+        return (
+            f"the standard's promotion rules do not define {pair[0]} with {pair[1]}, so "
+            f"can_cast({pair[0]}, {pair[1]}) may answer either way"
+        )
+    return None
+
+
+def _can_cast(dtypes: Mapping[str, str]) -> Exact | None:
+    pair = _cast_pair(dtypes)
+    if pair is None or left_open("can_cast", dtypes) is not None:
         return None
+    source, target = pair
     allowed = promote([source, target]) == target
     return Exact(
         np.asarray(allowed),
