@@ -12,7 +12,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -340,8 +340,9 @@ def _search(
         if reason is not None or recipe is None:
             skipped.append(SkippedFunction(function=name, reason=reason or "no recipe"))
         else:
+            own = replace(space, function=name)  # its interesting points join the draws
             result = search_function(
-                name, recipe, space, ref, cand, examples=examples, seed=seed, budget_s=budget_s
+                name, recipe, own, ref, cand, examples=examples, seed=seed, budget_s=budget_s
             )
             runs.append(result)
             findings.extend(result.findings)

@@ -149,7 +149,7 @@ def unary(category: str, *, finite: bool = False, **options: Any) -> Recipe:
         @st.composite
         def example(draw: DrawFn) -> Example:
             dtype = draw(space.dtype(category))
-            x = draw(space.array(dtype, space.shape(), finite=finite))
+            x = draw(space.array(dtype, space.value_shape(), finite=finite))
             kwargs = {k: draw(v) for k, v in options.items()}
             return Example((x,), {k: v for k, v in kwargs.items() if v is not None})
 
@@ -217,12 +217,26 @@ def _promotable_with(space: Space, category: str, dtype: str) -> SearchStrategy[
 
 
 def _broadcastable(space: Space, count: int) -> SearchStrategy[tuple[tuple[int, ...], ...]]:
-    from .arrays import strategies_namespace
+    """``count`` shapes that broadcast together, each as large as a unary draw's.
 
-    shapes: SearchStrategy[Any] = strategies_namespace().mutually_broadcastable_shapes(
-        count, max_dims=space.max_dims, max_side=space.max_side
-    )
-    return shapes.map(lambda drawn: tuple(drawn.input_shapes))
+    A result shape is drawn as for one array; each input keeps its trailing axes (some
+    or all) with a side of 1 now and then. (Hypothesis' ``mutually_broadcastable_shapes``
+    mostly gives shapes of one element, so binary functions saw few values.)
+    """
+    from hypothesis import strategies as st
+
+    @st.composite
+    def shapes(draw: DrawFn) -> tuple[tuple[int, ...], ...]:
+        result = draw(space.value_shape())
+        drawn = []
+        for index in range(count):  # the first input spans the result's axes
+            keep = len(result) if index == 0 else draw(st.integers(0, len(result)))
+            kept = result[len(result) - keep :]
+            ones = draw(st.lists(st.integers(0, 3), min_size=len(kept), max_size=len(kept)))
+            drawn.append(tuple(1 if o == 3 else n for n, o in zip(kept, ones, strict=True)))
+        return tuple(drawn)
+
+    return shapes()
 
 
 def reduction(
