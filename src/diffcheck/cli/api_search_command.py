@@ -81,6 +81,7 @@ def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
             out=options.out,
             budget_s=_budget(options.time_budget),
             progress=progress,  # type: ignore[arg-type]
+            api_version=options.api_version,
         )
     for entry in result.document.findings:
         known = " (known)" if entry.known else ""

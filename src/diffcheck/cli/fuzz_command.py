@@ -82,6 +82,11 @@ def _parser() -> OneLineParser:
         "0 draws every example, exactly repeatable for a seed)",
     )
     parser.add_argument(
+        "--api-version",
+        metavar="YYYY.MM",
+        help="--api: the standard's version to search (default: the newest the reference declares)",
+    )
+    parser.add_argument(
         "--reference", default="numpy", metavar="BACKEND", help="the trusted backend (numpy)"
     )
     parser.add_argument("--precision", default="f32", choices=("f32", "f16", "bf16"))
@@ -127,7 +132,7 @@ def fuzz(argv: Sequence[str]) -> int:
         from .api_search_command import api_search
 
         return api_search(parser, options)
-    for name in ("functions", "out", "time_budget"):
+    for name in ("functions", "out", "time_budget", "api_version"):
         if getattr(options, name) is not None:
             parser.error(f"--{name.replace('_', '-')} belongs to --api, not to --op")
     if options.examples is None:

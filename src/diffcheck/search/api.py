@@ -12,10 +12,10 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_TIME_BUDGET_S",
     "Progress",
     "SearchResult",
+    "run_notes",
     "search_api",
 ]
 
@@ -61,6 +62,8 @@ class SearchResult:
     document: FindingsDocument
     findings: list[Finding] = field(repr=False)
     out: Path | None = None
+    #: Run-level notes, each said once (e.g. the two sides declare different defaults).
+    notes: tuple[str, ...] = ()
 
     @property
     def unexplained(self) -> int:
@@ -76,7 +79,26 @@ class SearchResult:
             f"against {doc.reference.backend} ({doc.examples_per_function} examples each, "
             f"{len(doc.skipped)} skipped), {doc.counts.findings} findings "
             f"({doc.counts.known} known) in {doc.duration_s:.0f} s{where}"
-        )
+        ) + "".join(f"\nnote: {note}" for note in self.notes)
+
+
+#: Functions of versions after 2024.12 that are not drawn, each with the reason.
+NOT_DRAWN: Final = {
+    "broadcast_shapes": "takes and returns shapes, not arrays: outside the value model",
+    "linalg.eig": "eigenvalues come in no specified order and eigenvectors up to scale: "
+    "no unique value to compare",
+    "linalg.eigvals": "eigenvalues come in no specified order: no unique value to compare",
+}
+
+
+class _NoReference:
+    """Stands for a reference not yet resolved: it declares no version."""
+
+    def namespace(self) -> object:
+        return object()
+
+
+_NO_REFERENCE: Any = _NoReference()
 
 
 def _adapter(backend: str | Adapter) -> Adapter:
@@ -107,19 +129,36 @@ def _has(adapter: Adapter, function: str) -> bool:
     return True
 
 
-def _chosen(functions: Sequence[str] | None) -> tuple[str, ...]:
+def _chosen(functions: Sequence[str] | None, version: str) -> tuple[str, ...]:
+    """The functions of ``version`` to search: the table's order, then the version's others."""
+    from ..values.signatures import functions_of
     from .table import all_functions
 
-    every = all_functions()
+    of_version = functions_of(version)
+    every = tuple(dict.fromkeys([*(f for f in all_functions() if f in of_version), *of_version]))
     if functions is None:
         return every
     unknown = [f for f in functions if f not in every]
     if unknown:
         raise ConfigError(
-            f"--functions {','.join(unknown)}: not a function of the standard "
-            "(names as in the standard, e.g. exp, linalg.vecdot, fft.rfft)"
+            f"--functions {','.join(unknown)}: not a function of the {version} standard "
+            "(names as in the standard, e.g. exp, linalg.vecdot, fft.rfft; --api-version "
+            "chooses the version)"
         )
     return tuple(dict.fromkeys(functions))
+
+
+def _version(api_version: str | None, ref: Adapter) -> str:
+    from ..values.signatures import VERSIONS, default_version
+
+    if api_version is None:
+        return default_version(ref.namespace())
+    if api_version not in VERSIONS:
+        raise ConfigError(
+            f"--api-version {api_version}: not a version of the standard this knows; "
+            f"it must be one of {', '.join(VERSIONS)}"
+        )
+    return api_version
 
 
 def _declared(d: KnownApiDivergence) -> DeclaredDivergence:
@@ -143,6 +182,7 @@ def search_api(
     budget_s: float | None = DEFAULT_TIME_BUDGET_S,
     progress: Progress | None = None,
     allow_self_test: bool = False,
+    api_version: str | None = None,
 ) -> SearchResult:
     """Search the standard's functions on ``require_backend`` against ``reference``.
 
@@ -170,6 +210,9 @@ def search_api(
     allow_self_test
         Let the candidate be the reference's own backend (by adapter identity): a test of
         the search itself, recorded in ``findings.json``; never evidence about a backend.
+    api_version
+        The standard's version (``2024.12``) whose functions are searched and whose
+        signatures the calls follow; default: the newest the reference declares.
 
     Returns
     -------
@@ -201,16 +244,19 @@ def search_api(
             "diffcheck fuzz --api needs hypothesis, which is not installed; "
             "run \"pip install 'diffcheck[fuzz]'\""
         ) from None
-    names = _chosen(functions)
+    if api_version is not None:
+        _version(api_version, _NO_REFERENCE)  # a bad version is refused before any backend
     started_at, started = datetime.now(UTC), time.monotonic()
     ref, cand = _adapter(reference), _adapter(require_backend)
+    version = _version(api_version, ref)
+    names = _chosen(functions, version)
     if not allow_self_test and same_backend(ref, cand):
         raise ConfigError(
             f'the candidate "{cand.spec}" is the reference "{ref.spec}"\'s own backend; '
             "a backend cannot vouch for itself (allow_self_test=True for a self-test)"
         )
     shared = tuple(d for d in STANDARD_DTYPES if _holds(ref, d) and _holds(cand, d))
-    space = Space(shared)
+    space = Space(shared, api_version=version)
     budget = math.inf if budget_s is None else budget_s
     runs, skipped, findings = _search(names, space, ref, cand, examples, seed, budget, progress)
     from .record import backend_identity
@@ -254,7 +300,16 @@ def search_api(
         from .output import write_outputs
 
         write_outputs(directory, document, findings, ref, cand)
-    return SearchResult(document, findings, directory)
+    notes = (f"the {version} standard's functions and signatures", *run_notes(ref, cand))
+    return SearchResult(document, findings, directory, notes)
+
+
+def run_notes(ref: Adapter, cand: Adapter) -> tuple[str, ...]:
+    """What holds for the whole run, said once rather than per function or finding."""
+    from ..values.defaults import declared_defaults, defaults_note
+
+    note = defaults_note(declared_defaults(ref.namespace()), declared_defaults(cand.namespace()))
+    return () if note is None else (note,)
 
 
 def _search(
@@ -267,15 +322,16 @@ def _search(
     budget_s: float,
     progress: Progress | None,
 ) -> tuple[list[FunctionResult], list[SkippedFunction], list[Finding]]:
+    from .coupled import newer_recipes
     from .runner import search_function
     from .table import SKIPPED, recipes
 
-    table = recipes()
+    table = {**newer_recipes(), **recipes()}
     runs: list[FunctionResult] = []
     skipped: list[SkippedFunction] = []
     findings: list[Finding] = []
     for done, name in enumerate(names, start=1):
-        reason = SKIPPED.get(name)
+        reason = SKIPPED.get(name) or NOT_DRAWN.get(name)
         recipe = table.get(name)
         if reason is None and recipe is not None and not space.of(recipe.category):
             wanted = ", ".join(CATEGORIES[recipe.category])
@@ -285,8 +341,9 @@ def _search(
         if reason is not None or recipe is None:
             skipped.append(SkippedFunction(function=name, reason=reason or "no recipe"))
         else:
+            own = replace(space, function=name)  # its interesting points join the draws
             result = search_function(
-                name, recipe, space, ref, cand, examples=examples, seed=seed, budget_s=budget_s
+                name, recipe, own, ref, cand, examples=examples, seed=seed, budget_s=budget_s
             )
             runs.append(result)
             findings.extend(result.findings)

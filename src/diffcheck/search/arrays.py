@@ -12,12 +12,13 @@ Hypothesis is imported only inside the functions that draw.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..values.dtypes import BOOL, COMPLEX, INTEGER, SIGNED
+from ..values.signatures import default_version
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -104,11 +105,21 @@ class Space:
         The largest length of one axis.
     max_dims
         The most axes of an array.
+    function
+        The function being drawn for (float elements include its interesting points;
+        see :mod:`diffcheck.search.values`).
+    api_version
+        The standard's version whose signatures the calls follow (default: the newest
+        NumPy declares).
     """
 
     dtypes: tuple[str, ...]
     max_side: int = 4
     max_dims: int = 3
+    #: The function being drawn for: its interesting points join the float draws.
+    function: str = ""
+    #: The standard's version whose signatures the calls follow (``--api-version``).
+    api_version: str = field(default_factory=lambda: default_version(np))
 
     def of(self, category: str) -> tuple[str, ...]:
         """The supported dtypes of a category (``numeric``, ``real_floating``...)."""
@@ -118,7 +129,18 @@ class Space:
         """One supported dtype of ``category`` (the recipe is skipped when there is none)."""
         from hypothesis import strategies as st
 
-        return st.sampled_from(self.of(category))
+        # Each kind (bool, integers, real floats, complex) as likely as the others, so a
+        # category of eight integer dtypes and two float ones still draws floats often.
+        kinds = [
+            found
+            for kind in ((BOOL,), INTEGER, REAL_FLOAT, COMPLEX)
+            if (found := [d for d in self.of(category) if d in kind])
+        ]
+        # From one wide integer (its residues are near uniform; Hypothesis' own choice
+        # among a few options leans on the ones it drew before). It shrinks to the first.
+        return st.integers(0, 2**32 - 1).map(
+            lambda u: kinds[u % len(kinds)][(u // len(kinds)) % len(kinds[u % len(kinds)])]
+        )
 
     def shape(
         self, *, min_dims: int = 0, max_dims: int | None = None, min_side: int = 0
@@ -132,6 +154,18 @@ class Space:
             max_side=self.max_side,
         )
         return shapes
+
+    def value_shape(self) -> SearchStrategy[tuple[int, ...]]:
+        """A shape for elementwise values: empty ones an eighth of the time, not half.
+
+        An empty array checks shape handling only; the values are what elementwise
+        functions get wrong, so most draws hold at least one element.
+        """
+        from hypothesis import strategies as st
+
+        full = self.shape(min_dims=1, min_side=1)
+        row = st.integers(1, self.max_side**3).map(lambda n: (n,))  # many values, one axis
+        return st.one_of(full, row, self.shape(min_side=1), self.shape())
 
     def array(
         self,
@@ -156,13 +190,22 @@ class Space:
                 # Eighths in [-8, 8]: exact in every float dtype, so no draw is rounded.
                 real = st.integers(-64, 64).map(lambda k: k / 8)
                 elements = st.builds(complex, real, real) if dtype in COMPLEX else real
-            else:
+            elif dtype in INTEGER or dtype == BOOL:
                 own = xps.from_dtype(dtype)
                 edges = st.sampled_from([*edge_values(dtype), *extra])
                 elements = st.one_of(edges, edges, own)  # two thirds edges: where bugs are
-        # fill=elements: large arrays are not filled with one value (edges stay scattered)
+            else:  # floats: ordinary, the function's points, subnormals, special cases
+                from .values import float_elements
+
+                elements = float_elements(dtype, self.function)
+                if extra:
+                    elements = st.one_of(elements, st.sampled_from(list(extra)))
+        # No fill: every element is drawn on its own. (With a fill, Hypothesis draws a
+        # sparse few elements and gives all others one fill value: an array of 64 elements
+        # would hold two or three distinct values.) Arrays here hold at most
+        # max_side ** max_dims elements, so drawing each stays cheap.
         drawn: SearchStrategy[np.ndarray[Any, Any]] = xps.arrays(
-            dtype, shape, elements=elements, fill=elements
+            dtype, shape, elements=elements, fill=st.nothing()
         )
         return drawn
 

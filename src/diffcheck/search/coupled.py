@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .arrays import Space
-from .recipes import Example
+from ..values.signatures import axis_interval
+from .arrays import Space, edge_values
+from .recipes import Example, Recipe
 
 if TYPE_CHECKING:
     from hypothesis.strategies import DrawFn
@@ -102,8 +103,9 @@ def astype(draw: DrawFn, space: Space) -> Example:
 def can_cast(draw: DrawFn, space: Space) -> Example:
     source = draw(space.dtype("any"))
     target = draw(space.dtype("any"))
-    # Both dtypes are positional and built in each namespace; no array at all.
-    return Example((), dtypes={"#": source, "to": target})
+    # Both dtypes are built in each namespace and passed by position (the stub's
+    # ``can_cast(from_, to, /)``); no array at all.
+    return Example((), dtypes={"from_": source, "to": target})
 
 
 def take(draw: DrawFn, space: Space) -> Example:
@@ -167,7 +169,10 @@ def vecdot(draw: DrawFn, space: Space) -> Example:
     shape = draw(space.shape(min_dims=1))
     x1 = draw(space.array(dtype, shape, finite=True))
     x2 = draw(space.array(dtype, shape, finite=True))
-    kwargs = {"axis": draw(st.integers(-len(shape), len(shape) - 1))} if draw(st.booleans()) else {}
+    # The axis on the interval the version's stub states ([-N, -1] for vecdot: a positive
+    # axis is outside the standard, so a refusal of it would be no finding).
+    low, high = axis_interval("vecdot", space.api_version, len(shape)) or (-len(shape), -1)
+    kwargs = {"axis": draw(st.integers(low, high))} if draw(st.booleans()) else {}
     return Example((x1, x2), kwargs)
 
 
@@ -353,3 +358,21 @@ def clip(draw: DrawFn, space: Space) -> Example:
     if any(v != v for v in bounds):  # NaN bounds: the standard leaves clip open
         return Example((x,))
     return Example((x,), {"min": bounds[0], "max": bounds[1]})
+
+
+def isin(draw: DrawFn, space: Space) -> Example:
+    """``isin(x1, x2)`` (2025.12): integer arrays sharing values, so both answers occur."""
+    st = _st()
+    dtype = draw(space.dtype("integer"))
+    pool = st.sampled_from(edge_values(dtype)) | st.integers(0, 5)
+    x1 = draw(space.array(dtype, space.shape(), elements=pool))
+    x2 = draw(space.array(dtype, space.shape(min_dims=1), elements=pool))
+    kwargs = {"invert": True} if draw(st.booleans()) else {}
+    return Example((x1, x2), kwargs)
+
+
+def newer_recipes() -> dict[str, Recipe]:
+    """Recipes of functions that versions after 2024.12 add (searched under those versions)."""
+    from .recipes import custom
+
+    return {"isin": custom("integer", isin)}

@@ -73,10 +73,29 @@ class SpecCall:
 
     def __call__(self, xp: Any, *arrays: Any, **kwargs: Any) -> Any:
         function = resolve_function(xp, self.function)
-        named = {key: getattr(xp, name) for key, name in self.dtypes if key != "#"}
-        trailing = [getattr(xp, name) for key, name in self.dtypes if key == "#"]
+        # A dtype the standard's stub makes positional-only is passed by position
+        # (``can_cast(from_, to, /)``), in the stub's order; "#" is positional by itself.
+        order = _positional_only(self.function)
+        at = {key: (order.index(key) if key in order else -1) for key, _ in self.dtypes}
+        named = {key: getattr(xp, name) for key, name in self.dtypes if key != "#" and at[key] < 0}
+        trailing = [
+            getattr(xp, name)
+            for key, name in sorted(self.dtypes, key=lambda item: at[item[0]])
+            if key == "#" or at[key] >= 0
+        ]
         head = [list(arrays)] if self.sequence else list(arrays)
         return function(*head, *self.positional, *trailing, **named, **kwargs)
+
+
+def _positional_only(function: str) -> tuple[str, ...]:
+    """The positional-only parameters of ``function`` in the newest version that has it."""
+    from ..values.signatures import VERSIONS, signature
+
+    for version in reversed(VERSIONS):
+        found = signature(function, version)
+        if found is not None:
+            return found.positional_only
+    return ()
 
 
 def call_for(function: str, example: Example) -> str | SpecCall:
@@ -130,7 +149,7 @@ def unary(category: str, *, finite: bool = False, **options: Any) -> Recipe:
         @st.composite
         def example(draw: DrawFn) -> Example:
             dtype = draw(space.dtype(category))
-            x = draw(space.array(dtype, space.shape(), finite=finite))
+            x = draw(space.array(dtype, space.value_shape(), finite=finite))
             kwargs = {k: draw(v) for k, v in options.items()}
             return Example((x,), {k: v for k, v in kwargs.items() if v is not None})
 
@@ -198,12 +217,26 @@ def _promotable_with(space: Space, category: str, dtype: str) -> SearchStrategy[
 
 
 def _broadcastable(space: Space, count: int) -> SearchStrategy[tuple[tuple[int, ...], ...]]:
-    from .arrays import strategies_namespace
+    """``count`` shapes that broadcast together, each as large as a unary draw's.
 
-    shapes: SearchStrategy[Any] = strategies_namespace().mutually_broadcastable_shapes(
-        count, max_dims=space.max_dims, max_side=space.max_side
-    )
-    return shapes.map(lambda drawn: tuple(drawn.input_shapes))
+    A result shape is drawn as for one array; each input keeps its trailing axes (some
+    or all) with a side of 1 now and then. (Hypothesis' ``mutually_broadcastable_shapes``
+    mostly gives shapes of one element, so binary functions saw few values.)
+    """
+    from hypothesis import strategies as st
+
+    @st.composite
+    def shapes(draw: DrawFn) -> tuple[tuple[int, ...], ...]:
+        result = draw(space.value_shape())
+        drawn = []
+        for index in range(count):  # the first input spans the result's axes
+            keep = len(result) if index == 0 else draw(st.integers(0, len(result)))
+            kept = result[len(result) - keep :]
+            ones = draw(st.lists(st.integers(0, 3), min_size=len(kept), max_size=len(kept)))
+            drawn.append(tuple(1 if o == 3 else n for n, o in zip(kept, ones, strict=True)))
+        return tuple(drawn)
+
+    return shapes()
 
 
 def reduction(

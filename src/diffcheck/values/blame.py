@@ -7,7 +7,9 @@ sides, strongest first:
    (NaN, ±inf, ±0 inputs), transcribed in :mod:`diffcheck.values.special_cases`;
 2. **oracle**: the true value at high precision (:mod:`diffcheck.values.oracle`) for
    elementwise math and reductions; a side beyond its own share of the bound is wrong;
-3. **standard-rule**: the standard's rules for dtypes (promotion, result dtypes of sums and
+3. **standard-rule**: results the standard fixes exactly (:mod:`diffcheck.values.exact`:
+   empty reductions, ``can_cast``, ``isin``, ``round``, exact determinants, asked first for
+   value failures), the standard's rules for dtypes (promotion, result dtypes of sums and
    index functions), shapes (broadcasting, reductions), integers (exact arithmetic while it
    fits, shifts), comparisons, and which functions exist;
 4. **vote**: further backends' results, only when nothing above decides, recorded as such.
@@ -24,8 +26,10 @@ from typing import Any
 import numpy as np
 
 from .compare import host_value
+from .defaults import DefaultDtypes
 from .dtypes import expected_result_dtype, expected_result_dtypes, promote, scalars_fit
 from .elements import element_args
+from .exact import blame_by_exact_answer
 from .judges import judge_element, judge_reduction, judge_sides
 from .model import Blame, Evidence, Side, ValueVerdict
 from .rules import expected_shape
@@ -125,23 +129,33 @@ def _blame_dtype(
     kwargs: Mapping[str, Any],
     reference: Any,
     candidate: Any,
-    default_int: str,
+    defaults: tuple[DefaultDtypes, DefaultDtypes],
 ) -> Blame | None:
     inputs = _input_dtypes(args)
     if not scalars_fit(promote(inputs), args):
         return None  # a Python scalar of another kind: the standard requires no dtype
     refs, cands = _outputs(reference), _outputs(candidate)
-    wanted = expected_result_dtypes(
-        function, *inputs, outputs=len(refs), default_int=default_int, dtype=kwargs.get("dtype")
+    wanted_ref, wanted_cand = (
+        expected_result_dtypes(
+            function, *inputs, outputs=len(refs), dtype=kwargs.get("dtype"), **own.options()
+        )
+        for own in defaults
     )
-    for output, (r_value, c_value, required) in enumerate(zip(refs, cands, wanted, strict=False)):
+    rows = zip(refs, cands, wanted_ref, wanted_cand, strict=False)
+    for output, (r_value, c_value, need_ref, need_cand) in enumerate(rows):
         ref, cand = host_value(r_value)[1], host_value(c_value)[1]
-        if required is None or (ref == cand == required):
+        if need_ref is None or need_cand is None or (ref, cand) == (need_ref, need_cand):
             continue
-        side = judge_sides(ref == required, cand == required)
+        side = judge_sides(ref == need_ref, cand == need_cand)
         if side is None:
             continue
         label = f" output {output}" if len(refs) > 1 else ""
+        required = (
+            need_ref
+            if need_ref == need_cand
+            else f"{need_ref} of the reference and {need_cand} of the candidate (each "
+            "side's declared default dtypes)"
+        )
         return Blame(
             side,
             f"the standard requires {function}({', '.join(inputs)}){label} -> {required}; "
@@ -240,6 +254,8 @@ def blame(
     *,
     voters: Sequence[tuple[str, Callable[..., Any]]] = (),
     default_int: str = "int64",
+    defaults: tuple[DefaultDtypes, DefaultDtypes] | None = None,
+    dtype_args: Mapping[str, str] | None = None,
 ) -> Blame:
     """Decide which side of a failed comparison is wrong, from independent evidence.
 
@@ -259,8 +275,15 @@ def blame(
         ``(name, call)`` pairs of further backends, ``call(*args, **kwargs)`` returning a
         host result; asked only when no rule or oracle decides.
     default_int
-        The default integer dtype of the namespaces (the standard lets it be int32 or
-        int64); it fixes the result dtype of ``argmax``, ``sum`` of integers and the like.
+        The default integer (and index) dtype of both namespaces when ``defaults`` is not
+        given (the standard lets it be int32 or int64); it fixes the result dtype of
+        ``argmax``, ``sum`` of integers and the like.
+    defaults
+        Each side's declared default dtypes (reference, candidate), as
+        :func:`~diffcheck.values.defaults.declared_defaults` reads them: each side is
+        held to its own.
+    dtype_args
+        Arguments that name a dtype (``can_cast``'s ``from_`` and ``to``), by parameter.
 
     Returns
     -------
@@ -274,11 +297,17 @@ def blame(
     if kind in ("missing", "raises"):
         found = _blame_call(function, args, reference, candidate, verdict)
     elif kind == "dtype":
-        found = _blame_dtype(function, args, kwargs, reference, candidate, default_int)
+        if defaults is None:
+            same = DefaultDtypes(integral=default_int, indexing=default_int, declared=True)
+            defaults = (same, same)
+        found = _blame_dtype(function, args, kwargs, reference, candidate, defaults)
     elif kind == "shape":
         found = _blame_shape(function, args, kwargs, reference, candidate)
     elif reference is not None and candidate is not None:
-        found = _blame_values(function, args, kwargs, reference, candidate, verdict)
+        # An answer the standard fixes exactly decides before any oracle or vote.
+        found = blame_by_exact_answer(function, args, kwargs, reference, candidate, dtype_args)
+        if found is None:
+            found = _blame_values(function, args, kwargs, reference, candidate, verdict)
     if found is not None:
         return found
     if reference is not None and candidate is not None:

@@ -20,6 +20,7 @@ from ..provenance import provenance_of
 from .blame import blame
 from .bounds import bound_for
 from .compare import compare_values, failed_call, host_value
+from .defaults import DefaultDtypes, declared_defaults
 from .dtypes import (
     dtype_name,
     expected_result_dtype,
@@ -28,7 +29,9 @@ from .dtypes import (
     scalars_fit,
 )
 from .elements import reduction_magnitude
+from .exact import left_open
 from .model import Blame, ValueVerdict
+from .signatures import default_version, outside_documented_dtypes
 from .ulp import round_to_bfloat16
 
 if TYPE_CHECKING:  # the adapter registry loads only when a call runs
@@ -166,12 +169,8 @@ def backend_voter(adapter: Adapter, fn: str | Callable[..., Any]) -> Callable[..
     return voter
 
 
-def _default_int(adapter: Adapter) -> str:
-    info = getattr(adapter.namespace(), "__array_namespace_info__", None)
-    try:
-        return dtype_name(info().default_dtypes()["integral"]) if info else "int64"
-    except Exception:  # a namespace without the inspection API: the common default
-        return "int64"
+def _defaults(adapter: Adapter) -> DefaultDtypes:
+    return declared_defaults(adapter.namespace())
 
 
 def compare_call(
@@ -185,6 +184,7 @@ def compare_call(
     kwargs: dict[str, Any] | None = None,
     voters: Sequence[tuple[str, Callable[..., Any]]] = (),
     provenance: bool = False,
+    api_version: str | None = None,
 ) -> ValueVerdict:
     """Run ``fn`` on both backends from the same host inputs and judge faithfully.
 
@@ -192,14 +192,27 @@ def compare_call(
     **kwargs)``, or a callable ``fn(xp, *arrays, **kwargs)``; ``function`` names the
     standard's function for bounds, dtype rules and blame (a spec-name ``fn`` names itself).
     Every failure carries its blame. ``provenance`` records which library computed each
-    side and runs the independence probe (:mod:`diffcheck.provenance`).
+    side and runs the independence probe (:mod:`diffcheck.provenance`). ``api_version`` is
+    the standard's version whose documented input dtypes apply (default: the newest the
+    reference declares): one side refusing an input outside them is not a finding.
     """
     name = fn if isinstance(fn, str) else function
     call_kwargs = dict(kwargs or {})
     hosts = host_inputs(inputs)
     ref = call_on(reference, fn, hosts, call_kwargs)
     cand = call_on(candidate, fn, hosts, call_kwargs)
-    verdict = _blamed(name, fn, hosts, call_kwargs, ref, cand, signed_zero, reference, voters)
+    verdict = _blamed(
+        name,
+        fn,
+        hosts,
+        call_kwargs,
+        ref,
+        cand,
+        signed_zero,
+        (reference, candidate),
+        voters,
+        api_version,
+    )
     if not provenance:
         return verdict
     found = provenance_of(reference, candidate, ref.device_result, cand.device_result)
@@ -214,15 +227,28 @@ def _blamed(
     ref: Outcome,
     cand: Outcome,
     signed_zero: bool | None,
-    reference: Adapter,
+    sides: tuple[Adapter, Adapter],
     voters: Sequence[tuple[str, Callable[..., Any]]],
+    api_version: str | None,
 ) -> ValueVerdict:
     """The verdict of both outcomes, with its blame when it failed."""
+    reference, candidate = sides
     verdict = _verdict(
-        name, isinstance(fn, str), hosts, call_kwargs, ref, cand, signed_zero, reference
+        name,
+        isinstance(fn, str),
+        hosts,
+        call_kwargs,
+        ref,
+        cand,
+        signed_zero,
+        (_defaults(reference), _defaults(candidate)),
+        api_version or default_version(reference.namespace()),
     )
     if verdict.passed or name is None:
         return verdict
+    open_reason = left_open(name, dict(getattr(fn, "dtypes", ())))
+    if open_reason is not None and verdict.kind == "value":
+        return replace(verdict, status="passed", kind=None, reason=f"not a finding: {open_reason}")
     try:
         judged = blame(
             name,
@@ -232,7 +258,8 @@ def _blamed(
             cand.value if cand.ok else None,
             verdict,
             voters=voters,
-            default_int=_default_int(reference),
+            defaults=(_defaults(reference), _defaults(candidate)),
+            dtype_args=dict(getattr(fn, "dtypes", ())),
         )
     except Exception as error:  # the verdict stands; only the judgement of sides is lost
         judged = Blame(
@@ -249,26 +276,36 @@ def _verdict(
     ref: Outcome,
     cand: Outcome,
     signed_zero: bool | None,
-    reference: Adapter,
+    defaults: tuple[DefaultDtypes, DefaultDtypes],
+    api_version: str,
 ) -> ValueVerdict:
     if ref.missing or cand.missing:
         return failed_call("missing", "; ".join(m for m in (ref.missing, cand.missing) if m))
     if ref.raised and cand.raised:
         verdict = failed_call("raises", f"{ref.raised}; {cand.raised}")
         return replace(verdict, status="passed", kind=None, reason=f"both raise: {verdict.reason}")
+    dtypes = [host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS)]
+    outside = None if name is None else outside_documented_dtypes(name, dtypes, api_version)
     if ref.raised or cand.raised:
         returned = "candidate returned a result" if ref.raised else "reference returned a result"
-        return failed_call("raises", f"{ref.raised or cand.raised}; the {returned}")
-    expected: str | tuple[str | None, ...] | None = None
+        raised = f"{ref.raised or cand.raised}; the {returned}"
+        if outside is not None:  # refusing an input the standard does not document is allowed
+            reason = f"not a finding: {outside}, so refusing it is allowed ({raised})"
+            return replace(failed_call("raises", reason), status="passed", kind=None)
+        return failed_call("raises", raised)
+    expected: list[str | tuple[str | None, ...] | None] = [None, None]
     if name is not None and named:  # a callable may cast inside: its inputs set no dtype rule
-        dtypes = [host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS)]
-        options = {"dtype": kwargs.get("dtype"), "default_int": _default_int(reference)}
-        if isinstance(ref.value, tuple) and not _tagged(ref.value):
-            expected = expected_result_dtypes(name, *dtypes, outputs=len(ref.value), **options)
-        else:
-            expected = expected_result_dtype(name, *dtypes, **options)
-        if not scalars_fit(promote(dtypes), hosts):
-            expected = None  # a Python scalar of another kind: the standard leaves it open
+        # a scalar of another kind, or an input the standard does not document: left open
+        fits = scalars_fit(promote(dtypes), hosts) and outside is None
+        for side, own in enumerate(defaults):  # each side under its own declared defaults
+            options = {"dtype": kwargs.get("dtype"), **own.options()}
+            if not fits:
+                continue
+            if isinstance(ref.value, tuple) and not _tagged(ref.value):
+                count = len(ref.value)
+                expected[side] = expected_result_dtypes(name, *dtypes, outputs=count, **options)
+            else:
+                expected[side] = expected_result_dtype(name, *dtypes, **options)
     bound = None
     reduced = _reduced(name, hosts, kwargs)
     inputs = tuple(host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS))
@@ -281,7 +318,8 @@ def _verdict(
         cand.value,
         function=name,
         bound=bound,
-        expected_dtype=expected,
+        expected_dtype=expected[0],
+        candidate_expected_dtype=expected[1],
         signed_zero=signed_zero,
         reduced=reduced,
     )

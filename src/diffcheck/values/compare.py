@@ -16,11 +16,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .bounds import bound_for, is_elementwise
+from .defaults import common_view
 from .dtypes import BOOL, COMPLEX, INTEGER, dtype_name
 from .model import Bound, FailureKind, Location, ValueVerdict
 from .ulp import EPSILON, exact_ulp, ulp_distance, value_text
 
 __all__ = ["compare_values", "failed_call", "host_value"]
+
+#: ``candidate_expected_dtype`` not given: the candidate is held to ``expected_dtype``.
+_SAME_RULE: Any = object()
 
 
 def host_value(value: Any) -> tuple[npt.NDArray[Any], str]:
@@ -212,6 +216,7 @@ def compare_values(
     expected_dtype: str | Sequence[str | None] | None = None,
     signed_zero: bool | None = None,
     reduced: int = 1,
+    candidate_expected_dtype: str | Sequence[str | None] | object | None = _SAME_RULE,
 ) -> ValueVerdict:
     """Compare two host results faithfully: dtype, then shape, then values.
 
@@ -232,6 +237,11 @@ def compare_values(
         even when both sides agree. None checks only that the two sides agree. For several
         outputs, one dtype per output (see
         :func:`~diffcheck.values.dtypes.expected_result_dtypes`).
+    candidate_expected_dtype
+        The dtype the standard requires of the candidate, when its declared default dtypes
+        differ from the reference's (:mod:`diffcheck.values.defaults`); by default the
+        same as ``expected_dtype``. Two sides that each return their own required dtype
+        conform, and their values are compared in a dtype holding both.
     signed_zero
         Whether ``-0.0`` and ``+0.0`` must match. By default they must, except for
         functions whose zeros' signs the standard leaves open (reductions, decompositions).
@@ -246,15 +256,36 @@ def compare_values(
     """
     if isinstance(reference, list | tuple) and not _is_tagged(reference):
         return _compare_many(
-            reference, candidate, function, bound, expected_dtype, signed_zero, reduced
+            reference,
+            candidate,
+            function,
+            bound,
+            (expected_dtype, candidate_expected_dtype),
+            signed_zero,
+            reduced,
         )
     ref, ref_dtype = host_value(reference)
     cand, cand_dtype = host_value(candidate)
     chosen = bound or bound_for(function, ref_dtype, reduced=reduced)
-    single = expected_dtype if isinstance(expected_dtype, str | None) else expected_dtype[0]
     return _compare_single(
-        ref, ref_dtype, cand, cand_dtype, function, chosen, single, signed_zero, 0
+        ref,
+        ref_dtype,
+        cand,
+        cand_dtype,
+        function,
+        chosen,
+        _nth(expected_dtype, 0),
+        signed_zero,
+        0,
+        _nth(candidate_expected_dtype, 0),
     )
+
+
+def _nth(expected: Any, output: int) -> Any:
+    """Output ``output``'s required dtype from one dtype for all or a sequence (or the sentinel)."""
+    if expected is _SAME_RULE or expected is None or isinstance(expected, str):
+        return expected
+    return expected[output] if output < len(expected) else None
 
 
 def _is_tagged(value: Any) -> bool:
@@ -271,29 +302,27 @@ def _compare_single(
     expected_dtype: str | None,
     signed_zero: bool | None,
     output: int,
+    candidate_expected: str | object | None = _SAME_RULE,
 ) -> ValueVerdict:
     label = f"output {output} " if output else ""
-    if ref_dtype != cand_dtype:
-        rule = f"; the standard requires {expected_dtype}" if expected_dtype else ""
-        return ValueVerdict(
-            "failed",
-            "dtype",
-            f"{label}dtype differs: reference {ref_dtype}, candidate {cand_dtype}{rule}",
-            bound,
-            None,
-            None,
-            ref_dtype,
-        )
-    if expected_dtype is not None and ref_dtype != expected_dtype:
-        return ValueVerdict(
-            "failed",
-            "dtype",
-            f"{label}both sides return {ref_dtype}, but the standard requires {expected_dtype}",
-            bound,
-            None,
-            None,
-            ref_dtype,
-        )
+    wanted_cand: str | None = (
+        expected_dtype
+        if candidate_expected is _SAME_RULE
+        else str(candidate_expected or "") or None
+    )
+    own_defaults = ref_dtype == expected_dtype and cand_dtype == wanted_cand
+    if ref_dtype != cand_dtype and own_defaults:
+        # Each side follows its own declared default (int64 and int32): both conform, so
+        # the values are compared in a dtype that holds both.
+        common = common_view(ref, ref_dtype, cand, cand_dtype)
+        if common is None:
+            return _dtype_failure(label, ref_dtype, cand_dtype, expected_dtype, wanted_cand, bound)
+        ref, cand = common
+    elif ref_dtype != cand_dtype or (
+        (expected_dtype is not None and ref_dtype != expected_dtype)
+        or (wanted_cand is not None and cand_dtype != wanted_cand)
+    ):
+        return _dtype_failure(label, ref_dtype, cand_dtype, expected_dtype, wanted_cand, bound)
     if ref.shape != cand.shape:
         return ValueVerdict(
             "failed",
@@ -306,6 +335,29 @@ def _compare_single(
         )
     policy = _signed_zero_policy(function) if signed_zero is None else signed_zero
     return _compare_one(ref, cand, ref_dtype, bound, policy, output)
+
+
+def _dtype_failure(
+    label: str,
+    ref_dtype: str,
+    cand_dtype: str,
+    wanted_ref: str | None,
+    wanted_cand: str | None,
+    bound: Bound,
+) -> ValueVerdict:
+    if wanted_ref == wanted_cand:
+        rule = f"the standard requires {wanted_ref}" if wanted_ref else ""
+    else:  # the sides declare different defaults: each is held to its own
+        rule = (
+            f"the standard requires {wanted_ref or 'no fixed dtype'} of the reference and "
+            f"{wanted_cand or 'no fixed dtype'} of the candidate (each side's declared defaults)"
+        )
+    if ref_dtype == cand_dtype:
+        text = f"{label}both sides return {ref_dtype}, but {rule}"
+    else:
+        text = f"{label}dtype differs: reference {ref_dtype}, candidate {cand_dtype}"
+        text += f"; {rule}" if rule else ""
+    return ValueVerdict("failed", "dtype", text, bound, None, None, ref_dtype)
 
 
 def _signed_zero_policy(function: str | None) -> bool:
@@ -323,7 +375,7 @@ def _compare_many(
     candidate: Any,
     function: str | None,
     bound: Bound | None,
-    expected_dtype: str | Sequence[str | None] | None,
+    expected: tuple[Any, Any],
     signed_zero: bool | None,
     reduced: int,
 ) -> ValueVerdict:
@@ -352,12 +404,17 @@ def _compare_many(
         ref, ref_dtype = host_value(r_value)
         cand, cand_dtype = host_value(c_value)
         chosen = bound or bound_for(function, ref_dtype, reduced=reduced)
-        if expected_dtype is None or isinstance(expected_dtype, str):
-            wanted = expected_dtype
-        else:
-            wanted = expected_dtype[output] if output < len(expected_dtype) else None
         verdict = _compare_single(
-            ref, ref_dtype, cand, cand_dtype, function, chosen, wanted, signed_zero, output
+            ref,
+            ref_dtype,
+            cand,
+            cand_dtype,
+            function,
+            chosen,
+            _nth(expected[0], output),
+            signed_zero,
+            output,
+            _nth(expected[1], output),
         )
         if not verdict.passed:
             return verdict

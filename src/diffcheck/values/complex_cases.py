@@ -1,4 +1,4 @@
-"""The standard's special cases for complex operands of ``exp``, ``log``, ``sqrt``, ``abs``.
+"""The standard's special cases for complex operands of ``exp``, ``log``, ``log1p``, ``sqrt``, ``abs``.
 
 Transcribed from the 2023.12 standard, with ``a = real(x)`` and ``b = imag(x)``. The standard
 states the cases for the upper half plane and requires ``f(conj(x)) == conj(f(x))``, so an
@@ -49,6 +49,8 @@ _LOG: list[_Rule] = [
     ("nan", "+inf", "+inf", "nan"),
     ("nan", "nan", "nan", "nan"),
 ]
+#: log1p: log's cases but at a = -1 (not at zero), the rest as log's (2023.12 stub).
+_LOG1P: list[_Rule] = [("-1", "+0", "-inf", "+0"), *_LOG[2:]]
 _SQRT: list[_Rule] = [
     ("0", "+0", "+0", "+0"),
     ("any", "+inf", "+inf", "+inf"),
@@ -67,7 +69,7 @@ _ABS: list[_Rule] = [
     ("nan", "any", "nan", "+0"),
     ("any", "nan", "nan", "+0"),
 ]
-_RULES = {"exp": _EXP, "log": _LOG, "sqrt": _SQRT, "abs": _ABS}
+_RULES = {"exp": _EXP, "log": _LOG, "log1p": _LOG1P, "sqrt": _SQRT, "abs": _ABS}
 _PI = {"pi": math.pi, "pi/2": math.pi / 2, "pi/4": math.pi / 4, "3pi/4": 3 * math.pi / 4}
 
 

@@ -109,7 +109,7 @@ def judge_element(
             ref_ulps, cand_ulps = (ulps_from_truth(v, truth, dtype) for v in (r, c))
             side = judge_sides(ref_ulps <= share, cand_ulps <= share)
             if side is None:
-                return None
+                return _zero_sign_by_truth(function, floats, r, c, truth, at)
             return Blame(
                 side,
                 f"true {function}({', '.join(map(repr, floats))}) = "
@@ -287,5 +287,34 @@ def judge_reduction(
         f"true {function} over {n} terms = {float(truth)!r} (allowed error "
         f"{limit:.3g}); reference is {ref_off:.3g} off, candidate {cand_off:.3g} "
         f"at {list(loc.index)}",
+        "oracle",
+    )
+
+
+def _zero_sign_by_truth(
+    function: str, floats: Sequence[float], r: float, c: float, truth: Any, at: str
+) -> Blame | None:
+    """Two zeros of opposite signs for a nonzero true value: the rounded zero keeps its sign.
+
+    A true value too small for the dtype rounds to a zero of its own sign (IEEE 754
+    round-to-nearest), so ``-6e-45 * 1e-19`` in float32 is ``-0.0``.
+    """
+    if not (r == 0 and c == 0) or math.copysign(1.0, r) == math.copysign(1.0, c):
+        return None
+    if truth == 0:
+        return None  # an exact zero: its sign is the special cases' business
+    negative = bool(truth < 0)
+    side = judge_sides(
+        math.copysign(1.0, r) < 0 if negative else math.copysign(1.0, r) > 0,
+        math.copysign(1.0, c) < 0 if negative else math.copysign(1.0, c) > 0,
+    )
+    if side is None:
+        return None
+    sign = "-" if negative else "+"
+    return Blame(
+        side,
+        f"true {function}({', '.join(map(repr, floats))}) = {float(truth)!r} rounds to "
+        f"{sign}0.0 (a zero keeps the sign of the value it rounds); reference {r!r}, "
+        f"candidate {c!r} {at}",
         "oracle",
     )
