@@ -9,6 +9,7 @@ known divergence (or there is none), 1 otherwise or for a bad option (one line o
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,17 +48,32 @@ def _progress() -> Iterator[object]:
         yield update
 
 
-def _budget(seconds: float | None) -> float | None:
-    from ..search import DEFAULT_TIME_BUDGET_S
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM ends the search like SIGINT: what was found is written, then exit 143."""
 
-    if seconds is None:
-        return DEFAULT_TIME_BUDGET_S
-    return None if seconds == 0 else seconds
+    def interrupt(number: int, frame: object) -> None:
+        raise _Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave the signal as it is
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the search is, so it unwinds and writes as SIGINT does."""
 
 
 def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
     """Run the search the parsed options ask for; return the exit status."""
     from ..search import DEFAULT_API_EXAMPLES, search_api
+    from ..search.isolation import DEFAULT_CALL_TIMEOUT_S
 
     given = [
         f"--{n.replace('_', '-')}"
@@ -71,17 +87,33 @@ def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
         functions = [f.strip() for f in options.functions.split(",") if f.strip()]
         if not functions:
             parser.error("--functions is empty; give the standard's names, e.g. exp,linalg.vecdot")
-    with _progress() as progress:
-        result = search_api(
-            options.require_backend,
-            reference=options.reference,
-            functions=functions,
-            examples=DEFAULT_API_EXAMPLES if options.examples is None else options.examples,
-            seed=options.seed,
-            out=options.out,
-            budget_s=_budget(options.time_budget),
-            progress=progress,  # type: ignore[arg-type]
+    try:
+        with _terminate_as_interrupt(), _progress() as progress:
+            result = search_api(
+                options.require_backend,
+                reference=options.reference,
+                functions=functions,
+                examples=DEFAULT_API_EXAMPLES if options.examples is None else options.examples,
+                seed=options.seed,
+                out=options.out,
+                budget_s=options.time_budget,
+                progress=progress,  # type: ignore[arg-type]
+                isolate=not options.in_process,
+                call_timeout_s=(
+                    DEFAULT_CALL_TIMEOUT_S if options.call_timeout is None else options.call_timeout
+                ),
+                resume=options.resume,
+            )
+    except KeyboardInterrupt as stop:
+        terminated = isinstance(stop, _Terminated)
+        kept = (
+            f"; what was found is in {options.out} (--resume continues it)" if options.out else ""
         )
+        print(
+            f"diffcheck: api search {'terminated' if terminated else 'interrupted'}{kept}",
+            file=sys.stderr,
+        )
+        return 143 if terminated else 130
     for entry in result.document.findings:
         known = " (known)" if entry.known else ""
         print(
