@@ -267,3 +267,54 @@ def test_coverage_counts_distinct_values_per_class(array: np.ndarray) -> None:
     else:
         name = "bool" if array.dtype.kind == "b" else "integer"
         assert counts[name] == len(set(array.reshape(-1).tolist()))
+
+
+_KILLED_RUN = """
+import sys
+sys.path.insert(0, {tests!r})
+from value_fakes import FaultyAdapter
+from diffcheck.search import search_api
+search_api(FaultyAdapter("ulp3"), out={out!r}, **{options!r})
+"""
+
+
+def test_a_run_killed_with_sigkill_resumes_from_its_journal(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    options: dict[str, object] = {
+        "functions": ["exp", "sin", "cos", "tan", "tanh", "abs"],
+        "examples": 40,
+        "seed": 5,
+    }
+    tests = str(Path(__file__).parents[1])
+    script = _KILLED_RUN.format(tests=tests, out=str(out), options=options)
+    run = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 120
+    journal = out / JOURNAL
+    while time.monotonic() < deadline and run.poll() is None:
+        if journal.exists() and journal.read_text().count("\n") >= 2:  # a function done
+            break
+        time.sleep(0.05)
+    children = Path(f"/proc/{run.pid}/task/{run.pid}/children")
+    workers = children.read_text().split() if children.exists() else []
+    run.kill()
+    run.wait()
+    assert run.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    for pid in workers:  # the worker dies with the search (PR_SET_PDEATHSIG)
+        stat = Path(f"/proc/{pid}/stat")
+        for _ in range(100):
+            if not stat.exists() or stat.read_text().split()[2] == "Z":
+                break
+            time.sleep(0.05)
+        assert not stat.exists() or stat.read_text().split()[2] == "Z", f"worker {pid} left"
+    assert not (out / "findings.json").exists()  # nothing but the journal was written
+    resumed = search_api(FaultyAdapter("ulp3"), out=out, resume=True, **options)  # type: ignore[arg-type]
+    doc = resumed.document
+    assert doc.resumed_functions >= 1
+    assert [r.function for r in doc.functions_tried] == options["functions"]
+    fresh = search_api(FaultyAdapter("ulp3"), out=tmp_path / "fresh", **options)  # type: ignore[arg-type]
+    assert [(f.function, f.kind, f.example) for f in fresh.document.findings] == [
+        (f.function, f.kind, f.example) for f in doc.findings
+    ]
