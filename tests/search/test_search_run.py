@@ -103,6 +103,24 @@ def test_the_time_budget_cuts_drawing_and_says_so_without_a_flaky_error(tmp_path
     assert "time budget 1 s" in (tmp_path / "out" / "index.html").read_text()
 
 
+def test_the_time_budget_stops_a_call_in_flight_without_calling_it_a_hang(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    result = search_api(
+        Misbehaving("hang", str(tmp_path / "hung")),
+        functions=["exp"],
+        examples=1000,
+        budget_s=1.0,
+        call_timeout_s=60.0,
+    )
+    run = result.document.functions_tried[0]
+    assert time.monotonic() - started < 30  # not the 60 s call timeout, nor the hour
+    assert run.cut is not None
+    assert "during a call" in run.cut
+    assert [f.kind for f in result.document.findings] == []
+
+
 def test_the_time_budget_also_cuts_a_shrink(tmp_path: Path) -> None:
     # ulp3 fails at once; a tiny budget then stops its shrink, keeping the failure found.
     result = search_api(

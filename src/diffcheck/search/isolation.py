@@ -54,9 +54,10 @@ DEFAULT_CALL_TIMEOUT_S = 30.0
 
 @dataclass(frozen=True)
 class CallFailure:
-    """An example whose worker died (``crash``) or ran past the timeout (``hang``)."""
+    """An example whose worker died (``crash``), ran past the timeout (``hang``), or was
+    stopped because the search's explicit time budget ran out first (``cut``: no finding)."""
 
-    kind: Literal["crash", "hang"]
+    kind: Literal["crash", "hang", "cut"]
     reason: str
 
 
@@ -66,7 +67,9 @@ class Calls(Protocol):
     mode: str
     timeout_s: float | None
 
-    def judge(self, function: str, example: Example) -> ValueVerdict | CallFailure: ...
+    def judge(
+        self, function: str, example: Example, deadline: float | None = None
+    ) -> ValueVerdict | CallFailure: ...
 
     def outputs(
         self, function: str, example: Example, *, candidate: bool = True
@@ -84,7 +87,9 @@ class InProcess:
     def __init__(self, reference: Adapter, candidate: Adapter) -> None:
         self._reference, self._candidate = reference, candidate
 
-    def judge(self, function: str, example: Example) -> ValueVerdict | CallFailure:
+    def judge(
+        self, function: str, example: Example, deadline: float | None = None
+    ) -> ValueVerdict | CallFailure:
         from .runner import judge
 
         return judge(function, example, self._reference, self._candidate)
@@ -213,20 +218,26 @@ class Isolated:
                 "make them importable by module name, or run in-process (--in-process)"
             )
 
-    def _ask(self, request: tuple[Any, ...]) -> Any:
+    def _ask(self, request: tuple[Any, ...], deadline: float | None = None) -> Any:
         if self._process is None or self._process.poll() is not None:
             self._stop()
             self._start()
         process = self._process
         assert process is not None
         started = time.monotonic()
+        wait = self.timeout_s or 0.0
+        budget_first = deadline is not None and deadline - started < wait
+        if deadline is not None and budget_first:
+            wait = max(deadline - started, 0.0)
         try:
             self._connection.send(request)
-            ready = self._connection.poll(self.timeout_s)
+            ready = self._connection.poll(wait)
         except (BrokenPipeError, EOFError, OSError):
             ready = True  # the worker is gone: recv below says how
         if not ready:
             self._stop()
+            if budget_first:
+                return CallFailure("cut", f"the time budget ran out during a call ({wait:.1f} s)")
             return CallFailure(
                 "hang", f"no result within the {self.timeout_s:g} s call timeout; worker killed"
             )
@@ -241,8 +252,11 @@ class Isolated:
             raise HarnessError(value)
         return value
 
-    def judge(self, function: str, example: Example) -> ValueVerdict | CallFailure:
-        answer: ValueVerdict | CallFailure = self._ask(("judge", function, example))
+    def judge(
+        self, function: str, example: Example, deadline: float | None = None
+    ) -> ValueVerdict | CallFailure:
+        """The verdict, or how the call failed; ``deadline`` (monotonic) may cut the wait."""
+        answer: ValueVerdict | CallFailure = self._ask(("judge", function, example), deadline)
         return answer
 
     def outputs(

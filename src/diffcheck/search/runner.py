@@ -74,6 +74,8 @@ class FunctionResult:
     seconds: float = 0.0
     #: Why the search of this function stopped short (the time budget), if it did.
     cut: str | None = None
+    #: Set when the budget ran out while a call was in flight (that call was stopped).
+    cut_in_call: str | None = None
     coverage: Coverage = field(default_factory=Coverage)
 
 
@@ -143,10 +145,13 @@ class _Round:
         else:
             self.result.shrink_runs += 1
         try:
-            answer = self.calls.judge(self.function, example)
+            answer = self.calls.judge(self.function, example, self.deadline)
         except Exception as error:  # the harness failed, not a backend: say so, go on
             self.result.error = self.result.error or f"{type(error).__name__}: {error}"
             return
+        if isinstance(answer, CallFailure) and answer.kind == "cut":
+            self.result.cut_in_call = answer.reason
+            raise _OutOfTime
         if isinstance(answer, CallFailure):
             self._call_failed(example, answer)
             return
@@ -246,6 +251,8 @@ def search_function(
                     f"time budget {budget_s:g} s ran out after {result.examples} of "
                     f"{examples} examples"
                 )
+            if result.cut_in_call is not None:
+                result.cut += f"; {result.cut_in_call}, stopped unjudged"
             break
         except Exception as error:  # Hypothesis' own refusal (flaky backend, bad draw)
             flaky = _found_in(error)
@@ -268,7 +275,7 @@ def _found(
 ) -> None:
     """Record a shrunk failure, grouped with every dtype the same example fails alike in."""
     key = finding_key(found.verdict, found.example)
-    dtypes = _same_cause_dtypes(function, found, state.calls, space, excluded)
+    dtypes = _same_cause_dtypes(function, found, state.calls, space, excluded, state.deadline)
     excluded.add(key)
     excluded.update((found.verdict.kind or "", d) for d in dtypes)
     state.result.findings.append(_finding(function, found, state.calls, dtypes))
@@ -288,6 +295,7 @@ def _same_cause_dtypes(
     calls: Calls,
     space: Space,
     excluded: set[tuple[str, str]],
+    deadline: float | None,
 ) -> tuple[str, ...]:
     """The input dtypes in which the minimal example, cast exactly, fails the same way.
 
@@ -311,7 +319,7 @@ def _same_cause_dtypes(
         if cast is None:
             continue
         try:
-            answer = calls.judge(function, cast)
+            answer = calls.judge(function, cast, deadline)
         except Exception:  # the harness failing on a cast example: not grouped
             continue
         if isinstance(answer, ValueVerdict) and not answer.passed and answer.kind == kind:
