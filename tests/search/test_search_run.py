@@ -223,17 +223,23 @@ def test_resume_refuses_another_command_and_a_directory_without_a_journal(
         search_api(FaultyAdapter(), functions=["abs"], resume=True)
 
 
-def test_sigterm_unwinds_like_an_interrupt() -> None:
+def test_sigterm_asks_the_search_to_stop_and_a_second_one_raises() -> None:
     from diffcheck.cli.api_search_command import _terminate_as_interrupt
+    from diffcheck.search.stop import clear_stop, stop_requested
+
+    clear_stop()
 
     def terminated() -> None:
         with _terminate_as_interrupt():
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert stop_requested()  # the first only asks (checked before every example)
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)
 
     with pytest.raises(KeyboardInterrupt):
         terminated()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    clear_stop()
 
 
 def test_one_cause_across_dtypes_is_one_finding(tmp_path: Path) -> None:
@@ -336,3 +342,36 @@ def test_a_run_killed_with_sigkill_resumes_from_its_journal(tmp_path: Path) -> N
     assert [(f.function, f.kind, f.example) for f in fresh.document.findings] == [
         (f.function, f.kind, f.example) for f in doc.findings
     ]
+
+
+@pytest.mark.parametrize(("signal_number", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_the_cli_stopped_by_a_signal_writes_what_it_found(
+    tmp_path: Path, signal_number: int, code: int
+) -> None:
+    import subprocess
+    import sys
+
+    pytest.importorskip("array_api_strict", reason="the candidate is array-api-strict")
+    out = tmp_path / "out"
+    argv = ["fuzz", "--require-backend", "array_api_strict", "--api", "--examples", "5"]
+    run = subprocess.Popen(
+        [sys.executable, "-m", "diffcheck", *argv, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and run.poll() is None:
+        journal = out / JOURNAL
+        if journal.exists() and journal.read_text().count("\n") >= 3:  # two functions done
+            break
+        time.sleep(0.05)
+    run.send_signal(signal_number)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == code, err[-500:]
+    assert err.splitlines()[-1].startswith("diffcheck: api search ")
+    assert "--resume continues it" in err.splitlines()[-1]
+    assert "Traceback" not in err
+    document = json.loads((out / "findings.json").read_text())
+    assert document["complete"] is False
+    assert len(document["functions_tried"]) >= 2

@@ -50,24 +50,44 @@ def _progress() -> Iterator[object]:
 
 @contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends the search like SIGINT: what was found is written, then exit 143."""
+    """SIGINT and SIGTERM stop the search: what was found is written, then exit 130 / 143.
 
-    def interrupt(number: int, frame: object) -> None:
-        raise _Terminated
+    The first signal only sets the search's stop flag (see :mod:`diffcheck.search.stop`:
+    raising from a handler can land in a garbage-collector callback and be swallowed); the
+    search stops at its next example, or at once while it waits for its worker. A second
+    signal raises where the program is.
+    """
+    from ..search.stop import request_stop
 
+    def stop(number: int, frame: object) -> None:
+        _LAST_SIGNAL.append(number)
+        if len(_LAST_SIGNAL) > 1:
+            raise _Terminated if number == signal.SIGTERM else KeyboardInterrupt
+        request_stop()
+
+    _LAST_SIGNAL.clear()
     try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: leave the signal as it is
+        previous = {n: signal.signal(n, stop) for n in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: leave the signals as they are
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the search is, so it unwinds and writes as SIGINT does."""
+
+
+_LAST_SIGNAL: list[int] = []
+
+
+def _terminated_by_flag(stop: KeyboardInterrupt) -> bool:
+    """A stop raised by the flag after a swallowed signal: SIGTERM if that was the last."""
+    return bool(_LAST_SIGNAL) and _LAST_SIGNAL[-1] == signal.SIGTERM
 
 
 def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
@@ -105,7 +125,7 @@ def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
                 resume=options.resume,
             )
     except KeyboardInterrupt as stop:
-        terminated = isinstance(stop, _Terminated)
+        terminated = isinstance(stop, _Terminated) or _terminated_by_flag(stop)
         kept = (
             f"; what was found is in {options.out} (--resume continues it)" if options.out else ""
         )

@@ -209,6 +209,9 @@ def search_api(
         )
     shared = tuple(d for d in STANDARD_DTYPES if _holds(ref, d) and _holds(cand, d))
     from .session import Session
+    from .stop import clear_stop
+
+    clear_stop()
 
     session = Session(
         names=names,

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..errors import ConfigError
 from ..values.call import Outcome
 from ..values.model import ValueVerdict
+from .stop import StopRequested, stop_requested
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
@@ -231,7 +232,7 @@ class Isolated:
             wait = max(deadline - started, 0.0)
         try:
             self._connection.send(request)
-            ready = self._connection.poll(wait)
+            ready = self._wait_for_answer(started + wait)
         except (BrokenPipeError, EOFError, OSError):
             ready = True  # the worker is gone: recv below says how
         if not ready:
@@ -251,6 +252,19 @@ class Isolated:
         if status == "error":
             raise HarnessError(value)
         return value
+
+    def _wait_for_answer(self, until: float) -> bool:
+        """Wait for the worker's answer until ``until`` (monotonic), in short slices, so a
+        stop request (SIGINT, SIGTERM) ends the wait at once: the worker is then killed."""
+        while True:
+            left = until - time.monotonic()
+            if self._connection.poll(max(min(left, 0.1), 0.0)):
+                return True
+            if stop_requested():
+                self._stop()
+                raise StopRequested
+            if left <= 0.1:
+                return False
 
     def judge(
         self, function: str, example: Example, deadline: float | None = None

@@ -31,11 +31,19 @@ from .arrays import Space
 from .coverage import Coverage
 from .isolation import CallFailure, Calls
 from .recipes import Example, Recipe, call_for
+from .stop import StopRequested, stop_requested
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
 
-__all__ = ["Finding", "FunctionResult", "finding_key", "judge", "outputs", "search_function"]
+__all__ = [
+    "Finding",
+    "FunctionResult",
+    "finding_key",
+    "judge",
+    "outputs",
+    "search_function",
+]
 
 #: At most this many findings (distinct kind and dtype) per function: each costs a search.
 MAX_FINDINGS_PER_FUNCTION = 6
@@ -136,6 +144,8 @@ class _Round:
     best: _Found | None = None
 
     def run(self, example: Example) -> None:
+        if stop_requested():
+            raise StopRequested
         late = self.deadline is not None and time.monotonic() > self.deadline
         if late and (self.target is not None or self.result.examples):
             raise _OutOfTime  # at least one example per function, however short the budget

@@ -30,6 +30,7 @@ from .findings import (
 )
 from .output import Done, Journal
 from .runner import Finding, FunctionResult
+from .stop import StopRequested, stop_requested
 
 if TYPE_CHECKING:
     from ..adapters import Adapter, KnownApiDivergence
@@ -141,6 +142,8 @@ class Session:
 
         table = recipes()
         for number, name in enumerate(self.names, start=1):
+            if stop_requested():
+                raise StopRequested
             reason = self._skip_reason(name)
             if reason is not None:
                 self.skipped.append(SkippedFunction(function=name, reason=reason))
