@@ -1,12 +1,18 @@
 """The search loop: per function, a seeded Hypothesis search whose failure is a verdict.
 
-For each function the property draws an :class:`~diffcheck.search.recipes.Example`, runs
-it on both backends through :func:`~diffcheck.values.compare_call` and fails when the
-verdict fails with a (kind, dtype) not found yet. Hypothesis then shrinks that failure to
-a minimal example, holding the kind and dtype fixed (an example that fails another way
-counts as passing while it shrinks). The function is searched again with that key excluded,
-so one function yields one finding per (kind, dtype), never one per example: a missing
-function is one finding.
+For each function the property draws an :class:`~diffcheck.search.recipes.Example`, has
+it judged on both backends (by :class:`~diffcheck.search.isolation.Calls`: in a worker
+process or in this one) and fails when the verdict fails with a (kind, dtype) not found
+yet. Hypothesis then shrinks that failure to a minimal example, holding the kind and dtype
+fixed (an example that fails another way counts as passing while it shrinks); the minimal
+example, cast exactly into the other dtypes of its family, groups every dtype that fails
+the same way into the one finding. The function is searched again with those keys
+excluded, so one cause is one finding, never one per example or per dtype. A call that
+crashes or hangs its worker is a finding at once (unshrunk) and the search goes on.
+
+An explicit time budget stops drawing, shrinking and a call in flight through
+:class:`_OutOfTime` (a BaseException: Hypothesis neither shrinks it nor calls it flaky);
+without one every example is drawn, so a seed gives the same findings under any load.
 
 Imported by :func:`diffcheck.search.search_api` after it has checked that Hypothesis is
 installed.
