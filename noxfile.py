@@ -260,9 +260,10 @@ def bench(session: nox.Session) -> None:
 
     Every script under bench/ runs: the differ against assert_allclose, torch's assert_close
     and the memory-read floor (10^5 to 10^8 elements); the on-device comparison (where CUDA
-    is present; it says why not otherwise); and the others' report and sweep benchmarks.
+    is present; it says why not otherwise); the others' report and sweep benchmarks; and the
+    API search's examples per second with calls in a worker process and in-process.
     """
-    _install_project(session)
+    _install_project(session, "fuzz")  # the API search benchmark needs hypothesis
     session.install("array-api-strict", TORCH_CPU)
     for script in sorted((ROOT / "bench").glob("*.py")):
         session.run("python", str(script), *session.posargs)

@@ -247,7 +247,7 @@ def test_schema_write_replaces_a_symlink_and_needs_an_existing_directory(
     assert not (schemas / "v2.json").is_symlink()
     assert json.loads((schemas / "v2.json").read_text())["$id"].endswith("/v2.json")
     assert sorted(p.name for p in schemas.iterdir()) == [
-        "findings-v1.json",
+        "findings-v2.json",
         "matrix-v1.json",
         "summary-v1.json",
         "v1.json",

@@ -122,6 +122,11 @@ class FaultyAdapter(NumpyAdapter):
         self.fault = fault
         self._namespace = FaultyNamespace(fault)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its arguments in the search's worker process (its namespace's
+        # __getattr__ cannot be unpickled attribute by attribute).
+        return (type(self), (self.fault, self.device))
+
     @property
     def spec(self) -> str:
         return f"faulty[{self.fault}]"

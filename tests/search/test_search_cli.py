@@ -23,7 +23,7 @@ STRICT = "array_api_strict"
 
 def test_checked_in_findings_schema_matches_the_model() -> None:
     assert SCHEMA.read_text() == findings_schema_text(), (
-        "run 'nox -s schema' and commit reports/schema/findings-v1.json"
+        "run 'nox -s schema' and commit reports/schema/findings-v2.json"
     )
 
 
@@ -70,7 +70,7 @@ def test_an_existing_out_directory_is_refused(
     code = main(["fuzz", "--require-backend", STRICT, "--api", "--out", str(tmp_path)])
     assert code == 1
     err = capsys.readouterr().err
-    assert "exists; it must be a new directory" in err
+    assert "exists; give a new directory, or --resume to continue it" in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -147,7 +147,9 @@ def test_a_declared_divergence_excuses_only_its_kind_and_dtypes(tmp_path: Path) 
                 ),
             )
 
-    result = search_api(Narrow("nan"), functions=["log1p"], examples=30, out=tmp_path / "out")
+    result = search_api(  # in-process: a local class cannot be sent to a worker process
+        Narrow("nan"), functions=["log1p"], examples=30, out=tmp_path / "out", isolate=False
+    )
     assert result.document.findings
     assert all(f.known is None for f in result.document.findings)
     assert result.unexplained == len(result.document.findings)
@@ -182,7 +184,9 @@ class _Hostile(FaultyAdapter):
 
 
 def test_the_page_escapes_markup_and_control_characters(tmp_path: Path) -> None:
-    search_api(_Hostile(), functions=["atan2"], examples=10, out=tmp_path / "out")
+    search_api(  # in-process: the patched namespace lives in this process only
+        _Hostile(), functions=["atan2"], examples=10, out=tmp_path / "out", isolate=False
+    )
     page = (tmp_path / "out" / "index.html").read_text()
     assert "<script>" not in page
     assert "&lt;script&gt;" in page

@@ -9,6 +9,7 @@ known divergence (or there is none), 1 otherwise or for a bad option (one line o
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,17 +48,52 @@ def _progress() -> Iterator[object]:
         yield update
 
 
-def _budget(seconds: float | None) -> float | None:
-    from ..search import DEFAULT_TIME_BUDGET_S
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM stop the search: what was found is written, then exit 130 / 143.
 
-    if seconds is None:
-        return DEFAULT_TIME_BUDGET_S
-    return None if seconds == 0 else seconds
+    The first signal only sets the search's stop flag (see :mod:`diffcheck.search.stop`:
+    raising from a handler can land in a garbage-collector callback and be swallowed); the
+    search stops at its next example, or at once while it waits for its worker. A second
+    signal raises where the program is.
+    """
+    from ..search.stop import request_stop
+
+    def stop(number: int, frame: object) -> None:
+        _LAST_SIGNAL.append(number)
+        if len(_LAST_SIGNAL) > 1:
+            raise _Terminated if number == signal.SIGTERM else KeyboardInterrupt
+        request_stop()
+
+    _LAST_SIGNAL.clear()
+    try:
+        previous = {n: signal.signal(n, stop) for n in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: leave the signals as they are
+        yield
+        return
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the search is, so it unwinds and writes as SIGINT does."""
+
+
+_LAST_SIGNAL: list[int] = []
+
+
+def _terminated_by_flag(stop: KeyboardInterrupt) -> bool:
+    """A stop raised by the flag after a swallowed signal: SIGTERM if that was the last."""
+    return bool(_LAST_SIGNAL) and _LAST_SIGNAL[-1] == signal.SIGTERM
 
 
 def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
     """Run the search the parsed options ask for; return the exit status."""
     from ..search import DEFAULT_API_EXAMPLES, search_api
+    from ..search.isolation import DEFAULT_CALL_TIMEOUT_S
 
     given = [
         f"--{n.replace('_', '-')}"
@@ -71,18 +107,34 @@ def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
         functions = [f.strip() for f in options.functions.split(",") if f.strip()]
         if not functions:
             parser.error("--functions is empty; give the standard's names, e.g. exp,linalg.vecdot")
-    with _progress() as progress:
-        result = search_api(
-            options.require_backend,
-            reference=options.reference,
-            functions=functions,
-            examples=DEFAULT_API_EXAMPLES if options.examples is None else options.examples,
-            seed=options.seed,
-            out=options.out,
-            budget_s=_budget(options.time_budget),
-            progress=progress,  # type: ignore[arg-type]
-            api_version=options.api_version,
+    try:
+        with _terminate_as_interrupt(), _progress() as progress:
+            result = search_api(
+                options.require_backend,
+                reference=options.reference,
+                functions=functions,
+                examples=DEFAULT_API_EXAMPLES if options.examples is None else options.examples,
+                seed=options.seed,
+                out=options.out,
+                budget_s=options.time_budget,
+                progress=progress,  # type: ignore[arg-type]
+                isolate=not options.in_process,
+                call_timeout_s=(
+                    DEFAULT_CALL_TIMEOUT_S if options.call_timeout is None else options.call_timeout
+                ),
+                resume=options.resume,
+                api_version=options.api_version,
+            )
+    except KeyboardInterrupt as stop:
+        terminated = isinstance(stop, _Terminated) or _terminated_by_flag(stop)
+        kept = (
+            f"; what was found is in {options.out} (--resume continues it)" if options.out else ""
         )
+        print(
+            f"diffcheck: api search {'terminated' if terminated else 'interrupted'}{kept}",
+            file=sys.stderr,
+        )
+        return 143 if terminated else 130
     for entry in result.document.findings:
         known = " (known)" if entry.known else ""
         print(

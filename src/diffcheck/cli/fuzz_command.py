@@ -78,8 +78,27 @@ def _parser() -> OneLineParser:
         "--time-budget",
         type=_f64,
         metavar="S",
-        help="--api: seconds per function after which no new example is drawn (default 30; "
-        "0 draws every example, exactly repeatable for a seed)",
+        help="--api: seconds per function after which no example is drawn or shrink step run "
+        "(default: none, so a seed gives the same findings however loaded the machine; every "
+        "function it cuts is listed)",
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=_f64,
+        metavar="S",
+        help="--api: seconds one example may take in the worker process before it is killed "
+        "and recorded as a hang (default 30)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="--api: run the calls in this process (faster; a crash or hang ends the run)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="--api: continue the interrupted run in --out (same options): functions done "
+        "are kept, the rest searched",
     )
     parser.add_argument(
         "--api-version",
@@ -132,8 +151,16 @@ def fuzz(argv: Sequence[str]) -> int:
         from .api_search_command import api_search
 
         return api_search(parser, options)
-    for name in ("functions", "out", "time_budget", "api_version"):
-        if getattr(options, name) is not None:
+    for name in (
+        "functions",
+        "out",
+        "time_budget",
+        "call_timeout",
+        "in_process",
+        "resume",
+        "api_version",
+    ):
+        if getattr(options, name) not in (None, False):
             parser.error(f"--{name.replace('_', '-')} belongs to --api, not to --op")
     if options.examples is None:
         options.examples = DEFAULT_EXAMPLES

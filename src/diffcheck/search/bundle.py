@@ -153,8 +153,12 @@ class BlameData(_Strict):
     why: str
 
 
+#: A verdict's kinds, and the search's own: the call killed its worker, or outlived its timeout.
+_FINDING_KINDS = (*FAILURE_KINDS, "crash", "hang")
+
+
 class FindingData(_Strict):
-    kind: Literal[FAILURE_KINDS]  # type: ignore[valid-type]
+    kind: Literal[_FINDING_KINDS]  # type: ignore[valid-type]
     dtype: str
     reason: str
     blame: BlameData | None = None

@@ -1,7 +1,7 @@
 """``findings.json``: every finding of an API search, what was tried and skipped, and why.
 
 The document is a pydantic model (``extra="forbid"``, a literal ``schema_version``) whose
-JSON Schema is checked in as ``reports/schema/findings-v1.json``
+JSON Schema is checked in as ``reports/schema/findings-v2.json``
 (``python -m diffcheck.search.schema reports/schema`` regenerates it; a test fails on
 drift).
 """
@@ -22,12 +22,13 @@ __all__ = [
     "FindingEntry",
     "FindingsDocument",
     "FunctionRun",
+    "Isolation",
     "SkippedFunction",
     "findings_schema",
     "findings_schema_text",
 ]
 
-FINDINGS_SCHEMA_VERSION = 1
+FINDINGS_SCHEMA_VERSION = 2
 FINDINGS_SCHEMA_FILE = f"findings-v{FINDINGS_SCHEMA_VERSION}.json"
 
 
@@ -49,8 +50,15 @@ class FindingEntry(_Strict):
     """One finding: a function that diverges, how, on which dtype, and who is wrong."""
 
     function: str = Field(description="the standard's name, e.g. linalg.vecdot")
-    kind: str = Field(description="missing, raises, dtype, shape, nan, inf, signed-zero, value")
+    kind: str = Field(
+        description="missing, raises, dtype, shape, nan, inf, signed-zero, value; crash (the "
+        "call killed its worker process) or hang (it outlived the call timeout)"
+    )
     dtype: str = Field(description="the input dtypes of the minimal example, comma-separated")
+    dtypes: list[str] = Field(
+        description="every input dtype the same minimal example, cast exactly, fails the same "
+        "way in: one root cause, one finding"
+    )
     blame: str = Field(description="candidate, reference, both or undecided")
     blame_evidence: str = Field(description="special-case, oracle, standard-rule, vote, none")
     blame_why: str
@@ -72,9 +80,16 @@ class FunctionRun(_Strict):
     findings: int
     seconds: float
     stopped_by_time_budget: bool = Field(
-        description="fewer examples than asked were drawn: the function's time budget ran out"
+        description="the explicit time budget cut this function's search short (see cut)"
+    )
+    cut: str | None = Field(
+        None, description="where the time budget cut the search: drawing or shrinking"
     )
     error: str | None = Field(None, description="a failure of the search itself, if any")
+    coverage: dict[str, int] = Field(
+        description="distinct input values drawn per class (ordinary, subnormal, zero, inf, "
+        "nan, integer, bool), shrink runs excluded"
+    )
 
 
 class SkippedFunction(_Strict):
@@ -82,6 +97,16 @@ class SkippedFunction(_Strict):
 
     function: str
     reason: str
+
+
+class Isolation(_Strict):
+    """Where the calls ran: a warm worker process (replaced after a crash or hang) or here."""
+
+    mode: Literal["worker", "in-process"]
+    call_timeout_s: float | None = Field(
+        description="seconds one example may take in the worker before it is a hang"
+    )
+    workers_started: int = Field(description="the first worker, then one per crash or hang")
 
 
 class Counts(_Strict):
@@ -94,7 +119,7 @@ class Counts(_Strict):
 class FindingsDocument(_Strict):
     """The findings of ``diffcheck fuzz --api``: a search over the standard's functions."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     kind: Literal["diffcheck-api-search"] = "diffcheck-api-search"
     reference: BackendIdentity
     candidate: BackendIdentity
@@ -107,6 +132,17 @@ class FindingsDocument(_Strict):
     time_budget_s: float | None = Field(
         description="seconds per function after which no new example is drawn (null: none, "
         "so the same seed draws exactly the same examples)"
+    )
+    isolation: Isolation
+    complete: bool = Field(
+        description="every function was searched; false when the run was interrupted "
+        "(--resume continues it)"
+    )
+    resumed_functions: int = Field(
+        description="functions taken from an interrupted run's journal (--resume)"
+    )
+    time_budget_cuts: list[str] = Field(
+        description="the functions the explicit time budget cut short (empty without one)"
     )
     dtypes: list[str] = Field(description="the dtypes both backends hold: the ones drawn")
     dtypes_not_shared: list[str] = Field(description="standard dtypes one side lacks")

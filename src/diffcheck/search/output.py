@@ -1,30 +1,40 @@
-"""The search's directory: ``bundles/``, ``findings.json`` and ``index.html``, all new files.
+"""The search's directory, written as the search goes: bundles, a journal, findings and page.
 
-The directory must not exist; it is created, and every file in it is created new
-(``O_CREAT|O_EXCL|O_NOFOLLOW``), so nothing is ever overwritten or written through a link.
+The directory is created before the first function is searched (an uncreatable ``--out`` is
+a one-line error before any work). After each function its bundles are created (new files,
+``O_EXCL``, never through a link), then one line is appended to ``journal.jsonl`` (and
+synced): the function's run record, its findings' entries and their page fragments. A run
+killed at any instant keeps every function journaled before it; ``--resume`` reads the
+journal, skips those functions and goes on. ``findings.json`` and ``index.html`` are derived
+views, atomically rewritten at the end (and when the run is interrupted).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import BundleError, ConfigError
-from ..files import create_new
+from ..files import create_new, write_replacing
 from .bundle import write_bundle
-from .findings import FindingsDocument
+from .findings import FindingEntry, FindingsDocument, FunctionRun
 from .recipes import Example
 from .runner import Finding
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
 
-__all__ = ["bundle_name", "describe_example", "write_outputs"]
+__all__ = ["JOURNAL", "Journal", "bundle_name", "describe_example", "write_new"]
+
+JOURNAL = "journal.jsonl"
+_JOURNAL_KIND = "diffcheck-api-search-journal"
 
 
 def bundle_name(index: int, finding: Finding) -> str:
@@ -56,26 +66,133 @@ def write_new(path: Path, text: str) -> None:
         raise BundleError(f"cannot create {path}: {error.strerror}") from None
 
 
-def write_outputs(
-    directory: Path,
-    document: FindingsDocument,
-    findings: Sequence[Finding],
-    reference: Adapter,
-    candidate: Adapter,
-) -> None:
-    """Create ``directory`` and write every bundle, ``findings.json`` and ``index.html``."""
-    from .page import render_page
-    from .record import bundle_of
+@dataclass
+class Done:
+    """What the journal holds for one searched function."""
 
-    try:
-        directory.mkdir(parents=True)
-        (directory / "bundles").mkdir()
-    except FileExistsError:
-        raise ConfigError(f"--out {directory} exists; it must be a new directory") from None
-    except OSError as error:
-        raise BundleError(f"cannot create {directory}: {error.strerror}") from None
-    for entry, finding in zip(document.findings, findings, strict=True):
-        write_bundle(directory / entry.bundle, bundle_of(finding, reference, candidate))
-    text = json.dumps(document.model_dump(mode="json"), indent=2) + "\n"
-    write_new(directory / "findings.json", text)
-    write_new(directory / "index.html", render_page(document, findings))
+    run: FunctionRun
+    entries: list[FindingEntry]
+    fragments: list[str]
+
+
+@dataclass
+class Journal:
+    """The output directory of one search, journaled function by function.
+
+    ``header`` holds what must match for ``--resume`` to continue a run (the backends, the
+    seed, examples, budget and functions): a different command cannot resume it.
+    """
+
+    directory: Path
+    header: dict[str, Any]
+    done: dict[str, Done] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, directory: Path, header: dict[str, Any]) -> Journal:
+        """Create the directory, ``bundles/`` and the journal's first line; one-line errors."""
+        if os.path.lexists(directory):  # False, not an error, for a name too long
+            raise ConfigError(
+                f"--out {directory} exists; give a new directory, or --resume to continue it"
+            )
+        try:
+            directory.mkdir(parents=True)
+            (directory / "bundles").mkdir()
+            first = {"kind": _JOURNAL_KIND, **header}
+            create_new(directory / JOURNAL, (json.dumps(first) + "\n").encode())
+        except OSError as error:
+            raise ConfigError(
+                f"--out {directory}: cannot create it ({error.strerror}); "
+                "give a directory that can be created"
+            ) from None
+        return cls(directory, header)
+
+    @classmethod
+    def resume(cls, directory: Path, header: dict[str, Any]) -> Journal:
+        """Open an interrupted run's directory: the same command's, or a one-line error."""
+        path = directory / JOURNAL
+        if path.is_symlink() or not path.is_file():
+            raise ConfigError(
+                f"--resume: {directory} holds no {JOURNAL}; give the --out of an earlier "
+                "diffcheck fuzz --api run"
+            )
+        try:
+            with path.open("rb") as handle:
+                lines = handle.read().split(b"\n")
+            first = json.loads(lines[0])
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"--resume: cannot read {path}: {error}") from None
+        if not isinstance(first, dict) or first.get("kind") != _JOURNAL_KIND:
+            raise ConfigError(f"--resume: {path} is not an API search journal")
+        theirs = {k: v for k, v in first.items() if k != "kind"}
+        if theirs != json.loads(json.dumps(header)):
+            differ = sorted(k for k in set(theirs) | set(header) if theirs.get(k) != header.get(k))
+            raise ConfigError(
+                f"--resume: {directory} was searched with other options ({', '.join(differ)}); "
+                "repeat that run's options, or give a new --out"
+            )
+        journal = cls(directory, header)
+        for line in lines[1:]:
+            try:
+                record = json.loads(line)
+                done = Done(
+                    FunctionRun.model_validate(record["run"]),
+                    [FindingEntry.model_validate(e) for e in record["entries"]],
+                    [str(f) for f in record["fragments"]],
+                )
+            except (ValueError, KeyError, TypeError):
+                continue  # the line a kill cut short (the last one): that function runs again
+            journal.done[done.run.function] = done
+        journal._forget_unjournaled_bundles()
+        return journal
+
+    def _forget_unjournaled_bundles(self) -> None:
+        """Remove bundles of a function the kill stopped before its journal line."""
+        kept = {e.bundle for d in self.done.values() for e in d.entries}
+        for entry in os.scandir(self.directory / "bundles"):
+            name = f"bundles/{entry.name}"
+            if name not in kept and entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+
+    @property
+    def findings(self) -> int:
+        return sum(len(d.entries) for d in self.done.values())
+
+    def record(
+        self,
+        run: FunctionRun,
+        entries: Sequence[FindingEntry],
+        fragments: Sequence[str],
+        findings: Sequence[Finding],
+        reference: Adapter,
+        candidate: Adapter,
+    ) -> None:
+        """Write one function's bundles, then its journal line (synced)."""
+        from .record import bundle_of
+
+        for entry, finding in zip(entries, findings, strict=True):
+            write_bundle(self.directory / entry.bundle, bundle_of(finding, reference, candidate))
+        line = {
+            "run": run.model_dump(mode="json"),
+            "entries": [e.model_dump(mode="json") for e in entries],
+            "fragments": list(fragments),
+        }
+        data = (json.dumps(line) + "\n").encode()
+        flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.directory / JOURNAL, flags)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise BundleError(f"cannot append to {self.directory / JOURNAL}: {error}") from None
+        self.done[run.function] = Done(run, list(entries), list(fragments))
+
+    def finish(self, document: FindingsDocument, fragments: Sequence[str]) -> None:
+        """Atomically (re)write ``findings.json`` and ``index.html`` from the document."""
+        from .page import render_page
+
+        text = json.dumps(document.model_dump(mode="json"), indent=2) + "\n"
+        write_replacing(self.directory / "findings.json", text.encode())
+        write_replacing(self.directory / "index.html", render_page(document, fragments).encode())

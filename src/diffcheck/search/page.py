@@ -15,11 +15,12 @@ import numpy as np
 from ..text import html_text as escape
 from ..values.call import Outcome
 from ..values.compare import host_value
+from .coverage import CLASSES
 from .findings import FindingEntry, FindingsDocument
 from .output import describe_example
 from .runner import Finding
 
-__all__ = ["render_page"]
+__all__ = ["fragment", "render_page"]
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#24292f}
@@ -50,7 +51,8 @@ def _output(outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-def _finding(entry: FindingEntry, finding: Finding) -> str:
+def fragment(entry: FindingEntry, finding: Finding) -> str:
+    """One finding's block (kept in the journal, so a resumed run's page has every one)."""
     known = entry.known
     badge = (
         f'<span class="badge known">known</span> {escape(known.reason)} '
@@ -60,7 +62,7 @@ def _finding(entry: FindingEntry, finding: Finding) -> str:
     )
     return (
         f'<div class="finding{" known" if known else ""}">'
-        f"<b>{escape(entry.kind)}</b> on <code>{escape(entry.dtype)}</code> {badge}"
+        f"<b>{escape(entry.kind)}</b> on <code>{escape(', '.join(entry.dtypes))}</code> {badge}"
         f"<div>blame: <b>{escape(entry.blame)}</b> ({escape(entry.blame_evidence)}): "
         f"{escape(entry.blame_why)}</div>"
         f"<div>{escape(entry.reason)}</div>"
@@ -72,8 +74,34 @@ def _finding(entry: FindingEntry, finding: Finding) -> str:
     )
 
 
-def render_page(document: FindingsDocument, findings: Sequence[Finding]) -> str:
-    """The whole page as text."""
+def _coverage(doc: FindingsDocument) -> str:
+    classes = list(CLASSES)
+    rows = "".join(
+        f"<tr><td>{escape(r.function)}</td><td>{r.examples}</td>"
+        + "".join(f"<td>{r.coverage.get(c, 0)}</td>" for c in classes)
+        + f"<td>{escape(r.cut or '')}</td></tr>"
+        for r in doc.functions_tried
+    )
+    heads = "".join(f"<th>{c}</th>" for c in classes)
+    return (
+        "<h2>Coverage: distinct input values drawn per function</h2>"
+        f"<table><tr><th>function</th><th>examples</th>{heads}<th>time budget cut</th></tr>"
+        f"{rows}</table>"
+    )
+
+
+def _isolation(doc: FindingsDocument) -> str:
+    iso = doc.isolation
+    if iso.mode == "in-process":
+        return "in-process (no crash or hang protection)"
+    return (
+        f"in a worker process ({iso.call_timeout_s:g} s per call, "
+        f"{iso.workers_started} worker(s) started)"
+    )
+
+
+def render_page(document: FindingsDocument, fragments: Sequence[str]) -> str:
+    """The whole page as text; ``fragments`` are :func:`fragment`'s, one per finding."""
     doc = document
     head = (
         f"<h1>API search: {escape(doc.candidate.backend)} against "
@@ -83,14 +111,15 @@ def render_page(document: FindingsDocument, findings: Sequence[Finding]) -> str:
         f"{escape(doc.reference.version)}; seed {doc.seed}; {doc.examples_per_function} "
         f"examples per function; {len(doc.functions_tried)} functions searched, "
         f"{len(doc.skipped)} skipped; {doc.counts.findings} findings ({doc.counts.known} "
-        f"known); {doc.duration_s:.0f} s; started {escape(doc.started)}</p>"
+        f"known); {doc.duration_s:.0f} s; started {escape(doc.started)}; calls "
+        f"{_isolation(doc)}{'' if doc.complete else '; INTERRUPTED (--resume continues it)'}</p>"
     )
-    pairs = sorted(zip(doc.findings, findings, strict=True), key=lambda p: p[0].function)
+    pairs = sorted(zip(doc.findings, fragments, strict=True), key=lambda p: p[0].function)
     body = []
     for function, group in groupby(pairs, key=lambda p: p[0].function):
         items = list(group)
         body.append(f"<h2 id='{escape(function)}'>{escape(function)} ({len(items)})</h2>")
-        body.extend(_finding(entry, finding) for entry, finding in items)
+        body.extend(text for _, text in items)
     missed = "".join(
         f"<tr><td>{escape(d.function)}</td><td>{escape(d.kind)}</td>"
         f"<td>{escape(d.condition)}</td><td>{escape(d.reason)}</td></tr>"
@@ -107,6 +136,7 @@ def render_page(document: FindingsDocument, findings: Sequence[Finding]) -> str:
             if missed
             else "<p>none</p>"
         )
+        + _coverage(doc)
         + "<h2>Skipped functions</h2>"
         + f"<table><tr><th>function</th><th>reason</th></tr>{skipped}</table>"
     )

@@ -1,12 +1,18 @@
 """The search loop: per function, a seeded Hypothesis search whose failure is a verdict.
 
-For each function the property draws an :class:`~diffcheck.search.recipes.Example`, runs
-it on both backends through :func:`~diffcheck.values.compare_call` and fails when the
-verdict fails with a (kind, dtype) not found yet. Hypothesis then shrinks that failure to
-a minimal example, holding the kind and dtype fixed (an example that fails another way
-counts as passing while it shrinks). The function is searched again with that key excluded,
-so one function yields one finding per (kind, dtype), never one per example: a missing
-function is one finding.
+For each function the property draws an :class:`~diffcheck.search.recipes.Example`, has
+it judged on both backends (by :class:`~diffcheck.search.isolation.Calls`: in a worker
+process or in this one) and fails when the verdict fails with a (kind, dtype) not found
+yet. Hypothesis then shrinks that failure to a minimal example, holding the kind and dtype
+fixed (an example that fails another way counts as passing while it shrinks); the minimal
+example, cast exactly into the other dtypes of its family, groups every dtype that fails
+the same way into the one finding. The function is searched again with those keys
+excluded, so one cause is one finding, never one per example or per dtype. A call that
+crashes or hangs its worker is a finding at once (unshrunk) and the search goes on.
+
+An explicit time budget stops drawing, shrinking and a call in flight through
+:class:`_OutOfTime` (a BaseException: Hypothesis neither shrinks it nor calls it flaky);
+without one every example is drawn, so a seed gives the same findings under any load.
 
 Imported by :func:`diffcheck.search.search_api` after it has checked that Hypothesis is
 installed.
@@ -19,7 +25,7 @@ import time
 import warnings
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,14 +33,24 @@ import numpy as np
 from .._fuzz_search import _without_local_constants
 from ..adapters.api_inputs import ApiCase
 from ..values.call import Outcome, call_on, compare_call, host_inputs
-from ..values.model import ValueVerdict
+from ..values.model import Blame, Bound, Side, ValueVerdict
 from .arrays import Space
+from .coverage import Coverage
+from .isolation import CallFailure, Calls
 from .recipes import Example, Recipe, call_for
+from .stop import StopRequested, stop_requested
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
 
-__all__ = ["Finding", "FunctionResult", "finding_key", "judge", "outputs", "search_function"]
+__all__ = [
+    "Finding",
+    "FunctionResult",
+    "finding_key",
+    "judge",
+    "outputs",
+    "search_function",
+]
 
 #: At most this many findings (distinct kind and dtype) per function: each costs a search.
 MAX_FINDINGS_PER_FUNCTION = 6
@@ -42,7 +58,13 @@ MAX_FINDINGS_PER_FUNCTION = 6
 
 @dataclass(frozen=True)
 class Finding:
-    """One divergence, shrunk: the minimal example, its verdict and both outputs."""
+    """One divergence, shrunk: the minimal example, its verdict and both outputs.
+
+    ``kind`` is a verdict's failure kind, or ``crash`` / ``hang`` when the call killed its
+    worker or outlived the call timeout (those are kept as drawn: each shrink step would
+    cost a worker restart or a whole timeout). ``dtypes`` lists every input dtype the same
+    minimal example (cast) fails the same way in: one root cause, one finding.
+    """
 
     function: str
     kind: str
@@ -51,6 +73,7 @@ class Finding:
     verdict: ValueVerdict
     reference: Outcome
     candidate: Outcome
+    dtypes: tuple[str, ...] = ()
 
 
 def api_case(finding: Finding) -> ApiCase:
@@ -76,6 +99,11 @@ class FunctionResult:
     #: The first failure of the search itself (a strategy or comparison bug), if any.
     error: str | None = None
     seconds: float = 0.0
+    #: Why the search of this function stopped short (the time budget), if it did.
+    cut: str | None = None
+    #: Set when the budget ran out while a call was in flight (that call was stopped).
+    cut_in_call: str | None = None
+    coverage: Coverage = field(default_factory=Coverage)
 
 
 def judge(function: str, example: Example, reference: Adapter, candidate: Adapter) -> ValueVerdict:
@@ -117,29 +145,46 @@ class _Found(Exception):
         self.example, self.verdict = example, verdict
 
 
+class _OutOfTime(BaseException):
+    """The explicit time budget ran out: a BaseException, so Hypothesis neither catches it
+    as a failure nor shrinks it, and no example counts as passing or failing because of the
+    clock (a clock-dependent verdict is what made Hypothesis report a flaky failure)."""
+
+
 @dataclass
 class _Round:
     function: str
-    reference: Adapter
-    candidate: Adapter
+    calls: Calls
     excluded: set[tuple[str, str]]
-    deadline: float
+    deadline: float | None
     result: FunctionResult
     target: tuple[str, str] | None = None
+    #: The smallest failing example of the target so far (kept when the budget cuts a shrink).
+    best: _Found | None = None
 
     def run(self, example: Example) -> None:
-        from hypothesis import assume
-
+        if stop_requested():
+            raise StopRequested
+        late = self.deadline is not None and time.monotonic() > self.deadline
+        if late and (self.target is not None or self.result.examples):
+            raise _OutOfTime  # at least one example per function, however short the budget
         if self.target is None:
-            assume(time.monotonic() < self.deadline or not self.result.examples)
             self.result.examples += 1
+            self.result.coverage.add(example.args)
         else:
             self.result.shrink_runs += 1
         try:
-            verdict = judge(self.function, example, self.reference, self.candidate)
+            answer = self.calls.judge(self.function, example, self.deadline)
         except Exception as error:  # the harness failed, not a backend: say so, go on
             self.result.error = self.result.error or f"{type(error).__name__}: {error}"
             return
+        if isinstance(answer, CallFailure) and answer.kind == "cut":
+            self.result.cut_in_call = answer.reason
+            raise _OutOfTime
+        if isinstance(answer, CallFailure):
+            self._call_failed(example, answer)
+            return
+        verdict = answer
         if verdict.passed or verdict.kind is None:
             return
         key = finding_key(verdict, example)
@@ -148,7 +193,16 @@ class _Round:
         if self.target is None:
             self.target = key
         if key == self.target:
-            raise _Found(example, verdict)
+            self.best = _Found(example, verdict)
+            raise self.best
+
+    def _call_failed(self, example: Example, failure: CallFailure) -> None:
+        """A crash or hang: a finding at once, unshrunk; the search goes on past it."""
+        key = (failure.kind, example.input_dtypes())
+        if self.target is not None or key in self.excluded:
+            return  # while shrinking another failure, it is just not that failure
+        self.excluded.add(key)
+        self.result.findings.append(_failure_finding(self.function, example, failure, self.calls))
 
 
 _DTYPE_WORDS = re.compile(r"\b(bool|u?int(8|16|32|64)|float(16|32|64)|bfloat16|complex(64|128))\b")
@@ -189,31 +243,46 @@ def search_function(
     function: str,
     recipe: Recipe,
     space: Space,
-    reference: Adapter,
-    candidate: Adapter,
+    calls: Calls,
     *,
     examples: int,
     seed: int,
-    budget_s: float = 60.0,
+    budget_s: float | None = None,
 ) -> FunctionResult:
-    """Search one function; return its findings, each shrunk to a minimal example."""
+    """Search one function; return its findings, each shrunk to a minimal example.
+
+    Without ``budget_s`` every one of ``examples`` is drawn and every finding shrunk, so a
+    seed gives the same findings however loaded the machine. With it, no example is drawn
+    and no shrink step run past ``budget_s`` seconds, and the result says where it cut.
+    """
     started = time.monotonic()
+    deadline = None if budget_s is None else started + budget_s
     result = FunctionResult(function)
     excluded: set[tuple[str, str]] = set()
     strategy = recipe.draw(space)
     for _ in range(MAX_FINDINGS_PER_FUNCTION):
-        state = _Round(function, reference, candidate, excluded, started + budget_s, result)
+        state = _Round(function, calls, excluded, deadline, result)
         property_ = _property(state, strategy, _seed(seed, function) + len(excluded), examples)
         try:
             with _without_local_constants():
                 property_()
         except _Found as found:
-            result.findings.append(_finding(function, found, reference, candidate))
-            excluded.add(finding_key(found.verdict, found.example))
-            lacks = found.verdict.kind == "missing" and _lacks_function(function, found.verdict)
-            if lacks or time.monotonic() > started + budget_s:
+            _found(function, found, state, space, excluded)
+            if found.verdict.kind == "missing" and _lacks_function(function, found.verdict):
                 break  # a function the candidate lacks has nothing more to find
             continue
+        except _OutOfTime:
+            if state.best is not None:  # cut while shrinking: keep the smallest seen so far
+                _found(function, state.best, state, space, excluded)
+                result.cut = f"time budget {budget_s:g} s ran out while shrinking a finding"
+            else:
+                result.cut = (
+                    f"time budget {budget_s:g} s ran out after {result.examples} of "
+                    f"{examples} examples"
+                )
+            if result.cut_in_call is not None:
+                result.cut += f"; {result.cut_in_call}, stopped unjudged"
+            break
         except Exception as error:  # Hypothesis' own refusal (flaky backend, bad draw)
             flaky = _found_in(error)
             text = " ".join(f"{type(error).__name__}: {error}".split())[:300]
@@ -223,12 +292,85 @@ def search_function(
             # The backend failed, then passed the same example: a finding all the same
             # (nondeterminism is a divergence), kept unshrunk beyond where it flipped.
             result.error = result.error or f"the failure did not always reproduce: {text}"
-            result.findings.append(_finding(function, flaky, reference, candidate))
-            excluded.add(finding_key(flaky.verdict, flaky.example))
+            _found(function, flaky, state, space, excluded)
             continue
         break
     result.seconds = time.monotonic() - started
     return result
+
+
+def _found(
+    function: str, found: _Found, state: _Round, space: Space, excluded: set[tuple[str, str]]
+) -> None:
+    """Record a shrunk failure, grouped with every dtype the same example fails alike in."""
+    key = finding_key(found.verdict, found.example)
+    dtypes = _same_cause_dtypes(function, found, state.calls, space, excluded, state.deadline)
+    excluded.add(key)
+    excluded.update((found.verdict.kind or "", d) for d in dtypes)
+    state.result.findings.append(_finding(function, found, state.calls, dtypes))
+
+
+_KIND_FAMILIES = ("b", "iu", "f", "c")
+
+
+def _family(dtype: str) -> str:
+    kind = "f" if dtype == "bfloat16" else np.dtype(dtype).kind
+    return next(f for f in _KIND_FAMILIES if kind in f)
+
+
+def _same_cause_dtypes(
+    function: str,
+    found: _Found,
+    calls: Calls,
+    space: Space,
+    excluded: set[tuple[str, str]],
+    deadline: float | None,
+) -> tuple[str, ...]:
+    """The input dtypes in which the minimal example, cast exactly, fails the same way.
+
+    Only for an example whose array inputs share one dtype: each other dtype of the same
+    family (integers, floats, complex) both sides hold is tried with the inputs cast to it
+    when the cast keeps every value; it joins the finding when the verdict has the same
+    kind. ``missing`` and ``raises`` findings are already one per message.
+    """
+    example, kind = found.example, found.verdict.kind or ""
+    own = example.input_dtypes()
+    arrays = [a for a in example.args if isinstance(a, np.ndarray)]
+    if kind in ("missing", "raises") or not arrays or example.dtypes or "," in own:
+        return (own,)
+    group = [own]
+    for dtype in space.dtypes:
+        if dtype == own or dtype == "bfloat16" or _family(dtype) != _family(own):
+            continue
+        if (kind, dtype) in excluded:
+            continue
+        cast = _cast(example, dtype)
+        if cast is None:
+            continue
+        try:
+            answer = calls.judge(function, cast, deadline)
+        except Exception:  # the harness failing on a cast example: not grouped
+            continue
+        if isinstance(answer, ValueVerdict) and not answer.passed and answer.kind == kind:
+            group.append(dtype)
+    return tuple(group)
+
+
+def _cast(example: Example, dtype: str) -> Example | None:
+    """``example`` with its arrays in ``dtype``, or None when a value would change."""
+    args: list[Any] = []
+    for arg in example.args:
+        if isinstance(arg, np.ndarray):
+            with np.errstate(all="ignore"):
+                moved = arg.astype(dtype)
+                back = moved.astype(arg.dtype)
+            same = np.array_equal(back, arg, equal_nan=arg.dtype.kind in "fc")
+            if not same:
+                return None
+            args.append(moved)
+        else:
+            args.append(arg)
+    return replace(example, args=tuple(args))
 
 
 def _property(state: _Round, strategy: Any, seed: int, examples: int) -> Callable[[], None]:
@@ -266,8 +408,13 @@ def _found_in(error: BaseException) -> _Found | None:
     return None
 
 
-def _finding(function: str, found: _Found, reference: Adapter, candidate: Adapter) -> Finding:
-    ref, cand = outputs(function, found.example, reference, candidate)
+def _finding(function: str, found: _Found, calls: Calls, dtypes: tuple[str, ...]) -> Finding:
+    answer = calls.outputs(function, found.example)
+    if isinstance(answer, CallFailure):  # judged once, then crashed or hung: say so
+        ref = Outcome(raised=f"not recorded: {answer.kind}: {answer.reason}")
+        cand = ref
+    else:
+        ref, cand = answer
     return Finding(
         function,
         found.verdict.kind or "",
@@ -276,7 +423,39 @@ def _finding(function: str, found: _Found, reference: Adapter, candidate: Adapte
         found.verdict,
         ref,
         cand,
+        dtypes,
     )
+
+
+def _failure_finding(
+    function: str, example: Example, failure: CallFailure, calls: Calls
+) -> Finding:
+    """A crash or hang as a finding: the reference's output alone, the candidate's fate."""
+    reference = calls.outputs(function, example, candidate=False)
+    if isinstance(reference, CallFailure):
+        ref = Outcome(raised=f"{reference.kind}: {reference.reason}")
+        side: Side = "undecided"
+        why = f"the reference alone also failed ({reference.kind}): {reference.reason}"
+    else:
+        ref = reference[0]
+        side = "candidate"
+        why = (
+            "a call that kills or stalls the process conforms to no rule of the standard; "
+            "the reference alone returned on the same inputs"
+        )
+    what = "crashed" if failure.kind == "crash" else "hung"
+    verdict = ValueVerdict(
+        status="failed",
+        kind=None,
+        reason=f"the call {what}: {failure.reason}",
+        bound=Bound("exact", None, None, f"no result to compare: the call {what}"),
+        first=None,
+        worst=None,
+        blame=Blame(side, why, "standard-rule" if side == "candidate" else "none"),
+    )
+    dtype = example.input_dtypes()
+    cand = Outcome(raised=f"{failure.kind}: {failure.reason}")
+    return Finding(function, failure.kind, dtype, example, verdict, ref, cand, (dtype,))
 
 
 ProgressFn = Callable[[FunctionResult, int, int], None]

@@ -1,4 +1,4 @@
-"""``python -m diffcheck.search.schema [DIR]``: write ``findings-v1.json`` into DIR.
+"""``python -m diffcheck.search.schema [DIR]``: write ``findings-vN.json`` (N: the findings schema version) into DIR.
 
 DIR defaults to ``reports/schema``; ``nox -s schema`` runs it, and a test fails when the
 checked-in file drifts from the model.
@@ -17,7 +17,7 @@ __all__ = ["main", "write_findings_schema"]
 
 
 def write_findings_schema(directory: Path) -> Path:
-    """Write ``findings-v1.json`` into ``directory`` (replacing, never following, a symlink)."""
+    """Write ``findings-vN.json`` (N: the findings schema version) into ``directory`` (replacing, never following, a symlink)."""
     path = Path(directory) / FINDINGS_SCHEMA_FILE
     write_replacing(path, findings_schema_text().encode())
     return path
