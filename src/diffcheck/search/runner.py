@@ -307,7 +307,38 @@ def _found(
     dtypes = _same_cause_dtypes(function, found, state.calls, space, excluded, state.deadline)
     excluded.add(key)
     excluded.update((found.verdict.kind or "", d) for d in dtypes)
-    state.result.findings.append(_finding(function, found, state.calls, dtypes))
+    if not _joined_earlier(function, found, state, dtypes):
+        state.result.findings.append(_finding(function, found, state.calls, dtypes))
+
+
+def _joined_earlier(function: str, found: _Found, state: _Round, dtypes: tuple[str, ...]) -> bool:
+    """Add ``dtypes`` to an earlier finding of the same cause, if there is one.
+
+    The cause is the same when this minimal example, cast exactly into the earlier
+    finding's dtype, fails there with the same kind: grouping then does not depend on which
+    dtype the search happened to find first (a float64 example seldom casts exactly into
+    float32, while the float32 one always casts into float64).
+    """
+    kind, own = found.verdict.kind or "", found.example.input_dtypes()
+    if kind in ("missing", "raises") or "," in own or found.example.dtypes:
+        return False
+    for index, earlier in enumerate(state.result.findings):
+        if earlier.kind != kind or "," in earlier.dtype or earlier.dtype == own:
+            continue
+        if "bfloat16" in (own, earlier.dtype) or _family(earlier.dtype) != _family(own):
+            continue
+        cast = _cast(found.example, earlier.dtype)
+        if cast is None:
+            continue
+        try:
+            answer = state.calls.judge(function, cast, state.deadline)
+        except Exception:  # the harness failing on a cast example: not joined
+            continue
+        if isinstance(answer, ValueVerdict) and not answer.passed and answer.kind == kind:
+            joined = tuple(dict.fromkeys((*(earlier.dtypes or (earlier.dtype,)), *dtypes)))
+            state.result.findings[index] = replace(earlier, dtypes=joined)
+            return True
+    return False
 
 
 _KIND_FAMILIES = ("b", "iu", "f", "c")
