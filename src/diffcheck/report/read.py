@@ -63,7 +63,8 @@ def report_from(parsed: Any, source: str) -> ReportDocument:
     source = one_line(source)
     version = _schema_version(parsed, source)
     try:
-        return MODELS[version].model_validate(parsed)
+        # Strict: a JSON true is not the integer 1, nor "0.5" the float 0.5.
+        return MODELS[version].model_validate(parsed, strict=True)
     except RecursionError:
         raise ReportError(f"report {source} is nested too deeply to be a report") from None
     except ValidationError as error:
