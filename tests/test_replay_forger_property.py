@@ -210,6 +210,11 @@ def _check(original: dict[str, Any], data: dict[str, Any], outcome: Any, testimo
             document_["result"]["metrics"] = None
             document_.pop("segments", None)
             document_.pop("submission_metrics", None)
+    if forged["reference_backend"] != honest["reference_backend"]:
+        # The reference is bound by its bits: another backend whose recomputation gives
+        # these same bits (NumPy and torch both accumulate in float64) is the same reference.
+        assert outcome.checked[0].startswith("reference recomputed from config")
+        forged["reference_backend"] = honest["reference_backend"]
     assert _same(forged, honest), (outcome.checked, outcome.notes)
 
 

@@ -275,8 +275,9 @@ class ReportDocument(_Strict):
     )
     reference_backend: str = Field(
         description=BOUND + "The backend whose output is the reference: it must resolve here "
-        "(replay recomputes the reference with it), and when it is the candidate's own "
-        "backend the report is a self-test, which never counts as a pass."
+        "and recompute the stored reference bits (another backend that computes the same "
+        "bits is the same reference); when it is the candidate's own backend the report is "
+        "a self-test, which never counts as a pass."
     )
     output_shape: Annotated[tuple[int, int], BeforeValidator(_json_pair)] = Field(
         description=DERIVED + "The op's output shape for the config's params."
