@@ -23,7 +23,7 @@ from diffcheck.config import make_check
 from diffcheck.differ import Verdict
 from diffcheck.errors import ReportError
 from diffcheck.report import load_report, replay
-from diffcheck.report.replay import _close
+from diffcheck.report.figures import _close
 from diffcheck.report.world import Recomputed
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter

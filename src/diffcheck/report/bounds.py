@@ -29,10 +29,11 @@ def _representable(values: npt.NDArray[np.float32], storage: str) -> npt.NDArray
     if storage == "f16":
         with np.errstate(over="ignore", invalid="ignore"):
             narrowed = values.astype(np.float16).astype(np.float32)
-        same = narrowed.view(np.uint32) == values.view(np.uint32)
+        same: npt.NDArray[np.bool_] = narrowed.view(np.uint32) == values.view(np.uint32)
         return same | np.isnan(values)
     if storage == "bf16":
-        return ((values.view(np.uint32) & 0xFFFF) == 0) | np.isnan(values)
+        low_clear: npt.NDArray[np.bool_] = (values.view(np.uint32) & 0xFFFF) == 0
+        return low_clear | np.isnan(values)
     return None
 
 

@@ -371,7 +371,7 @@ class ReportDocumentV2(ReportDocument):
     schema_version: Literal[2] = Field(  # type: ignore[assignment]
         default=2, description=BOUND + "Schema version; selects the model the file is read with."
     )
-    result: CheckResultV2 | None = Field(  # type: ignore[assignment]
+    result: CheckResultV2 | None = Field(
         description=DERIVED + "The check's result; null while the check runs."
     )
 

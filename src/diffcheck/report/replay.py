@@ -17,8 +17,6 @@ and a tolerance looser than the op's default for its precision is pointed out th
 
 from __future__ import annotations
 
-import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,13 +39,12 @@ from ..files import MAX_REPORT_BYTES, read_regular
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
-from .models import CheckResult, MetricsRecord, ReportDocument, SegmentRecord
+from .figures import compare_metrics, compare_segments, compare_submission_metrics
+from .models import CheckResult, MetricsRecord, ReportDocument
 from .read import load_json, report_from
 from .world import compare_reference, recompute_reference, rerun_candidate
 
 __all__ = ["Replay", "load_document", "load_report", "replay"]
-
-_RELATIVE = 8 * sys.float_info.epsilon
 
 
 @dataclass
@@ -98,84 +95,6 @@ def load_document(path: Path) -> tuple[Any, int]:
 def load_report(path: Path) -> ReportDocument:
     """Read and validate a report file (bounded, regular files only; one-line ReportError)."""
     return report_from(load_document(path)[0], str(path))
-
-
-def _close(stored: float, derived: float) -> bool:
-    if not (math.isfinite(stored) and math.isfinite(derived)):
-        return stored == derived or (math.isnan(stored) and math.isnan(derived))
-    return stored == derived or abs(stored - derived) <= _RELATIVE * max(abs(stored), abs(derived))
-
-
-def _compare_metrics(
-    label: str, stored: MetricsRecord | None, derived: MetricsRecord | None
-) -> list[str]:
-    if stored is None or derived is None:
-        if stored is derived:
-            return []
-        present = "stored but not derivable" if derived is None else "derivable but not stored"
-        return [f"{label}: {present}"]
-    problems = []
-    for name in ("element_count", "uses_absolute_mse", "max_abs_index", "max_ulp"):
-        if getattr(stored, name) != getattr(derived, name):
-            problems.append(
-                f"{label}.{name}: stored {getattr(stored, name)}, derived {getattr(derived, name)}"
-            )
-    for name in ("nmse", "max_abs", "reference_mse"):
-        if not _close(getattr(stored, name), getattr(derived, name)):
-            problems.append(
-                f"{label}.{name}: stored {getattr(stored, name)!r}, derived {getattr(derived, name)!r}"
-            )
-    return problems
-
-
-def _compare_segments(stored: list[SegmentRecord] | None, verdict: Verdict) -> list[str]:
-    derived = verdict.segments
-    if not derived:
-        return [] if stored is None else ["segments: stored but the op has none"]
-    if stored is None:
-        return ["segments: derivable but not stored"]
-    if len(stored) != len(derived):
-        return [f"segments: {len(stored)} stored, {len(derived)} derived"]
-    problems = []
-    for index, (record, judged) in enumerate(zip(stored, derived, strict=True)):
-        label = f"segments[{index}]"
-        expected = (judged.segment.name, judged.segment.start, judged.segment.stop)
-        if (record.name, record.start, record.stop) != expected:
-            problems.append(
-                f"{label}: stored {record.name} [{record.start}, {record.stop}), "
-                f"derived {expected[0]} [{expected[1]}, {expected[2]})"
-            )
-            continue
-        if (record.status, record.reason) != (judged.status, judged.reason):
-            problems.append(
-                f"{label} ({record.name}): stored {record.status} ({record.reason}), "
-                f"derived {judged.status} ({judged.reason})"
-            )
-        problems += _compare_metrics(
-            f"{label}.metrics", record.metrics, MetricsRecord.of(judged.metrics)
-        )
-    return problems
-
-
-def _compare_submission_metrics(
-    document: ReportDocument, verdict: Verdict, chains: bool
-) -> list[str]:
-    stored = document.submission_metrics
-    expected = (
-        bool(verdict.segments)
-        and not chains
-        and all(s.status == "passed" for s in verdict.segments)
-    )
-    if not expected:
-        return [] if stored is None else ["submission_metrics: stored but not derivable"]
-    if stored is None or len(stored) != len(verdict.segments):
-        return ["submission_metrics presence does not match the per-phase verdicts"]
-    problems = []
-    for index, judged in enumerate(verdict.segments):
-        problems += _compare_metrics(
-            f"submission_metrics[{index}]", stored[index], MetricsRecord.of(judged.metrics)
-        )
-    return problems
 
 
 def _derived_check(document: ReportDocument, problems: list[str], notes: list[str]) -> Check | None:
@@ -398,11 +317,11 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
                         else f" (reason: stored {result.reason!r}, derived {verdict.reason!r})"
                     )
                 )
-            problems += _compare_metrics(
+            problems += compare_metrics(
                 "metrics", result.metrics, MetricsRecord.of(verdict.metrics)
             )
-            problems += _compare_segments(document.segments, verdict)
-            problems += _compare_submission_metrics(document, verdict, chains)
+            problems += compare_segments(document.segments, verdict)
+            problems += compare_submission_metrics(document, verdict, chains)
     elif result.actual is not None:
         problems.append("the candidate's output is stored without the reference's")
     else:

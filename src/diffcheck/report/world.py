@@ -77,7 +77,8 @@ def ulp_distance(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.
         bits = x.view(np.int32).astype(np.int64)
         return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
 
-    return np.abs(ordered(a) - ordered(b))
+    distance: npt.NDArray[np.int64] = np.abs(ordered(a) - ordered(b))
+    return distance
 
 
 def compare_reference(
