@@ -284,3 +284,14 @@ def test_rerun_says_whether_the_stored_candidate_bits_reproduce(
     assert data["result"]["status"] == "failed"
     outcome = replay(document(data), rerun=True)
     assert outcome.disagreements == ["re-run: stored failed, the candidate now passed"]
+
+
+def test_a_candidate_name_unknown_here_is_marked_not_trusted(tmp_path: Path) -> None:
+    data = _report(tmp_path, "unknown", make_check(CANDIDATE, "gemm", m=2, n=3, k=4))
+    data["config"]["require_backend"] = data["result"]["backend"] = "metalgpu"
+    outcome = replay(document(data))
+    # A plugin that is not installed here looks the same: marked, and --rerun cannot run it.
+    assert outcome.notes[0].startswith("the backend pair cannot be checked for a self-test here")
+    assert 'unsupported required backend "metalgpu"' in outcome.notes[0]
+    rerun = replay(document(data), rerun=True)
+    assert rerun.checked[-1].startswith("candidate not re-run to an output: failed (backend")
