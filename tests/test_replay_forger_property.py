@@ -56,7 +56,7 @@ STAMPED = ("status", "reason", "metrics", "segments", "submission_metrics")
 TESTIMONY = (("result", "actual"), ("executed_precision",))
 
 # Small shapes: a draw replays in milliseconds.
-SMALL: dict[str, dict[str, int]] = {
+SMALL: dict[str, dict[str, Any]] = {
     "rms-norm": {"tokens": 2, "dim": 8},
     "gemm": {"m": 3, "n": 4, "k": 5},
     "silu-mul": {"tokens": 2, "intermediate": 8},
@@ -271,7 +271,7 @@ def forgeries(draw: st.DrawFn, version: int) -> Forgery:
     name = draw(st.sampled_from(names))
     original = _reports()[name]
     outputs = [w for w in ("reference", "actual") if original["result"][w] is not None]
-    if outputs and draw(st.booleans()):
+    if outputs and draw(st.booleans()) is True:
         which = draw(st.sampled_from(outputs))
         how = draw(st.sampled_from(OUTPUT_EDITS))
         index = draw(st.integers(0, 1 << 20))
