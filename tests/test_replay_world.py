@@ -293,5 +293,12 @@ def test_a_candidate_name_unknown_here_is_marked_not_trusted(tmp_path: Path) -> 
     # A plugin that is not installed here looks the same: marked, and --rerun cannot run it.
     assert outcome.notes[0].startswith("the backend pair cannot be checked for a self-test here")
     assert 'unsupported required backend "metalgpu"' in outcome.notes[0]
+    assert not outcome.self_test
+    # Its identity cannot be derived here, so a self-test sentence is taken as written.
+    sentence = " SELF-TEST: the candidate metalgpu is the reference numpy's own backend."
+    declared = json.loads(json.dumps(data))
+    declared["coverage"] += sentence
+    assert replay(document(declared)).self_test
+    assert not replay(document(declared)).passed
     rerun = replay(document(data), rerun=True)
     assert rerun.checked[-1].startswith("candidate not re-run to an output: failed (backend")

@@ -60,7 +60,8 @@ def is_self_test(candidate: str, reference: str) -> tuple[bool, str | None]:
         return same_backend(candidate, reference), None
     except ConfigError as error:  # a name this machine does not know
         return False, (
-            f"the backend pair cannot be checked for a self-test here: {str(error).splitlines()[0]}"
+            "the backend pair cannot be checked for a self-test here (the report's coverage "
+            f"is taken as written): {str(error).splitlines()[0]}"
         )
 
 
