@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from diffcheck.adapters import resolve
@@ -22,7 +23,8 @@ from diffcheck.config import make_check
 from diffcheck.differ import Verdict
 from diffcheck.errors import ReportError
 from diffcheck.report import load_report, replay
-from diffcheck.report.replay import _close
+from diffcheck.report.figures import _close
+from diffcheck.report.world import Recomputed
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
 from fakes import FakeAdapter
@@ -173,13 +175,23 @@ def test_metrics_forged_onto_a_result_without_the_candidates_output_say_so(
     assert _problems(data) == ["metrics: stored but not derivable (no candidate output)"]
 
 
-def test_an_empty_reference_output_is_re_derived_with_its_shape_failure(tmp_path: Path) -> None:
+def test_an_empty_reference_output_is_re_derived_with_its_shape_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     empty = WrappedAdapter(resolve("numpy"), transform=lambda values, precision: values[:0])
     data = _report(tmp_path, GEMM, reference=empty)
     reason = (
         "reference output is empty; reference output has 0 elements; configured shape requires 6"
     )
     assert data["result"]["reason"] == reason
+    # The real NumPy gives 6 elements: replay recomputes the reference and says so.
+    assert _problems(data) == ["result.reference: 0 elements stored, 6 recomputed from config"]
+    # In a world whose reference is empty, the stored failure is re-derived from the bits.
+    monkeypatch.setattr(
+        sys.modules["diffcheck.report.replay"],
+        "recompute_reference",
+        lambda _: Recomputed(np.zeros(0, np.float32), "f32"),
+    )
     outcome = replay(document(data))
     assert outcome.disagreements == []
     assert outcome.notes == []

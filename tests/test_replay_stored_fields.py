@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from diffcheck.adapters import resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.report import load_report, replay
+from diffcheck.report.world import Recomputed, recompute_reference
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
 
@@ -88,8 +90,12 @@ def _replayed(data: dict[str, Any], path: Path, capsys: pytest.CaptureFixture[st
     else:
         assert code == 0
         first, *notes = captured.out.splitlines()
-        assert first == f"{path}: agrees: {replay(load_report(path)).status}"
-        assert all(line.startswith(f"{path}: note: ") for line in notes), notes
+        outcome = replay(load_report(path))
+        marker = " (SELF-TEST: not a pass for the backend)" if outcome.self_test else ""
+        assert first == f"{path}: agrees: {outcome.status}{marker}"
+        kinds = ("note: ", "checked: ", "claimed, not verified: ")
+        assert all(line.startswith(tuple(f"{path}: {k}" for k in kinds)) for line in notes)
+        assert f"{path}: checked: reference recomputed from config: bit-exact" in notes
     return disagreements
 
 
@@ -301,7 +307,7 @@ def test_phase_metrics_added_to_a_failed_lifecycle_make_replay_disagree(
 
 
 def test_the_index_of_a_non_finite_reference_is_re_derived(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def poison(values: Any, precision: Any) -> Any:
         values = values.copy()
@@ -310,10 +316,22 @@ def test_the_index_of_a_non_finite_reference_is_re_derived(
 
     path = tmp_path / "honest.json"
     reference = WrappedAdapter(resolve("numpy"), transform=poison)
-    run_check(make_check("array_api_strict", "gemm", m=4, n=6, k=5), path, reference=reference)
+    check = make_check("array_api_strict", "gemm", m=4, n=6, k=5)
+    run_check(check, path, reference=reference)
     data = json.loads(path.read_text())
     assert data["result"]["reason"] == "reference contains a non-finite value at 3"
     assert data["result"]["actual"] is None
+    # The real NumPy does not give that NaN: replay recomputes the reference and says so.
+    disagreements = _replayed(data, tmp_path / "against-numpy.json", capsys)
+    assert len(disagreements) == 1, disagreements
+    assert disagreements[0].startswith("result.reference is not the reference recomputed")
+    # In a world whose reference does give it, the reason is re-derived from the stored bits.
+    poisoned = poison(recompute_reference(check).output, "f32")
+    monkeypatch.setattr(
+        sys.modules["diffcheck.report.replay"],
+        "recompute_reference",
+        lambda _: Recomputed(poisoned, "f32"),
+    )
     assert _replayed(data, path, capsys) == []
     data["result"]["reason"] = "reference contains a non-finite value at 4"
     disagreements = _replayed(data, tmp_path / "forged.json", capsys)

@@ -130,6 +130,10 @@ def _event(name: str) -> None:
         event(name)
 
 
+#: What replay prints after an "agrees" line: notes, what it checked, the claimed fields.
+_AFTER_AGREES = ("R: note: ", "R: checked: ", "R: claimed, not verified: ")
+
+
 def _check_cli_contract(data: bytes) -> None:
     code, out, err = _replay_cli(data)
     assert code in (0, 1), (code, out, err)
@@ -146,7 +150,7 @@ def _check_cli_contract(data: bytes) -> None:
     assert err == ""
     first, *notes = out.splitlines()
     assert first in ("R: agrees: passed", "R: agrees: failed", "R: agrees: not_run"), out
-    assert all(line.startswith("R: note: ") for line in notes), out
+    assert all(line.startswith(_AFTER_AGREES) for line in notes), out
     _event(first)
     if first == "R: agrees: passed":
         assert _within_tolerance(json.loads(data)), data[:2000]
@@ -289,14 +293,15 @@ def test_the_seed_reports_agree_as_written() -> None:
     expected = {"passed": "passed", "failed": "failed", "lifecycle": "passed"}
     # A failed report's agreement is followed by where it failed, in the output's shape.
     for name in ("failed", "failed (v1)"):
-        code, out, err = outs[name]
-        agreement, where = out.splitlines()
+        where = outs[name][1].splitlines()[1]
         assert where.startswith("R: note: where: first non-finite in actual at [1, 2] "), where
-        outs[name] = (code, f"{agreement}\n", err)
-    assert outs == {
-        **{name: (0, f"R: agrees: {status}\n", "") for name, status in expected.items()},
-        **{f"{name} (v1)": (0, f"R: agrees: {status}\n", "") for name, status in expected.items()},
+    firsts = {name: (code, out.splitlines()[0], err) for name, (code, out, err) in outs.items()}
+    assert firsts == {
+        **{name: (0, f"R: agrees: {status}", "") for name, status in expected.items()},
+        **{f"{name} (v1)": (0, f"R: agrees: {status}", "") for name, status in expected.items()},
     }
+    for _, out, _ in outs.values():
+        assert "R: checked: reference recomputed from config: bit-exact" in out.splitlines()
 
 
 def test_a_tolerance_forged_above_the_configured_one_does_not_agree(tmp_path: Path) -> None:

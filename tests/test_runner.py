@@ -195,4 +195,6 @@ def test_live_and_replayed_verdicts_agree(
     judged = [(s.segment.name, s.status) for s in replayed.verdict.segments]
     assert judged == [(s.name, s.status) for s in live.segments or ()]
     assert main(["replay", "--require-pass", str(path)]) == (0 if fault == "none" else 1)
-    assert capsys.readouterr().out == f"{path}: agrees: {live.result.status}\n"
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{path}: agrees: {live.result.status}"
+    assert f"{path}: checked: reference recomputed from config: bit-exact" in lines

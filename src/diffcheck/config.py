@@ -15,6 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from ._numbers import U64_MAX, parse_f32, rust_display
 from .adapters import parse_backend, same_backend
@@ -35,22 +36,36 @@ class _ConfigBase(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
+# How replay treats every config field (docs/evidence.md): the check is defined by them.
+_BOUND = (
+    "Bound: part of the check's definition; replay regenerates the inputs and recomputes "
+    "the reference from it. "
+)
+
+
 @cache
 def config_model(op_name: str) -> type[_ConfigBase]:
     """The report ``config`` model of one op: its params flattened between op and seed."""
     op = OPS[op_name]
     fields: dict[str, Any] = {
-        "require_backend": (str, Field(description="The candidate backend that had to run.")),
-        "op": (Literal[op.name], Field(description="The operation's CLI token.")),
+        "require_backend": (
+            str,
+            Field(description=_BOUND + "The candidate backend that had to run."),
+        ),
+        "op": (Literal[op.name], Field(description=_BOUND + "The operation's CLI token.")),
     }
     for name, info in op.params_model.model_fields.items():
-        fields[name] = (info.annotation, info)
+        described = FieldInfo.merge_field_infos(info, description=_BOUND + (info.description or ""))
+        fields[name] = (info.annotation, described)
     fields["precision"] = (
         PrecisionName,
-        Field(description="Storage precision the candidate executes with."),
+        Field(description=_BOUND + "Storage precision the candidate executes with."),
     )
-    fields["seed"] = (int, Field(ge=0, le=U64_MAX, description="Input seed (u64)."))
-    fields["max_nmse"] = (float, Field(description="NMSE tolerance; a check passes only below it."))
+    fields["seed"] = (int, Field(ge=0, le=U64_MAX, description=_BOUND + "Input seed (u64)."))
+    fields["max_nmse"] = (
+        float,
+        Field(description=_BOUND + "NMSE tolerance; a check passes only below it."),
+    )
     model: type[_ConfigBase] = create_model(
         f"{op.__class__.__name__}Config", __base__=_ConfigBase, **fields
     )

@@ -96,7 +96,7 @@ def _status_line(document: ReportDocument) -> str:
 
 
 def replay(argv: Sequence[str]) -> int:
-    """``diffcheck replay REPORT``: does the stored verdict follow from the stored bits?"""
+    """``diffcheck replay REPORT``: recompute the reference from the config, re-derive the verdict."""
     from ..budget import parse_size
     from ..report.read import report_from
     from ..report.replay import load_document
@@ -115,7 +115,14 @@ def replay(argv: Sequence[str]) -> int:
         "junit.xml are re-derived from the reports)",
     )
     parser.add_argument(
-        "--require-pass", action="store_true", help="also exit 1 unless every report passed"
+        "--require-pass",
+        action="store_true",
+        help="also exit 1 unless every report passed (a self-test never passes)",
+    )
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="also re-run the candidate where it is available and say whether its bits reproduce",
     )
     parser.add_argument(
         "--max-memory",
@@ -137,7 +144,7 @@ def replay(argv: Sequence[str]) -> int:
                 replayed = replay_bundle_command(path, document, size, max_memory)
                 exit_code = max(exit_code, replayed)
                 continue
-            outcome = replay_document(report_from(document, str(path)))
+            outcome = replay_document(report_from(document, str(path)), rerun=options.rerun)
         except ReportError as error:  # one line per unreadable report; the others still run
             print(one_line(f"diffcheck: {error}"), file=sys.stderr)
             exit_code = 1
@@ -148,13 +155,18 @@ def replay(argv: Sequence[str]) -> int:
             print(line, file=sys.stderr)
             exit_code = 1
             continue
-        print(one_line(f"{path}: agrees: {outcome.status}"))
+        marker = " (SELF-TEST: not a pass for the backend)" if outcome.self_test else ""
+        print(one_line(f"{path}: agrees: {outcome.status}{marker}"))
         where = failure_where(outcome) if outcome.status == "failed" else None
         if where is not None:
             print(one_line(f"{path}: note: where: {where}"))
+        for line in outcome.checked:
+            print(one_line(f"{path}: checked: {line}"))
         for note in outcome.notes:
             print(one_line(f"{path}: note: {note}"))
-        if options.require_pass and outcome.status != "passed":
+        claims = ", ".join(f"{name}={value!r}" for name, value in outcome.claims)
+        print(one_line(f"{path}: claimed, not verified: {claims}"))
+        if options.require_pass and not outcome.passed:
             exit_code = 1
     return exit_code
 

@@ -12,16 +12,18 @@ new number, never a reused one.
 
 from __future__ import annotations
 
+import math
 import secrets
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     FieldSerializationInfo,
+    WithJsonSchema,
     field_serializer,
-    model_serializer,
 )
 
 from .._numbers import U64_MAX
@@ -54,38 +56,85 @@ Status = Literal["passed", "failed", "not_run"]
 Phase = Literal["initial", "reused_context", "independent_context", "drop_flush"]
 U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 
+# Every field's description begins with how replay treats it (docs/evidence.md):
+DERIVED = "Derived: replay recomputes it from config and the stored bits and must get the same. "
+BOUND = "Bound: replay checks it against the bits, the config or this machine. "
+CLAIMED = "Claimed: provenance replay cannot verify; printed as claimed, never part of agrees. "
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _json_float(value: object) -> object:
+    # Reports write non-finite floats as these three strings (ser_json_inf_nan="strings");
+    # readers validate strictly, so no other string, and no boolean, becomes a float.
+    return _NON_FINITE.get(value, value) if isinstance(value, str) else value
+
+
+def _json_pair(value: object) -> object:
+    # A JSON array is the wire form of a tuple; strict validation wants the tuple.
+    return tuple(value) if isinstance(value, list) else value
+
+
+#: A float as reports write it: a JSON number, or "NaN" / "Infinity" / "-Infinity".
+JsonFloat = Annotated[
+    float,
+    BeforeValidator(_json_float),
+    WithJsonSchema({"anyOf": [{"type": "number"}, {"enum": list(_NON_FINITE)}]}),
+]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
 
 
 class PrecisionRecord(_Strict):
-    """Storage dtypes on each side and what executed the candidate."""
+    """Storage dtypes on each side and what executed the candidate.
 
-    reference_storage: str = Field(description="Storage of the reference computation (f32).")
-    backend_input_storage: str = Field(description="Storage of the candidate's inputs.")
-    backend_output_storage: str = Field(
-        description="Storage of the candidate's output before widening to f32."
+    As ``configured_precision`` the storages follow from ``config.precision`` (derived); as
+    ``executed_precision`` they are what the candidate reported (bound: the verdict fails an
+    execution whose storage is not the configured one, and the stored candidate output must
+    be representable in the output storage). The entrypoint is a label (claimed).
+    """
+
+    reference_storage: str = Field(
+        description=DERIVED + "Storage of the reference computation: f32 (replay recomputes "
+        "the reference and takes its storage)."
     )
-    kernel_entrypoint: str = Field(description="The kernel or definition that executed the op.")
+    backend_input_storage: str = Field(
+        description=DERIVED + "Storage of the candidate's inputs; configured: config.precision. "
+        "Executed: bound (a storage other than the configured one fails the check)."
+    )
+    backend_output_storage: str = Field(
+        description=DERIVED + "Storage of the candidate's output before widening to f32; "
+        "configured: config.precision. Executed: bound (it must be the configured storage and "
+        "every stored candidate value must be representable in it)."
+    )
+    kernel_entrypoint: str = Field(
+        description=CLAIMED + "The kernel or definition that executed the op."
+    )
 
 
 class MetricsRecord(_Strict):
     """What the comparator measured; re-derivable from the stored bits."""
 
-    element_count: int = Field(ge=0, description="Elements compared.")
-    nmse: float = Field(
-        description="mean((ref-act)^2)/mean(ref^2), or the absolute MSE when uses_absolute_mse."
+    element_count: int = Field(ge=0, description=DERIVED + "Elements compared.")
+    nmse: JsonFloat = Field(
+        description=DERIVED
+        + "mean((ref-act)^2)/mean(ref^2), or the absolute MSE when uses_absolute_mse."
     )
-    max_abs: float = Field(description="Largest |ref-act|.")
-    reference_mse: float = Field(description="mean(ref^2) in float64.")
+    max_abs: JsonFloat = Field(description=DERIVED + "Largest |ref-act|.")
+    reference_mse: JsonFloat = Field(description=DERIVED + "mean(ref^2) in float64.")
     uses_absolute_mse: bool = Field(
-        description="True when reference_mse < 1e-30 and NMSE is the absolute MSE."
+        description=DERIVED + "True when reference_mse < 1e-30 and NMSE is the absolute MSE."
     )
     max_abs_index: int = Field(
-        ge=0, description="Flat index of the first largest |ref-act| (within the compared range)."
+        ge=0,
+        description=DERIVED
+        + "Flat index of the first largest |ref-act| (within the compared range).",
     )
-    max_ulp: int = Field(ge=0, description="Largest float32 ULP distance between paired elements.")
+    max_ulp: int = Field(
+        ge=0, description=DERIVED + "Largest float32 ULP distance between paired elements."
+    )
 
     @classmethod
     def of(cls, metrics: Metrics | None) -> MetricsRecord | None:
@@ -97,7 +146,10 @@ class MetricsRecord(_Strict):
 class OutputBits(_Strict):
     """An output as exact IEEE-754 float32 bit patterns (row-major, flattened)."""
 
-    f32_bits: list[U32] = Field(description="uint32 bit patterns, one per element.")
+    f32_bits: list[U32] = Field(
+        description=BOUND + "uint32 bit patterns, one per element; the count must be the "
+        "config's element count."
+    )
 
 
 class OutputArray(_Strict):
@@ -107,13 +159,18 @@ class OutputArray(_Strict):
     ``nbytes`` and the bytes against ``sha256`` before it uses any of them.
     """
 
-    dtype: Literal["float32"] = Field(description="Element type of the stored bytes.")
-    element_count: int = Field(ge=0, description="Elements stored (row-major, flattened).")
-    nbytes: int = Field(ge=0, description="Bytes stored: 4 per element.")
-    sha256: str = Field(
-        pattern="^[0-9a-f]{64}$", description="SHA-256 of the bytes, lower-case hex."
+    dtype: Literal["float32"] = Field(description=BOUND + "Element type of the stored bytes.")
+    element_count: int = Field(
+        ge=0, description=BOUND + "Elements stored (row-major, flattened); checked against nbytes."
     )
-    base64: str = Field(description="The bytes, standard base64 with padding.")
+    nbytes: int = Field(
+        ge=0, description=BOUND + "Bytes stored: 4 per element; checked against the bytes."
+    )
+    sha256: str = Field(
+        pattern="^[0-9a-f]{64}$",
+        description=BOUND + "SHA-256 of the bytes, lower-case hex; checked against the bytes.",
+    )
+    base64: str = Field(description=BOUND + "The bytes, standard base64 with padding.")
 
     @field_serializer("base64", when_used="json")
     def _spliced(self, value: str, info: FieldSerializationInfo) -> str:
@@ -133,97 +190,155 @@ _SPLICE = "diffcheck.splice"
 class SegmentRecord(_Strict):
     """One segment's own verdict."""
 
-    name: str = Field(description="Segment (phase) wire name.")
-    start: int = Field(ge=0, description="First flat index of the segment.")
-    stop: int = Field(ge=0, description="One past the last flat index.")
-    status: Literal["passed", "failed"]
-    reason: str | None = None
-    metrics: MetricsRecord | None = None
+    name: str = Field(description=DERIVED + "Segment (phase) wire name, from the op.")
+    start: int = Field(ge=0, description=DERIVED + "First flat index of the segment.")
+    stop: int = Field(ge=0, description=DERIVED + "One past the last flat index.")
+    status: Literal["passed", "failed"] = Field(description=DERIVED + "The segment's own verdict.")
+    reason: str | None = Field(default=None, description=DERIVED + "Why it failed; null if passed.")
+    metrics: MetricsRecord | None = Field(
+        default=None, description=DERIVED + "The segment's metrics, when it was measured."
+    )
+
+
+_REFERENCE = (
+    "Derived: replay regenerates the inputs from config with the op's generator and "
+    "recomputes the reference with reference_backend; these bits must equal the "
+    "recomputation (bit-exact, or within 1 float32 ULP per element where the reference "
+    "accumulates in float64 through BLAS)."
+)
+_ACTUAL = (
+    "Bound: the candidate's output; its size and digest are checked, every value must be "
+    "representable in the executed output storage, the verdict is re-derived from it, and "
+    "`replay --rerun` re-runs the candidate to see whether these bits reproduce."
+)
 
 
 class CheckResult(_Strict):
     """The required check's result (the reference tool's RequiredReport, generalized)."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = Field(
+        default=1, description=DERIVED + "The document's schema version."
+    )
     op: str = Field(
-        description="Report op name (rms_norm, gemm, fused_silu_mul, context_lifecycle)."
+        description=DERIVED
+        + "Report op name (rms_norm, gemm, fused_silu_mul, context_lifecycle), from config.op."
     )
-    backend: str = Field(description="The required candidate backend.")
-    seed: int = Field(ge=0, le=U64_MAX)
-    tolerance: float | None = Field(description="The NMSE tolerance, or null if it was not finite.")
+    backend: str = Field(
+        description=DERIVED + "The required candidate backend, from config.require_backend."
+    )
+    seed: int = Field(ge=0, le=U64_MAX, description=DERIVED + "The input seed, from config.seed.")
+    tolerance: JsonFloat | None = Field(
+        description=DERIVED + "The NMSE tolerance (config.max_nmse), or null if it was not finite."
+    )
     tolerance_f64_bits: int = Field(
-        ge=0, le=U64_MAX, description="Raw bits of the tolerance as submitted."
+        ge=0, le=U64_MAX, description=DERIVED + "Raw bits of the tolerance as submitted."
     )
-    status: Status
-    reason: str | None = Field(description="Null only when passed.")
-    reference: OutputBits | None
-    actual: OutputBits | None
+    status: Status = Field(
+        description=DERIVED + "passed, failed or not_run; re-derived from the outputs."
+    )
+    reason: str | None = Field(description=DERIVED + "Why it did not pass; null only when passed.")
+    reference: OutputBits | None = Field(description=_REFERENCE)
+    actual: OutputBits | None = Field(description=_ACTUAL)
     metrics: MetricsRecord | None = Field(
-        description="Aggregate metrics; kept on a numerical failure."
+        description=DERIVED + "Aggregate metrics; kept on a numerical failure."
     )
 
 
 class Environment(_Strict):
-    """Where the check ran and what the probes found."""
+    """Where the check ran and what the probes found: provenance, never evidence."""
 
-    diffcheck_version: str
-    python: str
-    platform: str
-    reference_detail: str = ""
-    candidate_detail: str = ""
+    diffcheck_version: str = Field(description=CLAIMED + "diffcheck version that ran the check.")
+    python: str = Field(description=CLAIMED + "Python version that ran the check.")
+    platform: str = Field(description=CLAIMED + "The machine's platform string.")
+    reference_detail: str = Field(
+        default="", description=CLAIMED + "What the reference backend's probe found."
+    )
+    candidate_detail: str = Field(
+        default="", description=CLAIMED + "What the candidate backend's probe found."
+    )
 
 
-_OMITTED_WHEN_NULL = ("submission_phases", "submission_metrics", "segments")
+def _absent(value: object) -> bool:
+    return value is None
 
 
 class ReportDocument(_Strict):
     """A complete or incomplete evidence record of one check."""
 
-    schema_version: Literal[1] = 1
-    config: AnyCheckConfig
-    reference_backend: str = Field(description="The backend whose output is the reference.")
-    output_shape: tuple[int, int]
-    expected_output_elements: int = Field(ge=1)
-    configured_precision: PrecisionRecord
-    executed_precision: PrecisionRecord | None = Field(
-        description="Set only when the candidate returned output."
+    schema_version: Literal[1] = Field(
+        default=1, description=BOUND + "Schema version; selects the model the file is read with."
     )
-    execution_path: str
-    coverage: str
+    config: AnyCheckConfig = Field(
+        description=BOUND + "The check's definition (op, params, precision, seed, tolerance, "
+        "candidate): replay regenerates the inputs and recomputes the reference from it, and "
+        "every derived field follows from it."
+    )
+    reference_backend: str = Field(
+        description=BOUND + "The backend whose output is the reference: it must resolve here "
+        "and recompute the stored reference bits (another backend that computes the same "
+        "bits is the same reference); when it is the candidate's own backend the report is "
+        "a self-test, which never counts as a pass."
+    )
+    output_shape: Annotated[tuple[int, int], BeforeValidator(_json_pair)] = Field(
+        description=DERIVED + "The op's output shape for the config's params."
+    )
+    expected_output_elements: int = Field(
+        ge=1, description=DERIVED + "Elements the output must have, from the config's params."
+    )
+    configured_precision: PrecisionRecord = Field(
+        description=DERIVED + "Storages that config.precision implies (the entrypoint is claimed)."
+    )
+    executed_precision: PrecisionRecord | None = Field(
+        description=BOUND + "What the candidate reported it executed; set only when the "
+        "candidate returned output."
+    )
+    execution_path: str = Field(description=CLAIMED + "What the candidate says it executed.")
+    coverage: str = Field(
+        description=DERIVED + "What a pass covers, from the op, how the lifecycle ran and "
+        "whether the pair is a self-test."
+    )
     submission_phases: list[Phase] | None = Field(
-        default=None, description="The lifecycle's phases in order; omitted for other ops."
+        default=None,
+        exclude_if=_absent,
+        description=DERIVED + "The lifecycle's phases in order; omitted for other ops.",
     )
     submission_metrics: list[MetricsRecord] | None = Field(
-        default=None, description="Per-phase metrics, present only when every phase passed."
+        default=None,
+        exclude_if=_absent,
+        description=DERIVED + "Per-phase metrics, present only when every phase passed.",
     )
     segments: list[SegmentRecord] | None = Field(
-        default=None, description="Every segment's own verdict, when segments were judged."
+        default=None,
+        exclude_if=_absent,
+        description=DERIVED + "Every segment's own verdict, when segments were judged.",
     )
-    environment: Environment
-    started_at: str
-    completed: bool
-    finished_at: str | None
-    execution_elapsed_ms: float | None = Field(
-        description="Probe, reference, candidate, comparison and binding; not a kernel benchmark."
+    environment: Environment = Field(description=CLAIMED + "Where the check ran.")
+    started_at: str = Field(description=CLAIMED + "When the check started (ISO 8601, UTC).")
+    completed: bool = Field(
+        description=BOUND + "False while the check runs; an incomplete record is not evidence."
     )
-    result: CheckResult | None
+    finished_at: str | None = Field(description=CLAIMED + "When the check finished.")
+    execution_elapsed_ms: JsonFloat | None = Field(
+        description=CLAIMED
+        + "Probe, reference, candidate, comparison and binding; not a kernel benchmark."
+    )
+    result: CheckResult | None = Field(
+        description=DERIVED + "The check's result; null while the check runs."
+    )
 
     def __bool__(self) -> bool:
         """True only for a passed check that is not a self-test (``assert diffcheck.run(...)``).
 
         A failed, not_run or incomplete report is false, and so is a self-test: a backend
-        compared with itself is a test of the machinery, never a pass of the backend.
+        compared with itself is a test of the machinery, never a pass of the backend. The
+        pair decides, as replay does; the coverage sentence is a second sign.
         """
-        passed = self.result is not None and self.result.status == "passed"
-        return passed and "SELF-TEST:" not in self.coverage
+        from .bounds import is_self_test
 
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: Any) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for key in _OMITTED_WHEN_NULL:
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
+        if not (self.completed and self.result is not None and self.result.status == "passed"):
+            return False
+        paired, _ = is_self_test(self.result.backend, self.reference_backend)
+        return not paired and "SELF-TEST:" not in self.coverage
 
     def to_json(self) -> bytes:
         """Pretty JSON (2-space indent) with a trailing newline, as the reference tool writes."""
@@ -257,16 +372,22 @@ class ReportDocument(_Strict):
 class CheckResultV2(CheckResult):
     """The result of a schema v2 report: outputs as :class:`OutputArray`."""
 
-    schema_version: Literal[2] = 2  # type: ignore[assignment]
-    reference: OutputArray | None  # type: ignore[assignment]
-    actual: OutputArray | None  # type: ignore[assignment]
+    schema_version: Literal[2] = Field(  # type: ignore[assignment]
+        default=2, description=DERIVED + "The document's schema version."
+    )
+    reference: OutputArray | None = Field(description=_REFERENCE)  # type: ignore[assignment]
+    actual: OutputArray | None = Field(description=_ACTUAL)  # type: ignore[assignment]
 
 
 class ReportDocumentV2(ReportDocument):
     """A complete or incomplete evidence record of one check, schema v2 (the written one)."""
 
-    schema_version: Literal[2] = 2  # type: ignore[assignment]
-    result: CheckResultV2 | None
+    schema_version: Literal[2] = Field(  # type: ignore[assignment]
+        default=2, description=BOUND + "Schema version; selects the model the file is read with."
+    )
+    result: CheckResultV2 | None = Field(
+        description=DERIVED + "The check's result; null while the check runs."
+    )
 
 
 #: The model of each readable schema version.

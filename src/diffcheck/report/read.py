@@ -217,7 +217,8 @@ def report_from(parsed: Any, source: str) -> ReportDocument:
             "an unknown key (the schema names no such field)"
         )
     try:
-        document = MODELS[version].model_validate(parsed)
+        # Strict: a JSON true is not the integer 1, nor "0.5" the float 0.5.
+        document = MODELS[version].model_validate(parsed, strict=True)
     except MemoryError:
         raise ReportError(_out_of_memory(source, None, "validating")) from None
     except RecursionError:

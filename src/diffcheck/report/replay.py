@@ -17,8 +17,6 @@ and a tolerance looser than the op's default for its precision is pointed out th
 
 from __future__ import annotations
 
-import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,12 +38,13 @@ from ..errors import ConfigError, ReportError
 from ..files import MAX_REPORT_BYTES, read_regular
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
-from .models import CheckResult, MetricsRecord, ReportDocument, SegmentRecord
+from .bounds import claimed_fields, is_self_test, representability_problem
+from .figures import compare_metrics, compare_segments, compare_submission_metrics
+from .models import CheckResult, MetricsRecord, ReportDocument
 from .read import load_json, report_from
+from .world import compare_reference, recompute_reference, rerun_candidate
 
 __all__ = ["Replay", "load_document", "load_report", "replay"]
-
-_RELATIVE = 8 * sys.float_info.epsilon
 
 
 @dataclass
@@ -57,10 +56,21 @@ class Replay:
     disagreements: list[str] = field(default_factory=list)
     #: What replay could not derive, or would point out to a reader (never disagreements).
     notes: list[str] = field(default_factory=list)
+    #: Whether the candidate is the reference's own backend (derived from the pair).
+    self_test: bool = False
+    #: What checking against the world found: the reference recomputation, a re-run.
+    checked: list[str] = field(default_factory=list)
+    #: (field, value) of every claimed field, which replay cannot verify.
+    claims: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def agrees(self) -> bool:
         return not self.disagreements
+
+    @property
+    def passed(self) -> bool:
+        """Agrees, stored passed, and is not a self-test (which is never a pass)."""
+        return self.agrees and self.status == "passed" and not self.self_test
 
     @property
     def status(self) -> str:
@@ -87,87 +97,19 @@ def load_report(path: Path) -> ReportDocument:
     return report_from(load_document(path)[0], str(path))
 
 
-def _close(stored: float, derived: float) -> bool:
-    if not (math.isfinite(stored) and math.isfinite(derived)):
-        return stored == derived or (math.isnan(stored) and math.isnan(derived))
-    return stored == derived or abs(stored - derived) <= _RELATIVE * max(abs(stored), abs(derived))
+def _derived_check(document: ReportDocument, problems: list[str], notes: list[str]) -> Check | None:
+    """The check ``config`` describes, or None (with the problem) when it describes none.
 
-
-def _compare_metrics(
-    label: str, stored: MetricsRecord | None, derived: MetricsRecord | None
-) -> list[str]:
-    if stored is None or derived is None:
-        if stored is derived:
-            return []
-        present = "stored but not derivable" if derived is None else "derivable but not stored"
-        return [f"{label}: {present}"]
-    problems = []
-    for name in ("element_count", "uses_absolute_mse", "max_abs_index", "max_ulp"):
-        if getattr(stored, name) != getattr(derived, name):
-            problems.append(
-                f"{label}.{name}: stored {getattr(stored, name)}, derived {getattr(derived, name)}"
-            )
-    for name in ("nmse", "max_abs", "reference_mse"):
-        if not _close(getattr(stored, name), getattr(derived, name)):
-            problems.append(
-                f"{label}.{name}: stored {getattr(stored, name)!r}, derived {getattr(derived, name)!r}"
-            )
-    return problems
-
-
-def _compare_segments(stored: list[SegmentRecord] | None, verdict: Verdict) -> list[str]:
-    derived = verdict.segments
-    if not derived:
-        return [] if stored is None else ["segments: stored but the op has none"]
-    if stored is None:
-        return ["segments: derivable but not stored"]
-    if len(stored) != len(derived):
-        return [f"segments: {len(stored)} stored, {len(derived)} derived"]
-    problems = []
-    for index, (record, judged) in enumerate(zip(stored, derived, strict=True)):
-        label = f"segments[{index}]"
-        expected = (judged.segment.name, judged.segment.start, judged.segment.stop)
-        if (record.name, record.start, record.stop) != expected:
-            problems.append(
-                f"{label}: stored {record.name} [{record.start}, {record.stop}), "
-                f"derived {expected[0]} [{expected[1]}, {expected[2]})"
-            )
-            continue
-        if (record.status, record.reason) != (judged.status, judged.reason):
-            problems.append(
-                f"{label} ({record.name}): stored {record.status} ({record.reason}), "
-                f"derived {judged.status} ({judged.reason})"
-            )
-        problems += _compare_metrics(
-            f"{label}.metrics", record.metrics, MetricsRecord.of(judged.metrics)
-        )
-    return problems
-
-
-def _compare_submission_metrics(
-    document: ReportDocument, verdict: Verdict, chains: bool
-) -> list[str]:
-    stored = document.submission_metrics
-    expected = (
-        bool(verdict.segments)
-        and not chains
-        and all(s.status == "passed" for s in verdict.segments)
-    )
-    if not expected:
-        return [] if stored is None else ["submission_metrics: stored but not derivable"]
-    if stored is None or len(stored) != len(verdict.segments):
-        return ["submission_metrics presence does not match the per-phase verdicts"]
-    problems = []
-    for index, judged in enumerate(verdict.segments):
-        problems += _compare_metrics(
-            f"submission_metrics[{index}]", stored[index], MetricsRecord.of(judged.metrics)
-        )
-    return problems
-
-
-def _derived_check(document: ReportDocument, problems: list[str]) -> Check | None:
-    """The check ``config`` describes, or None (with the problem) when it describes none."""
+    Whether it is a self-test is derived from the backend pair, never read from the report
+    (unless a name is unknown here, which a note says).
+    """
     config: Any = document.config
+    self_test, unchecked = is_self_test(config.require_backend, document.reference_backend)
+    if unchecked:
+        # A backend this machine does not know (a plugin not installed here): its identity
+        # cannot be derived, so the report's own word stands, and the note says so.
+        notes.append(unchecked)
+        self_test = "SELF-TEST:" in document.coverage
     op = get_op(config.op)
     try:
         params = op.params(**{name: getattr(config, name) for name in op.options})
@@ -184,7 +126,7 @@ def _derived_check(document: ReportDocument, problems: list[str]) -> Check | Non
         precision=config.precision,
         seed=config.seed,
         max_nmse=config.max_nmse,
-        allow_self_test="SELF-TEST:" in document.coverage,
+        allow_self_test=self_test,
     )
 
 
@@ -302,8 +244,43 @@ def _without_outputs(
     return problems, verdict
 
 
-def replay(document: ReportDocument) -> Replay:
-    """Recompute the verdict of ``document`` and list every way the stored one disagrees."""
+def _check_world(
+    document: ReportDocument,
+    check: Check,
+    reference: npt.NDArray[np.float32] | None,
+    actual: npt.NDArray[np.float32] | None,
+    checked: list[str],
+) -> list[str]:
+    """Recompute the reference from config; bind the candidate's bits to their storage."""
+    problems = []
+    executed = document.executed_precision
+    if reference is not None:
+        recomputed = recompute_reference(check)
+        if recomputed.output is None:
+            problems.append(f"result.reference could not be recomputed: {recomputed.problem}")
+        else:
+            problem, found = compare_reference(
+                reference, recomputed.output, check.op.wide_reference_accumulation
+            )
+            problems += [problem] if problem else []
+            checked += [found] if found else []
+            if executed is not None and executed.reference_storage != recomputed.storage:
+                problems.append(
+                    f"executed_precision.reference_storage: stored "
+                    f"{executed.reference_storage!r}, recomputed {recomputed.storage!r}"
+                )
+    if actual is not None and executed is not None:
+        problem = representability_problem(actual, executed.backend_output_storage)
+        problems += [problem] if problem else []
+    return problems
+
+
+def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
+    """Recompute the verdict of ``document`` and list every way the stored one disagrees.
+
+    The reference is recomputed from the config first (:mod:`.world`); with ``rerun`` the
+    candidate runs again too, and replay says whether its stored bits reproduce.
+    """
     result = document.result
     if not document.completed or result is None:
         return Replay(
@@ -311,18 +288,25 @@ def replay(document: ReportDocument) -> Replay:
         )
     problems: list[str] = []
     notes: list[str] = []
+    checked: list[str] = []
     if result.status == "passed" and result.reason is not None:
         problems.append("a passed result carries a reason")
     if result.status != "passed" and not result.reason:
         problems.append(f"a {result.status} result has no reason")
-    check = _derived_check(document, problems)
+    check = _derived_check(document, problems, notes)
     if check is None:
-        return Replay(document, None, problems, notes)
+        return Replay(document, None, problems, notes, claims=claimed_fields(document))
     chains = isinstance(check.op, ContextLifecycle) and document.submission_phases is None
     problems += _check_derived_fields(document, result, check, chains)
     reference, actual = _decoded(result, problems)
     if (result.actual is None) != (document.executed_precision is None):
         problems.append("executed_precision is set exactly when the candidate returned output")
+    problems += _check_world(document, check, reference, actual, checked)
+    if rerun:
+        again = rerun_candidate(check, actual)
+        checked.append(again.line)
+        if again.status is not None and again.status != result.status:
+            problems.append(f"re-run: stored {result.status}, the candidate now {again.status}")
 
     verdict: Verdict | None = None
     if result.reference is not None and result.actual is not None:
@@ -337,11 +321,11 @@ def replay(document: ReportDocument) -> Replay:
                         else f" (reason: stored {result.reason!r}, derived {verdict.reason!r})"
                     )
                 )
-            problems += _compare_metrics(
+            problems += compare_metrics(
                 "metrics", result.metrics, MetricsRecord.of(verdict.metrics)
             )
-            problems += _compare_segments(document.segments, verdict)
-            problems += _compare_submission_metrics(document, verdict, chains)
+            problems += compare_segments(document.segments, verdict)
+            problems += compare_submission_metrics(document, verdict, chains)
     elif result.actual is not None:
         problems.append("the candidate's output is stored without the reference's")
     else:
@@ -354,4 +338,17 @@ def replay(document: ReportDocument) -> Replay:
             f"the tolerance {check.max_nmse:g} is looser than {check.op.name}'s default "
             f"{check.op.default_max_nmse(check.precision):g} at {check.precision}"
         )
-    return Replay(document, verdict, problems, notes)
+    if check.allow_self_test:
+        notes.append(
+            f"SELF-TEST: the candidate {check.require_backend} is the reference "
+            f"{check.reference}'s own backend; it is never a pass for the backend"
+        )
+    return Replay(
+        document,
+        verdict,
+        problems,
+        notes,
+        self_test=check.allow_self_test,
+        checked=checked,
+        claims=claimed_fields(document),
+    )

@@ -20,9 +20,23 @@ __all__ = ["report_schema", "schema_text", "write_schema"]
 def report_schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
     """The JSON Schema of the report model of ``version`` (serialization mode)."""
     schema = MODELS[version].model_json_schema(mode="serialization")
+    for definition in [schema, *schema.get("$defs", {}).values()]:
+        _require_written(definition)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = f"https://diffcheck.dev/schema/report/v{version}.json"
     return schema
+
+
+#: Fields a writer leaves out when they are null (``exclude_if``); every other field is written.
+_OMITTED_WHEN_NULL = frozenset({"submission_phases", "submission_metrics", "segments"})
+
+
+def _require_written(definition: dict[str, Any]) -> None:
+    # The writer writes every field, defaults included, so the schema requires them all;
+    # pydantic's serialization schema leaves fields with defaults optional.
+    properties = definition.get("properties")
+    if properties:
+        definition["required"] = [name for name in properties if name not in _OMITTED_WHEN_NULL]
 
 
 def schema_text(version: int = SCHEMA_VERSION) -> str:

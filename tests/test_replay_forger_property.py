@@ -1,0 +1,315 @@
+"""The careful forger, as a property: no consistent edit of any field replays as agreeing.
+
+For every field of genuine v1 and v2 reports (every op, a failing report, a self-test, a
+lifecycle on a backend with command contexts and one without, a not_run record), a draw
+edits one field or one output, then re-stamps what any forger can (digests, counts, status,
+reason, metrics and segment records, from the edited bits). Replay must then say ``agrees``
+only when the edited document is semantically the same evidence: equal to the original
+in every field but the claimed ones, the outputs compared bit for bit.
+
+What replay without ``--rerun`` cannot know is the candidate's testimony (its output bits
+and the storage it reports): an edit of those is allowed to agree only when re-running the
+candidate says its stored bits do not reproduce. A result without the candidate's output
+(not_run, a candidate that raised) keeps a reason nothing can re-derive; replay says so in a
+note, and the property treats that reason as claimed.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diffcheck import ReportError
+from diffcheck.config import make_check
+from diffcheck.ops import OPS
+from diffcheck.report import replay
+from diffcheck.runner import run_check
+from fakes import FakeAdapter
+from forgery import as_v1, document, output, restamp, set_output
+
+#: Draws per schema version; two versions make the CI run's total.
+CASES = int(os.environ.get("DIFFCHECK_FORGER_CASES", "1000"))
+
+CLAIMED = (
+    ("environment",),
+    ("execution_path",),
+    ("configured_precision", "kernel_entrypoint"),
+    ("executed_precision", "kernel_entrypoint"),
+    ("started_at",),
+    ("finished_at",),
+    ("execution_elapsed_ms",),
+)
+#: Fields a forger writes directly; re-stamping them would undo the edit.
+STAMPED = ("status", "reason", "metrics", "segments", "submission_metrics")
+#: The candidate's testimony: bound only by re-running it.
+TESTIMONY = (("result", "actual"), ("executed_precision",))
+
+# Small shapes: a draw replays in milliseconds.
+SMALL: dict[str, dict[str, Any]] = {
+    "rms-norm": {"tokens": 2, "dim": 8},
+    "gemm": {"m": 3, "n": 4, "k": 5},
+    "silu-mul": {"tokens": 2, "intermediate": 8},
+    "context-lifecycle": {"tokens": 1, "intermediate": 2, "k": 3},
+    "softmax": {"tokens": 2, "dim": 8},
+    "layer-norm": {"tokens": 2, "dim": 8},
+    "add-rms-norm": {"tokens": 2, "dim": 8},
+    "rope": {"tokens": 2, "heads": 1, "head_dim": 8},
+    "attention": {"tokens": 2, "kv_len": 4, "heads": 2, "kv_heads": 1, "head_dim": 8},
+    "gelu": {"tokens": 2, "dim": 8},
+}
+
+
+def _genuine(directory: Path) -> dict[str, dict[str, Any]]:
+    cases: dict[str, tuple[Any, dict[str, Any]]] = {
+        op: (make_check("array_api_strict", op, **SMALL.get(op, {})), {}) for op in OPS
+    }
+    lifecycle = SMALL["context-lifecycle"]
+    cases |= {
+        "failed-gemm": (
+            make_check("array_api_strict", "gemm", m=4, n=8, k=6),
+            {"candidate": FakeAdapter("scale_segment")},
+        ),
+        "lifecycle-contexts": (
+            make_check("array_api_strict", "context-lifecycle", **lifecycle),
+            {"candidate": FakeAdapter()},
+        ),
+        "lifecycle-contexts-failed": (
+            make_check("array_api_strict", "context-lifecycle", **lifecycle),
+            {"candidate": FakeAdapter("scale_segment")},
+        ),
+        "self-test": (make_check("numpy:cpu", "gemm", m=2, n=3, k=4, allow_self_test=True), {}),
+        "not-run": (make_check("cupy", "gemm", m=2, n=3, k=4), {}),
+    }
+    reports = {}
+    for name, (check, kwargs) in cases.items():
+        path = directory / f"{name}.json"
+        run_check(check, path, **kwargs)
+        data = json.loads(path.read_text())
+        assert replay(document(data)).agrees, name
+        reports[name] = data
+        reports[f"{name} (v1)"] = as_v1(data)
+    assert "submission_phases" not in reports["context-lifecycle"]  # four chains
+    assert "submission_phases" in reports["lifecycle-contexts"]
+    return reports
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, key))]
+    if isinstance(value, list) and path[-1:] != ("f32_bits",):
+        return [path] + [leaf for i, item in enumerate(value) for leaf in _leaves(item, (*path, i))]
+    if path[-1:] == ("base64",):
+        return []
+    return [path]
+
+
+def _get(data: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        data = data[key]
+    return data
+
+
+def _set(data: Any, path: tuple[Any, ...], value: Any) -> None:
+    _get(data, path[:-1])[path[-1]] = value
+
+
+def _replacements(value: Any) -> list[Any]:
+    if isinstance(value, bool):
+        return [not value, 1, "true"]
+    if isinstance(value, int):
+        return [value + 1, value - 1, value * 2, 0, value + 1000, True, float(value) + 0.5]
+    if isinstance(value, float):
+        return [value * 2, value / 2, -value, value + abs(value) * 1e-3 + 1e-30, "NaN", 0.0]
+    if isinstance(value, str):
+        tokens = ["passed", "failed", "not_run", "numpy", "torch:cpu", "f16", "bf16", "f32", ""]
+        return [value + "x", *(t for t in tokens if t != value)]
+    if isinstance(value, list):
+        return [value[:-1], value + value[-1:], list(reversed(value))] if value else [[0]]
+    return [0, "x", 1.0, True, []]
+
+
+OUTPUT_EDITS = ("nudge", "copy-other", "scale", "equal-values", "truncate", "zero")
+
+
+def _edit_output(data: dict[str, Any], which: str, how: str, index: int, ulps: int) -> None:
+    values = output(data, which)
+    other = output(data, "actual" if which == "reference" else "reference")
+    if values.size == 0:
+        return
+    index %= values.size
+    if how == "nudge":
+        values.view(np.int32)[index] += ulps
+    elif how == "copy-other":
+        values = other
+    elif how == "scale":
+        values = values * np.float32(1.5)
+    elif how == "equal-values":
+        values = np.linspace(-1, 1, values.size, dtype=np.float32)
+        set_output(data, "actual" if which == "reference" else "reference", values)
+    elif how == "truncate":
+        values = values[:-1]
+    else:
+        values[index] = 0.0
+    set_output(data, which, values)
+
+
+def _canonical(data: dict[str, Any]) -> dict[str, Any]:
+    """What the document says as evidence: the validated model less its claimed fields."""
+    dumped: dict[str, Any] = document(data).model_dump()
+    for path in CLAIMED:
+        parent = _get(dumped, path[:-1])
+        if isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    result = dumped["result"]
+    if result is not None:
+        for which in ("reference", "actual"):
+            if result[which] is not None:
+                result[which] = output(data, which).view(np.uint32).tolist()
+        if result["actual"] is None:  # nothing was compared: the reason is the runner's word
+            result.pop("reason")
+            result.pop("status")
+    return dumped
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        # replay's own allowance for a stored float metric: 8 float64 epsilons relative
+        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-14)
+    return type(a) is type(b) and a == b
+
+
+def _check(original: dict[str, Any], data: dict[str, Any], outcome: Any, testimony: bool) -> None:
+    if outcome is None or not outcome.agrees:
+        return  # refused or disagrees
+    if testimony and any("do not reproduce" in line for line in outcome.checked):
+        return  # the candidate's word, shown not to hold by running it again
+    if data["result"]["actual"] is None:
+        # Nothing was compared: replay may agree that the record is well-formed, and must
+        # say it is no evidence about the backend and never a pass.
+        assert not outcome.passed
+        assert any("not evidence" in n or "cannot be re-derived" in n for n in outcome.notes)
+        return
+    forged, honest = _canonical(data), _canonical(original)
+    if any("within 1 ULP" in line for line in outcome.checked):
+        # The stated bound: a reference within 1 float32 ULP of the recomputation is the
+        # world's reference; the figures measured against it move with it, the verdict not.
+        for document_ in (forged, honest):
+            document_["result"]["reference"] = None
+            document_["result"]["metrics"] = None
+            document_.pop("segments", None)
+            document_.pop("submission_metrics", None)
+    if forged["reference_backend"] != honest["reference_backend"]:
+        # The reference is bound by its bits: another backend whose recomputation gives
+        # these same bits (NumPy and torch both accumulate in float64) is the same reference.
+        assert outcome.checked[0].startswith("reference recomputed from config")
+        forged["reference_backend"] = honest["reference_backend"]
+    assert _same(forged, honest), (outcome.checked, outcome.notes)
+
+
+@functools.cache
+def _reports() -> dict[str, dict[str, Any]]:
+    """The genuine reports, built once per module run (a strategy draws from them)."""
+    with tempfile.TemporaryDirectory() as directory:  # only their JSON is kept
+        return _genuine(Path(directory))
+
+
+@pytest.fixture(scope="module")
+def genuine() -> dict[str, dict[str, Any]]:
+    return _reports()
+
+
+@dataclass(frozen=True)
+class Forgery:
+    """One consistent edit of one genuine report."""
+
+    name: str
+    path: tuple[Any, ...] | None = None
+    value: Any = None
+    output: tuple[str, str, int, int] | None = None
+
+    @property
+    def testimony(self) -> bool:
+        """Whether it edits what only the candidate can vouch for (replayed with --rerun)."""
+        if self.output is not None:
+            which, how = self.output[:2]
+            return which == "actual" or how in ("copy-other", "equal-values")
+        assert self.path is not None
+        return any(self.path[: len(prefix)] == prefix for prefix in TESTIMONY)
+
+    def apply(self, doc: dict[str, Any]) -> None:
+        if self.output is not None:
+            _edit_output(doc, *self.output)
+            restamp(doc)
+            return
+        assert self.path is not None
+        _set(doc, self.path, self.value)
+        stamped = (self.path[:1] == ("result",) and self.path[1:2] and self.path[1] in STAMPED) or (
+            self.path[:1] in (("segments",), ("submission_metrics",))
+        )
+        if not stamped:
+            restamp(doc)
+
+
+@st.composite
+def forgeries(draw: st.DrawFn, version: int) -> Forgery:
+    names = sorted(n for n in _reports() if n.endswith(" (v1)") == (version == 1))
+    name = draw(st.sampled_from(names))
+    original = _reports()[name]
+    outputs = [w for w in ("reference", "actual") if original["result"][w] is not None]
+    if outputs and draw(st.booleans()) is True:
+        which = draw(st.sampled_from(outputs))
+        how = draw(st.sampled_from(OUTPUT_EDITS))
+        index = draw(st.integers(0, 1 << 20))
+        ulps = draw(st.sampled_from([2, 3, 100, 1 << 20]))
+        return Forgery(name, output=(which, how, index, ulps))
+    path = draw(st.sampled_from(_leaves(original)))
+    return Forgery(name, path, draw(st.sampled_from(_replacements(_get(original, path)))))
+
+
+def _check_forgery(forgery: Forgery) -> None:
+    original = _reports()[forgery.name]
+    data = json.loads(json.dumps(original))
+    try:
+        forgery.apply(data)
+        forged = document(data)
+    except ReportError:
+        return  # refused when read
+    _check(original, data, replay(forged, rerun=forgery.testimony), forgery.testimony)
+
+
+@settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forgery=forgeries(2))
+def test_no_consistent_forgery_of_a_v2_field_replays_as_agreeing(forgery: Forgery) -> None:
+    _check_forgery(forgery)
+
+
+@settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forgery=forgeries(1))
+def test_no_consistent_forgery_of_a_v1_field_replays_as_agreeing(forgery: Forgery) -> None:
+    _check_forgery(forgery)
+
+
+def test_every_op_replays_with_its_reference_recomputed(
+    genuine: dict[str, dict[str, Any]],
+) -> None:
+    for name, data in genuine.items():
+        outcome = replay(document(data))
+        assert outcome.agrees, (name, outcome.disagreements)
+        if data["result"]["reference"] is not None:
+            assert outcome.checked[0].startswith("reference recomputed from config"), name
+        assert outcome.self_test == name.startswith("self-test"), name
