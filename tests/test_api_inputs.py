@@ -169,7 +169,9 @@ class _Declares(FaultyAdapter):
 
 
 def test_the_search_excuses_a_declared_shift_and_not_a_wrong_shift_by_zero() -> None:
-    declared = search_api(_Declares(), functions=["bitwise_left_shift"], examples=40, seed=1)
+    declared = search_api(
+        _Declares(), functions=["bitwise_left_shift"], examples=40, seed=1, isolate=False
+    )
     assert declared.document.findings
     assert declared.unexplained == 0
     planted = search_api(
@@ -177,5 +179,6 @@ def test_the_search_excuses_a_declared_shift_and_not_a_wrong_shift_by_zero() -> 
         functions=["bitwise_left_shift"],
         examples=40,
         seed=1,
+        isolate=False,  # a test adapter with its own constructor: not rebuilt in a worker
     )
     assert planted.unexplained >= 1

@@ -9,7 +9,9 @@ in every field but the claimed ones, the outputs compared bit for bit.
 
 What replay without ``--rerun`` cannot know is the candidate's testimony (its output bits
 and the storage it reports): an edit of those is allowed to agree only when re-running the
-candidate says its stored bits do not reproduce. A result without the candidate's output
+candidate says its stored bits do not reproduce. An edit of the check (its ``config``) that
+leaves the recomputed reference bit-exact is allowed to agree only when the candidate, re-run
+under the edited check, reproduces its stored bits: then the document is true of that check. A result without the candidate's output
 (not_run, a candidate that raised) keeps a reason nothing can re-derive; replay says so in a
 note, and the property treats that reason as claimed.
 """
@@ -54,6 +56,10 @@ CLAIMED = (
 STAMPED = ("status", "reason", "metrics", "segments", "submission_metrics")
 #: The candidate's testimony: bound only by re-running it.
 TESTIMONY = (("result", "actual"), ("executed_precision",))
+#: The check the candidate ran: an edit of it that the recomputed reference does not notice
+#: (an ``eps`` 0.1% larger, say) is a true report of the edited check when the candidate,
+#: re-run under it, gives the stored bits again; only re-running it can tell.
+RERUN_BOUND = (("config",),)
 
 # Small shapes: a draw replays in milliseconds.
 SMALL: dict[str, dict[str, Any]] = {
@@ -193,11 +199,26 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _check(original: dict[str, Any], data: dict[str, Any], outcome: Any, testimony: bool) -> None:
+def _reproduced(checked: list[str]) -> bool:
+    bit_exact = checked[:1] == ["reference recomputed from config: bit-exact"]
+    return bit_exact and any("stored bits reproduce bit-exact" in line for line in checked)
+
+
+def _check(
+    original: dict[str, Any],
+    data: dict[str, Any],
+    outcome: Any,
+    testimony: bool,
+    rerun_bound: bool = False,
+) -> None:
     if outcome is None or not outcome.agrees:
         return  # refused or disagrees
     if testimony and any("do not reproduce" in line for line in outcome.checked):
         return  # the candidate's word, shown not to hold by running it again
+    if rerun_bound and _reproduced(outcome.checked):
+        # Both sides of the edited check were run again and gave the stored bits: the edited
+        # document is true evidence about the check it names.
+        return
     if data["result"]["actual"] is None:
         # Nothing was compared: replay may agree that the record is well-formed, and must
         # say it is no evidence about the backend and never a pass.
@@ -251,6 +272,13 @@ class Forgery:
         assert self.path is not None
         return any(self.path[: len(prefix)] == prefix for prefix in TESTIMONY)
 
+    @property
+    def rerun_bound(self) -> bool:
+        """Whether it edits the check itself (replayed with --rerun: see RERUN_BOUND)."""
+        return self.path is not None and any(
+            self.path[: len(prefix)] == prefix for prefix in RERUN_BOUND
+        )
+
     def apply(self, doc: dict[str, Any]) -> None:
         if self.output is not None:
             _edit_output(doc, *self.output)
@@ -289,7 +317,9 @@ def _check_forgery(forgery: Forgery) -> None:
         forged = document(data)
     except ReportError:
         return  # refused when read
-    _check(original, data, replay(forged, rerun=forgery.testimony), forgery.testimony)
+    rerun = forgery.testimony or forgery.rerun_bound
+    outcome = replay(forged, rerun=rerun)
+    _check(original, data, outcome, forgery.testimony, forgery.rerun_bound)
 
 
 @settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -77,7 +77,8 @@ def test_a_device_a_directory_and_a_missing_file_are_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _one_line_error(*_replay_cli(Path("/dev/zero"), capsys), "is a character device")
-    _one_line_error(*_replay_cli(tmp_path, capsys), "is a directory")
+    # A directory is read as a sweep: one without a summary says so.
+    _one_line_error(*_replay_cli(tmp_path, capsys), "no summary.json")
     _one_line_error(*_replay_cli(tmp_path / "absent.json", capsys), "No such file")
 
 

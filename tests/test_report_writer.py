@@ -121,10 +121,14 @@ def test_a_report_that_cannot_be_created_says_why_with_the_os_error(tmp_path: Pa
     existing.write_text("evidence")
     long_name = tmp_path / ("r" * 300 + ".json")
     for path, why in (
-        (existing, f"{os.strerror(errno.EEXIST)} (os error {errno.EEXIST})"),
+        (
+            existing,
+            f"{os.strerror(errno.EEXIST)} (os error {errno.EEXIST}); a report is never "
+            "overwritten: give a new path or move the old report",
+        ),
         (
             tmp_path / "missing" / "r.json",
-            f"its directory does not exist (os error {errno.ENOENT})",
+            f"its directory does not exist (os error {errno.ENOENT}); create the directory first",
         ),
         (long_name, f"{os.strerror(errno.ENAMETOOLONG)} (os error {errno.ENAMETOOLONG})"),
     ):

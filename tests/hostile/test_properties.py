@@ -55,7 +55,12 @@ def _settings(kind: str) -> settings:
     return settings(
         max_examples=max(1, int(TOTAL * SHARES[kind])),
         deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        # _rss_baseline is function-scoped on purpose: once per test, not per case.
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.function_scoped_fixture,
+        ],
     )
 
 
@@ -84,8 +89,20 @@ def _entry_points_read_once() -> Iterator[None]:
         yield
 
 
-_BASELINE_RSS = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def _peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+#: The process's peak RSS when the running test began: under pytest-xdist a worker runs other
+#: modules' tests in the same process first, so the peak at import time is not a baseline.
+_baseline_rss = _peak_rss()
 _traced = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _rss_baseline() -> None:
+    global _baseline_rss
+    _baseline_rss = _peak_rss()
 
 
 def _case_dir(session: Path) -> Path:
@@ -102,7 +119,7 @@ def _case_dir(session: Path) -> Path:
 def _check(session: Path, root: Path, run: Any, size: int, lines: int = 1) -> tuple[int, str, str]:
     """Run ``run()``; check memory, stderr and where files appeared.
 
-    Memory: the process's peak RSS must stay under the module's starting RSS plus the
+    Memory: the process's peak RSS must stay under its peak when the test began plus the
     bound (checked after every case, free), and one case in :data:`TRACED_EVERY` runs under
     tracemalloc, whose peak for that case alone must be under the bound.
     """
@@ -120,8 +137,8 @@ def _check(session: Path, root: Path, run: Any, size: int, lines: int = 1) -> tu
         if traced:
             tracemalloc.stop()
     assert_one_line(err, lines)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    assert rss < _BASELINE_RSS + bound + RSS_SLACK, (rss, _BASELINE_RSS, size)
+    rss = _peak_rss()
+    assert rss < _baseline_rss + bound + RSS_SLACK, (rss, _baseline_rss, size)
     assert [p.name for p in session.iterdir()] == ["case"], "a file appeared outside the case"
     after = sorted(p.name for p in root.iterdir())
     assert after == before, f"created outside out/: {set(after) ^ set(before)}"

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "EMPTY_INPUT",
     "EMPTY_REDUCTION",
     "EVERY_INPUT",
     "FLOAT32_PRECISION",
@@ -177,6 +178,11 @@ HUGE_FOR_FLOAT32 = InputClass(
 FLOAT32_PRECISION = InputClass(
     "every failing element is within 8 float32 ULPs of the reference (float32 precision)",
     _float32_precision,
+)
+EMPTY_INPUT = InputClass(
+    "the first array input holds no elements (a zero-size dimension)",
+    lambda case: (x := case.first_array()) is not None and x.size == 0,
+    elementwise=False,
 )
 ZERO_D_KEEPDIMS = InputClass(
     "a 0-d array with keepdims=True",

@@ -95,6 +95,15 @@ def _status_line(document: ReportDocument) -> str:
     return line
 
 
+def _is_directory(path: Path) -> bool:
+    """A real directory (a sweep's), not a link; False for a name the system refuses (too
+    long, say): reading it as a report then says why in one line."""
+    try:
+        return path.is_dir() and not path.is_symlink()
+    except OSError:
+        return False
+
+
 def replay(argv: Sequence[str]) -> int:
     """``diffcheck replay REPORT``: recompute the reference from the config, re-derive the verdict."""
     from ..budget import parse_size
@@ -134,7 +143,7 @@ def replay(argv: Sequence[str]) -> int:
     max_memory = None if options.max_memory is None else parse_size(options.max_memory)
     exit_code = 0
     for path in options.report:
-        if path.is_dir() and not path.is_symlink():
+        if _is_directory(path):
             exit_code = max(exit_code, _replay_sweep(path, options.require_pass))
             continue
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from diffcheck.adapters import InputClass, KnownApiDivergence
 from diffcheck.adapters.api_inputs import (
+    EMPTY_INPUT,
     EMPTY_REDUCTION,
     EVERY_INPUT,
     FLOAT32_PRECISION,
@@ -243,12 +244,19 @@ MLX_API_DIVERGENCES: tuple[KnownApiDivergence, ...] = (
         "for all(); replays of it may not reproduce",
         upstream=_NONE,
     ),
-    KnownApiDivergence(
-        function="argmin",
-        kind="raises",
-        covers=ZERO_D_KEEPDIMS,
-        reason="MLX's argmin of a 0-d array with keepdims=True raises 'cannot create "
+    *_each(
+        ("argmax", "argmin"),
+        "raises",
+        "MLX's argmax and argmin of a 0-d array with keepdims=True raise 'cannot create "
         "std::vector larger than max_size()'",
-        upstream=_NONE,
+        covers=ZERO_D_KEEPDIMS,
+    ),
+    *_each(
+        ("argmax", "argmin"),
+        "raises",
+        "MLX's argmax and argmin refuse any input with a zero-size dimension ('Cannot argmax "
+        "reduce zero size array'), also along an axis of size 1, where the result is an "
+        "empty array",
+        covers=EMPTY_INPUT,
     ),
 )
