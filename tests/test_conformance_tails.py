@@ -123,7 +123,7 @@ def test_the_kit_fails_the_dropped_tail_and_its_short_fuzz_finds_it(
     )
     result.stdout.fnmatch_lines(
         [
-            "FAILED *test_op_matches_reference?DropsTail-softmax-dim33-tokens33-f32?",
-            "FAILED *test_short_fuzz_finds_no_failing_shape?DropsTail-softmax?",
+            "FAILED *test_op_matches_reference?DropsTail-softmax-dim33-tokens33-f32?*",
+            "FAILED *test_short_fuzz_finds_no_failing_shape?DropsTail-softmax?*",
         ]
     )
