@@ -35,8 +35,8 @@ STATUS_COLOURS = {
 _FLOOR = -20  # decades: anything smaller is drawn as zero
 
 #: One mark shape per op in the overview (colour is the status, so shape tells the op).
-#: Beyond ten ops the shapes repeat and the legend numbers them. No cross: that is a failure
-#: with no measurement.
+#: Beyond ten ops the shapes repeat and the legend numbers them. No cross (a failure with
+#: no measurement) and nothing round but the circle: at 9 px a hexagon reads as a circle.
 OP_MARKS: Final = (
     "circle",
     "square",
@@ -46,7 +46,7 @@ OP_MARKS: Final = (
     "plus",
     "pentagon",
     "star",
-    "hexagon",
+    "triangle-right",
     "bar",
 )
 
@@ -85,13 +85,12 @@ def _mark(
             f"{inner}</path>"
         )
     outer = r + 1.2
-    hexagon = [math.radians(a) for a in range(0, 360, 60)]
     pentagon = [math.radians(a - 90) for a in range(0, 360, 72)]
     points: dict[str, Sequence[tuple[float, float]]] = {
         "triangle": ((0, -r - 0.8), (r + 0.6, r - 0.4), (-r - 0.6, r - 0.4)),
         "triangle-down": ((0, r + 0.8), (r + 0.6, -r + 0.4), (-r - 0.6, -r + 0.4)),
         "diamond": ((0, -r - 1), (r + 1, 0), (0, r + 1), (-r - 1, 0)),
-        "hexagon": [(r * math.cos(a), r * math.sin(a)) for a in hexagon],
+        "triangle-right": ((r + 0.8, 0), (-r + 0.4, -r - 0.6), (-r + 0.4, r + 0.6)),
         "pentagon": [(outer * math.cos(a), outer * math.sin(a)) for a in pentagon],
         # Five points: outer and inner radius alternating every 36 degrees.
         "star": [
