@@ -103,6 +103,53 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-n", "auto", *session.posargs)
 
 
+# Where Chromium is looked for by `nox -s pages` (and by tests/pages/conftest.py).
+CHROMIUM_CANDIDATES = ("chromium", "chromium-browser")
+CHROMIUM_HINT = (
+    "Chromium is missing: the pages session drives it through Playwright. Install it with "
+    "`apt-get install -y chromium` (Debian/Ubuntu, as root), or point DIFFCHECK_CHROMIUM at "
+    "a Chromium binary, then run `nox -s pages` again"
+)
+
+
+def find_chromium() -> str | None:
+    """``$DIFFCHECK_CHROMIUM``, /usr/bin/chromium, or a Chromium on PATH."""
+    chosen = os.environ.get("DIFFCHECK_CHROMIUM")
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    if os.access("/usr/bin/chromium", os.X_OK):
+        return "/usr/bin/chromium"
+    return next((found for name in CHROMIUM_CANDIDATES if (found := shutil.which(name))), None)
+
+
+@nox.session
+def pages(session: nox.Session) -> None:
+    """Open the sweep and API-search pages of small real runs in headless Chromium.
+
+    tests/pages at 1280 and 1920 px: no overflow, no cut text, the summary first. Needs the
+    system's Chromium (not installed here: it needs root); fails, saying how to install it,
+    when it is missing. Screenshots go to reports/pages/ (posargs go to pytest).
+    """
+    chromium = find_chromium()
+    if chromium is None:
+        session.error(CHROMIUM_HINT)
+    _install_project(session, "test", "fuzz", "pages")
+    session.install("array-api-strict")
+    session.run(
+        "pytest",
+        "tests/pages",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+        env={
+            "DIFFCHECK_CHROMIUM": chromium,
+            # A skip here would be a silent pass: a missing browser fails instead.
+            "DIFFCHECK_PAGES_REQUIRED": "1",
+            "DIFFCHECK_PAGES_SHOTS": str(ROOT / "reports" / "pages"),
+        },
+    )
+
+
 def dev_commands(venv: Path = DEV_VENV, python: str = sys.executable) -> list[list[str]]:
     """The commands `nox -s dev` runs: a venv at ``venv``, then everything installed into it."""
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]

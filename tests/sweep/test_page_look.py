@@ -1,5 +1,6 @@
 """The sweep page says what it knows: no green pass over checks that did not run, no
-"exit 0" beside a failure, short numbers, and one not_run reason said once."""
+"exit 0" beside a failure, short numbers, one not_run reason said once, and marks that
+tell the op."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from diffcheck.sweep.html import render_html, rounded
 from diffcheck.sweep.summary import SweepSummary
+from diffcheck.sweep.svg import OP_MARKS, op_legend, op_marks, ratio_overview
 
 from .conftest import SweepRun
 
@@ -51,7 +53,8 @@ def test_a_failed_check_never_shows_worker_exit_0(fault_sweep: SweepRun) -> None
     row = next(row for row in summary.checks if row.outcome == "failed")
     lied = summary.model_copy(update={"checks": [row.model_copy(update={"worker": "exit 0"})]})
     page = render_html(lied)
-    cells = re.findall(r"<td class='num'>([^<]*)(?:<br>[^<]*)?</td>", page)
+    cells = re.findall(r"<td class='worker'>([^<]*)(?:<br>[^<]*)?</td>", page)
+    assert cells
     assert "exit 0" not in cells
     assert "finished (the check itself failed)" in page
 
@@ -79,3 +82,49 @@ def test_a_rounded_decimal_keeps_three_significant_digits(value: float) -> None:
     shown = rounded(f"x {text} y")
     number = float(shown.split()[1])
     assert number == pytest.approx(float(f"{float(text):.3g}"))
+
+
+def _mark_tags(svg: str) -> dict[str, set[str]]:
+    """Each op's set of element tags among the overview's marks (data-op carries the op)."""
+    found: dict[str, set[str]] = {}
+    for tag, attrs in re.findall(r"<(circle|rect|path|polygon|line)([^>]*data-op=[^>]*)>", svg):
+        op = re.search(r'data-op="([^"]*)"', attrs)
+        points = re.search(r'points="([^"]*)"', attrs)
+        # Polygons differ by their corner count (triangle 3, diamond 4, pentagon 5, ...).
+        shape = f"{tag}{len(points.group(1).split()) if points else ''}"
+        if tag == "rect":
+            shape += re.search(r'width="([\d.]+)"', attrs).group(1)  # type: ignore[union-attr]
+        found.setdefault(op.group(1), set()).add(shape)  # type: ignore[union-attr]
+    return found
+
+
+def test_the_overview_marks_each_op_with_its_own_shape_and_names_it(
+    fault_sweep: SweepRun,
+) -> None:
+    summary = _summary(fault_sweep)
+    measured = [row for row in summary.checks if row.ratio is not None]
+    ops = {row.op for row in measured}
+    assert len(ops) >= 2
+    svg = ratio_overview(measured)
+    shapes = _mark_tags(svg)
+    assert set(shapes) == ops
+    assert all(len(kinds) == 1 for kinds in shapes.values())  # one shape per op...
+    assert len({next(iter(kinds)) for kinds in shapes.values()}) == len(ops)  # ...none shared
+    for row in measured:  # every mark's tooltip names its op and check
+        assert f"<title>{row.op}: {row.id}:" in svg
+    legend = op_legend(op_marks(row.op for row in summary.checks))
+    assert re.findall(r'data-op="([^"]*)"', legend) == list(
+        dict.fromkeys(r.op for r in summary.checks)
+    )
+    assert 'id="op-legend"' in render_html(summary)
+
+
+def test_every_op_of_many_gets_a_shape_and_shapes_repeat_only_past_ten() -> None:
+    ops = [f"op{i}" for i in range(12)]
+    marks = op_marks(ops + ops[:3])
+    assert list(marks) == ops
+    assert len(set(list(marks.values())[: len(OP_MARKS)])) == len(OP_MARKS)
+    assert marks["op10"] == marks["op0"]
+    legend = op_legend(marks)
+    assert "op0 (1)" in legend  # past ten the legend numbers the ops...
+    assert "op0 (1)" not in op_legend(op_marks(ops[:3]))  # ...and not before

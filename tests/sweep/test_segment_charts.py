@@ -80,10 +80,21 @@ def test_flat_labels_fit_their_slot() -> None:
     assert rotated
 
 
-def test_the_pair_and_op_columns_break_only_where_the_table_must_fit() -> None:
+def test_the_pair_heads_its_checks_and_breaks_only_where_the_table_must_fit() -> None:
     from diffcheck.sweep import html
 
-    # Long backend names break anywhere rather than push the table past the page (1400 px).
-    assert "td.pair,td.op{overflow-wrap:anywhere}" in html._CSS
-    table = html._checks([_row(["head0"])], LogRange(-16, -4))
-    assert "<td class='pair'>numpy &rarr; mlx:cpu</td><td class='op'>attention</td>" in table
+    # Long backend names break anywhere rather than push the table past the page; an op's
+    # name breaks only between words (at its hyphens), never inside one.
+    assert "td.pair{overflow-wrap:anywhere}td.op{overflow-wrap:break-word" in html._CSS
+    first, second = _row(["head0"]), _row(["head0"]).model_copy(update={"candidate": "torch"})
+    table = html._checks(
+        [first, first.model_copy(update={"id": "p/op/y"}), second], LogRange(-16, -4)
+    )
+    heads = re.findall(
+        r"<tr class='pair-head'><th colspan='(\d+)' class='pair'>([^<]*)</th>", table
+    )
+    assert heads == [("10", "numpy &rarr; mlx:cpu"), ("10", "numpy &rarr; torch")]
+    header = re.search(r"<thead><tr>(.*?)</tr></thead>", table)
+    assert header is not None
+    assert header.group(1).count("<th>") == 10  # the head row spans every column
+    assert table.count("<td class='op'>attention</td>") == 3

@@ -11,8 +11,9 @@ The device suffix names one of the library's own devices, as its
 ``not_run``. What each device can store (f16, bf16, float64) is found by allocating a
 one-element array of that dtype there, so nothing here guesses from a library's name.
 
-The few per-library facts that the Array API does not cover (how to wait for queued GPU work)
-live in :data:`_SYNCHRONIZERS`, keyed by library, so the core never names a backend.
+The few per-library facts that the Array API does not cover (how to wait for queued GPU work,
+jax's 64-bit switch) live in :data:`_SYNCHRONIZERS` and :data:`_PREPARERS`, keyed by
+library, so the core never names a backend.
 """
 
 from __future__ import annotations
@@ -70,6 +71,15 @@ def _sync_jax(array: Any) -> None:
     array.block_until_ready()
 
 
+def _prepare_jax() -> None:
+    # Without x64, jax silently truncates every float64/int64 that diffcheck asks for (the
+    # float64 probe, an op's int64 positions) to 32 bits and warns each time. With it, jax
+    # holds the dtypes the checks name; float32 inputs stay float32. A process-wide switch:
+    # it holds for the rest of the process that uses jax as a backend.
+    jax = importlib.import_module("jax")
+    jax.config.update("jax_enable_x64", True)
+
+
 class _PinnedStage:
     """A page-locked host buffer for one library's device-to-host copies, grown and reused.
 
@@ -121,6 +131,12 @@ _SYNCHRONIZERS: dict[str, Callable[[Any], None]] = {
     "torch": _sync_torch,
     "cupy": _sync_cupy,
     "jax": _sync_jax,
+}
+
+
+#: What a library needs set before its namespace serves diffcheck's dtypes.
+_PREPARERS: dict[str, Callable[[], None]] = {
+    "jax": _prepare_jax,
 }
 
 
@@ -237,6 +253,9 @@ class ArrayApiAdapter(Adapter):
         return self._device
 
     def namespace(self) -> Any:
+        prepare = _PREPARERS.get(self.library)
+        if prepare is not None:
+            prepare()
         return importlib.import_module(self.namespace_module)
 
     def to_device(self, host: Any) -> Any:
@@ -279,7 +298,8 @@ class ArrayApiAdapter(Adapter):
             xp.astype(value, xp.float32)
         except Exception:  # any refusal means "not on this device"; the reason is irrelevant
             return False
-        return True
+        # A library that quietly gives another dtype (narrower) does not store this one.
+        return bool(value.dtype == dtype)
 
     def capabilities(self) -> Capabilities:
         if self._capabilities is None:

@@ -1,4 +1,5 @@
-"""``index.html`` of an API search: findings grouped by function, inputs and both outputs.
+"""``index.html`` of an API search: a summary, then the new findings before the known ones,
+each grouped by function with its inputs and both outputs.
 
 Self-contained (inline CSS, no script, no network); every text from a backend, a reason or
 an input is escaped, control characters made visible (:func:`~diffcheck.text.html_text`).
@@ -18,6 +19,7 @@ from ..values.compare import host_value
 from .coverage import CLASSES
 from .findings import FindingEntry, FindingsDocument
 from .output import describe_example
+from .page_summary import SUMMARY_CSS, summary
 from .runner import Finding
 
 __all__ = ["fragment", "render_page"]
@@ -29,7 +31,9 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:24px 0 6px}
 margin:8px 0}.finding.known{background:#fff8c5}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;
 background:#cf222e}.badge.known{background:#bf8700}
-pre{background:#f6f8fa;padding:6px;overflow-x:auto;font-size:12px;margin:4px 0}
+pre{background:#f6f8fa;padding:6px;font-size:12px;margin:4px 0;white-space:pre-wrap;
+overflow-wrap:anywhere}
+h3{font-size:15px;margin:16px 0 4px}.finding div{overflow-wrap:anywhere}
 table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #d0d7de;
 padding:3px 8px;text-align:left}
 """
@@ -84,42 +88,52 @@ def _coverage(doc: FindingsDocument) -> str:
     )
     heads = "".join(f"<th>{c}</th>" for c in classes)
     return (
-        "<h2>Coverage: distinct input values drawn per function</h2>"
+        "<h2 id='coverage'>Coverage: distinct input values drawn per function</h2>"
         f"<table><tr><th>function</th><th>examples</th>{heads}<th>time budget cut</th></tr>"
         f"{rows}</table>"
     )
 
 
-def _isolation(doc: FindingsDocument) -> str:
-    iso = doc.isolation
-    if iso.mode == "in-process":
-        return "in-process (no crash or hang protection)"
-    return (
-        f"in a worker process ({iso.call_timeout_s:g} s per call, "
-        f"{iso.workers_started} worker(s) started)"
-    )
+def _findings(
+    pairs: Sequence[tuple[FindingEntry, str]], section: str, title: str, empty: str
+) -> str:
+    """One section of findings, grouped by function (in the standard's order of the run)."""
+    body = [f"<h2 id='{section}'>{title} ({len(pairs)})</h2>"]
+    ordered = sorted(pairs, key=lambda p: p[0].function)
+    for function, group in groupby(ordered, key=lambda p: p[0].function):
+        items = list(group)
+        body.append(f"<h3 id='{section}-{escape(function)}'>{escape(function)} ({len(items)})</h3>")
+        body.extend(text for _, text in items)
+    return "".join(body) if pairs else f"{body[0]}<p>{empty}</p>"
 
 
 def render_page(document: FindingsDocument, fragments: Sequence[str]) -> str:
-    """The whole page as text; ``fragments`` are :func:`fragment`'s, one per finding."""
+    """The whole page as text; ``fragments`` are :func:`fragment`'s, one per finding.
+
+    The summary comes first, then the new findings (no declared divergence explains them:
+    what a reader came for), then the known ones, then what was not seen, covered or
+    skipped.
+    """
     doc = document
     head = (
         f"<h1>API search: {escape(doc.candidate.backend)} against "
-        f"{escape(doc.reference.backend)}</h1><p class='meta'>"
-        f"{escape(doc.candidate.library)} {escape(doc.candidate.version)} on "
-        f"{escape(str(doc.candidate.device))}; {escape(doc.reference.library)} "
-        f"{escape(doc.reference.version)}; seed {doc.seed}; {doc.examples_per_function} "
-        f"examples per function; {len(doc.functions_tried)} functions searched, "
-        f"{len(doc.skipped)} skipped; {doc.counts.findings} findings ({doc.counts.known} "
-        f"known); {doc.duration_s:.0f} s; started {escape(doc.started)}; calls "
-        f"{_isolation(doc)}{'' if doc.complete else '; INTERRUPTED (--resume continues it)'}</p>"
+        f"{escape(doc.reference.backend)}</h1>{summary(doc)}"
     )
-    pairs = sorted(zip(doc.findings, fragments, strict=True), key=lambda p: p[0].function)
-    body = []
-    for function, group in groupby(pairs, key=lambda p: p[0].function):
-        items = list(group)
-        body.append(f"<h2 id='{escape(function)}'>{escape(function)} ({len(items)})</h2>")
-        body.extend(text for _, text in items)
+    pairs = list(zip(doc.findings, fragments, strict=True))
+    new = _findings(
+        [p for p in pairs if p[0].known is None],
+        "new",
+        "New findings: no declared divergence explains them",
+        "None: every finding is a declared known divergence."
+        if pairs
+        else "None: the search found no divergence.",
+    )
+    known = _findings(
+        [p for p in pairs if p[0].known is not None],
+        "known",
+        "Known findings: declared divergences of the candidate's adapter",
+        "None.",
+    )
     missed = "".join(
         f"<tr><td>{escape(d.function)}</td><td>{escape(d.kind)}</td>"
         f"<td>{escape(d.condition)}</td><td>{escape(d.reason)}</td></tr>"
@@ -129,7 +143,7 @@ def render_page(document: FindingsDocument, fragments: Sequence[str]) -> str:
         f"<tr><td>{escape(s.function)}</td><td>{escape(s.reason)}</td></tr>" for s in doc.skipped
     )
     tail = (
-        "<h2>Declared known divergences not seen</h2>"
+        "<h2 id='not-seen'>Declared known divergences not seen</h2>"
         + (
             f"<table><tr><th>function</th><th>kind</th><th>condition</th><th>reason</th></tr>"
             f"{missed}</table>"
@@ -137,11 +151,16 @@ def render_page(document: FindingsDocument, fragments: Sequence[str]) -> str:
             else "<p>none</p>"
         )
         + _coverage(doc)
-        + "<h2>Skipped functions</h2>"
-        + f"<table><tr><th>function</th><th>reason</th></tr>{skipped}</table>"
+        + "<h2 id='skipped'>Skipped functions</h2>"
+        + (
+            f"<table><tr><th>function</th><th>reason</th></tr>{skipped}</table>"
+            if skipped
+            else "<p>none</p>"
+        )
     )
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>diffcheck API search</title><style>{_CSS}</style></head><body>"
-        f"{head}{''.join(body) or '<p>No findings.</p>'}{tail}</body></html>\n"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>diffcheck API search</title><style>{_CSS}{SUMMARY_CSS}</style></head><body>"
+        f"{head}{new}{known}{tail}</body></html>\n"
     )

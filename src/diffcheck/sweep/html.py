@@ -16,7 +16,15 @@ from collections.abc import Sequence
 
 from ..text import html_text as escape
 from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
-from .svg import STATUS_COLOURS, LogRange, nmse_strip, phase_bars, ratio_overview
+from .svg import (
+    STATUS_COLOURS,
+    LogRange,
+    nmse_strip,
+    op_legend,
+    op_marks,
+    phase_bars,
+    ratio_overview,
+)
 
 __all__ = ["render_html"]
 
@@ -35,8 +43,10 @@ table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:middle}
 th{background:#f6f8fa;position:sticky;top:0}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.pair,td.op{overflow-wrap:anywhere}
-table.checks code{overflow-wrap:anywhere}
+td.pair{overflow-wrap:anywhere}td.op{overflow-wrap:break-word;min-width:60px}
+tr.pair-head th{background:#eaeef2;font-size:13px;position:static;overflow-wrap:anywhere}
+td.case{min-width:90px;max-width:190px}td.case code{overflow-wrap:anywhere}
+td.worker{min-width:70px;max-width:150px;font-size:12px}
 tr.status-failed td{background:#fff5f5}tr.status-not_run td{color:#57606a}
 tr.status-known td{background:#fff8c5}
 td.reason{min-width:180px;max-width:420px;font-size:12px;overflow-wrap:anywhere}
@@ -45,6 +55,7 @@ details summary{cursor:pointer}
 .phases figcaption{font-size:12px;color:#57606a}
 code{font-size:12px}
 .scroll{overflow-x:auto}
+.op-mark{white-space:nowrap;margin-right:10px}.op-mark svg{vertical-align:-2px}
 """
 
 
@@ -148,29 +159,45 @@ def _groups(groups: Sequence[GroupSummary]) -> str:
     return "".join(lines)
 
 
+#: Columns of the checks table; a pair's checks follow a header row spanning them all.
+_CHECK_COLUMNS = 10
+
+
 def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
+    """Every check, under a header row per pair (so no column repeats the pair's names and
+    the table fits a 1280 px screen)."""
     lines = [
-        "<table class='checks'><thead><tr><th>status</th><th>pair</th><th>op</th><th>shape</th>"
-        "<th>precision</th><th>seed</th><th>nmse</th><th>tolerance</th><th>nmse / tol</th>"
+        "<table class='checks'><thead><tr><th>status</th><th>op</th><th>case</th>"
+        "<th>nmse</th><th>tolerance</th><th>nmse / tol</th>"
         f"<th>nmse vs tolerance (log, 1e{scale.lo}&ndash;1e{scale.hi})</th><th>worker</th>"
         "<th>reason</th><th>report</th></tr></thead><tbody>"
     ]
-    first_with: dict[str, str] = {}
+    first_with: dict[str, SummaryRow] = {}
+    pair = None
     for row in rows:
+        if (row.reference, row.candidate) != pair:
+            pair = (row.reference, row.candidate)
+            lines.append(
+                f"<tr class='pair-head'><th colspan='{_CHECK_COLUMNS}' class='pair'>"
+                f"{escape(row.reference)} &rarr; {escape(row.candidate)}</th></tr>"
+            )
         reason = f"{_reason(row.reason)}{_divergence(row)}"
         if row.outcome == "not_run" and row.reason:
-            first = first_with.setdefault(row.reason, row.id)
-            if first != row.id:  # one not_run reason repeated on every check of a pair
-                reason = f"same as <a href='#{escape(first)}'>{escape(first)}</a>"
+            first = first_with.setdefault(row.reason, row)
+            if first.id != row.id:  # one not_run reason repeated on every check of a pair
+                reason = (
+                    f"same as <a href='#{escape(first.id)}' title='{escape(first.id)}'>"
+                    f"{escape(first.op)} {escape(first.shape)}</a>"
+                )
         lines.append(
             f"<tr class='check status-{row.outcome}' data-status='{row.outcome}' id='{escape(row.id)}'>"
             f"<td>{_badge(row.outcome)}</td>"
-            f"<td class='pair'>{escape(row.reference)} &rarr; {escape(row.candidate)}</td>"
-            f"<td class='op'>{escape(row.op)}</td><td><code>{escape(row.shape)}</code></td>"
-            f"<td>{escape(row.precision)}</td><td class='num'>{row.seed}</td>"
+            f"<td class='op'>{escape(row.op)}</td>"
+            f"<td class='case'><code>{escape(row.shape)}</code> {escape(row.precision)} "
+            f"seed&nbsp;{row.seed}</td>"
             f"<td class='num'>{_num(row.nmse)}</td><td class='num'>{row.tolerance:g}</td>"
             f"<td class='num'>{_num(row.ratio)}</td><td>{nmse_strip(row, scale)}</td>"
-            f"<td class='num'>{_worker(row)}</td>"
+            f"<td class='worker'>{_worker(row)}</td>"
             f"<td class='reason'>{reason}</td>"
             f"<td><a href='{escape(row.report)}'>json</a></td></tr>"
         )
@@ -224,6 +251,7 @@ def render_html(summary: SweepSummary) -> str:
         f"<span style='color:{colour}'>&#9679; {status}</span>"
         for status, colour in STATUS_COLOURS.items()
     )
+    marks = op_marks(r.op for r in rows)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -243,9 +271,11 @@ def render_html(summary: SweepSummary) -> str:
 <h2>Per pair and op</h2>
 {_groups(summary.groups)}
 <h2>NMSE against tolerance, every check (log scale)</h2>
-<p class="meta">{legend} (known: a failure with a known divergence of its adapter); hollow marks are exact matches (nmse 0); a cross at the top is a failure
-with no measurement (crash, timeout); ticks below the axis are not_run.</p>
-<div class="scroll">{ratio_overview(rows)}</div>
+<p class="meta">Colour is the status: {legend} (known: a failure with a known divergence of its adapter).
+Shape is the op: <span id="op-legend">{op_legend(marks)}</span></p>
+<p class="meta">Hollow marks are exact matches (nmse 0); a cross at the top is a failure
+with no measurement (crash, timeout); ticks below the axis are not_run. Hover a mark for its check.</p>
+<div class="scroll">{ratio_overview(rows, marks)}</div>
 <h2 id="checks">Checks</h2>
 <div class="scroll">{_checks(rows, strip_scale)}</div>
 <h2 id="phases">Segments: lifecycle phases, attention heads, fused outputs (per-segment nmse, log scale)</h2>

@@ -14,7 +14,16 @@ from typing import Final
 from ..text import html_text as escape
 from .summary import SummaryRow
 
-__all__ = ["LogRange", "nmse_strip", "phase_bars", "ratio_overview", "segment_labels"]
+__all__ = [
+    "OP_MARKS",
+    "LogRange",
+    "nmse_strip",
+    "op_legend",
+    "op_marks",
+    "phase_bars",
+    "ratio_overview",
+    "segment_labels",
+]
 
 #: By row outcome: a failure with a known divergence is "known", in amber.
 STATUS_COLOURS = {
@@ -24,6 +33,91 @@ STATUS_COLOURS = {
     "not_run": "#8c959f",
 }
 _FLOOR = -20  # decades: anything smaller is drawn as zero
+
+#: One mark shape per op in the overview (colour is the status, so shape tells the op).
+#: Beyond ten ops the shapes repeat and the legend numbers them. No cross (a failure with
+#: no measurement) and nothing round but the circle: at 9 px a hexagon reads as a circle.
+OP_MARKS: Final = (
+    "circle",
+    "square",
+    "triangle",
+    "diamond",
+    "triangle-down",
+    "plus",
+    "pentagon",
+    "star",
+    "triangle-right",
+    "bar",
+)
+
+
+def op_marks(ops: Iterable[str]) -> dict[str, str]:
+    """Each op's mark shape, in first-seen order."""
+    marks: dict[str, str] = {}
+    for op in ops:
+        if op not in marks:
+            marks[op] = OP_MARKS[len(marks) % len(OP_MARKS)]
+    return marks
+
+
+def _mark(
+    shape: str, x: float, y: float, *, fill: str, stroke: str, inner: str = "", attrs: str = ""
+) -> str:
+    """An op's mark centred at (x, y), about 9 px across; ``inner`` goes inside (a title).
+
+    The plus is lines only: an exact match (hollow) draws it thinner instead.
+    """
+    r = 4.0
+    paint = f'fill="{fill}" stroke="{stroke}" stroke-width="1.2"{attrs}'
+    if shape == "circle":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" {paint}>{inner}</circle>'
+    if shape in ("square", "bar"):
+        w, h = (r * 1.7, r * 1.7) if shape == "square" else (3.2, 2 * r + 2)
+        return (
+            f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" '
+            f"{paint}>{inner}</rect>"
+        )
+    if shape == "plus":
+        width = "1" if fill == "none" else "2.2"
+        d = f"M{x - r - 1:.1f} {y:.1f}H{x + r + 1:.1f}M{x:.1f} {y - r - 1:.1f}V{y + r + 1:.1f}"
+        return (
+            f'<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{width}"{attrs}>'
+            f"{inner}</path>"
+        )
+    outer = r + 1.2
+    pentagon = [math.radians(a - 90) for a in range(0, 360, 72)]
+    points: dict[str, Sequence[tuple[float, float]]] = {
+        "triangle": ((0, -r - 0.8), (r + 0.6, r - 0.4), (-r - 0.6, r - 0.4)),
+        "triangle-down": ((0, r + 0.8), (r + 0.6, -r + 0.4), (-r - 0.6, -r + 0.4)),
+        "diamond": ((0, -r - 1), (r + 1, 0), (0, r + 1), (-r - 1, 0)),
+        "triangle-right": ((r + 0.8, 0), (-r + 0.4, -r - 0.6), (-r + 0.4, r + 0.6)),
+        "pentagon": [(outer * math.cos(a), outer * math.sin(a)) for a in pentagon],
+        # Five points: outer and inner radius alternating every 36 degrees.
+        "star": [
+            (
+                (outer if i % 2 == 0 else r / 2) * math.sin(math.radians(36 * i)),
+                -(outer if i % 2 == 0 else r / 2) * math.cos(math.radians(36 * i)),
+            )
+            for i in range(10)
+        ],
+    }
+    corners = " ".join(f"{x + dx:.1f},{y + dy:.1f}" for dx, dy in points[shape])
+    return f'<polygon points="{corners}" {paint}>{inner}</polygon>'
+
+
+def op_legend(marks: dict[str, str], colour: str = "#24292f") -> str:
+    """The ops and their marks as inline HTML: a tiny SVG per op, wrapping with the text."""
+    repeat = len(marks) > len(OP_MARKS)
+    items = []
+    for index, (op, shape) in enumerate(marks.items()):
+        mark = _mark(shape, 7, 7, fill=colour, stroke=colour)
+        number = f" ({index + 1})" if repeat else ""
+        items.append(
+            f'<span class="op-mark" data-op="{escape(op)}"><svg xmlns="http://www.w3.org/2000/svg" '
+            f'width="14" height="14" viewBox="0 0 14 14" aria-hidden="true">{mark}'
+            f"</svg>&nbsp;{escape(op)}{number}</span>"
+        )
+    return " ".join(items)
 
 
 class LogRange:
@@ -109,13 +203,22 @@ def _svg(width: int, height: int, body: Sequence[str], label: str) -> str:
     )
 
 
-def ratio_overview(rows: Sequence[SummaryRow], *, width: int = 1100, height: int = 280) -> str:
+def ratio_overview(
+    rows: Sequence[SummaryRow],
+    marks: dict[str, str] | None = None,
+    *,
+    width: int = 1100,
+    height: int = 280,
+) -> str:
     """Every check's nmse / tolerance on a log axis, with the pass line at 1.
 
-    Checks are laid out in summary order and grouped by pair (dotted separators). A failed
-    check with no measurement (crash, timeout) is a red cross at the top; not_run checks are
-    grey ticks under the axis.
+    Checks are laid out in summary order and grouped by pair (dotted separators). The colour
+    of a mark is its status, its shape its op (``marks``, :func:`op_marks` by default; the
+    page shows them with :func:`op_legend`), and its tooltip names both. A failed check with
+    no measurement (crash, timeout) is a red cross at the top; not_run checks are grey ticks
+    under the axis.
     """
+    marks = op_marks(r.op for r in rows) if marks is None else marks
     left, right, top, bottom = 56, 12, 14, 40
     plot_w, plot_h = width - left - right, height - top - bottom
     scale = LogRange.covering((r.ratio for r in rows), lo=-8, hi=1)
@@ -150,23 +253,27 @@ def ratio_overview(rows: Sequence[SummaryRow], *, width: int = 1100, height: int
             )
             previous_pair = pair
         colour = STATUS_COLOURS[row.outcome]
-        tip = f"<title>{escape(row.id)}: {row.outcome}; ratio {_fmt(row.ratio)}; nmse {_fmt(row.nmse)}; tolerance {row.tolerance:g}</title>"
+        tip = (
+            f"<title>{escape(row.op)}: {escape(row.id)}: {row.outcome}; ratio {_fmt(row.ratio)}; "
+            f"nmse {_fmt(row.nmse)}; tolerance {row.tolerance:g}</title>"
+        )
+        op = f' data-op="{escape(row.op)}"'
         if row.ratio is not None:
-            y = y_of(row.ratio)
             fill = "none" if row.ratio == 0 else colour
+            shape = marks[row.op]
             body.append(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{colour}">{tip}</circle>'
+                _mark(shape, x, y_of(row.ratio), fill=fill, stroke=colour, inner=tip, attrs=op)
             )
         elif row.status == "failed":
             y = top + 6
             body.append(
                 f'<path d="M{x - 4:.1f} {y - 4:.1f}L{x + 4:.1f} {y + 4:.1f}M{x - 4:.1f} {y + 4:.1f}L{x + 4:.1f} {y - 4:.1f}" '
-                f'stroke="{colour}" stroke-width="2">{tip}</path>'
+                f'stroke="{colour}" stroke-width="2"{op}>{tip}</path>'
             )
         else:
             y = top + plot_h + 4
             body.append(
-                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y:.1f}" y2="{y + 8:.1f}" stroke="{colour}" stroke-width="2">{tip}</line>'
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y:.1f}" y2="{y + 8:.1f}" stroke="{colour}" stroke-width="2"{op}>{tip}</line>'
             )
     body.append(
         f'<text x="12" y="{top + plot_h / 2:.0f}" font-size="11" '
