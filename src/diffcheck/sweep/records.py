@@ -15,7 +15,7 @@ created (:func:`run_guarded`). An unreadable or foreign file is never deleted ei
 moved aside (``*.incomplete.json``, ``*.incomplete-2.json``...) with a no-clobber link.
 
 Report paths are read with :func:`~diffcheck.files.read_regular`: a symbolic link, a
-FIFO, a device or a file over :data:`~diffcheck.files.MAX_REPORT_BYTES` is
+FIFO, a device or a file over :func:`~diffcheck.report.limits.report_read_limit` is
 ``UNREADABLE`` (and moved aside as itself, the link never followed), never a hang.
 """
 
