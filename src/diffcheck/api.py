@@ -113,13 +113,38 @@ def _flat(outputs: list[npt.NDArray[np.float32]]) -> npt.NDArray[np.float32]:
     return np.concatenate([o.reshape(-1) for o in outputs]) if outputs else np.empty(0, np.float32)
 
 
+def _exact_bounds(name: object, bounds: object, elements: int) -> Segment:
+    """One ``name -> (start, stop)`` entry, exactly typed and inside the output."""
+    if not isinstance(name, str):
+        raise ValueError(f"segments: the name {name!r} is not a str")
+    if not (
+        isinstance(bounds, tuple | list)
+        and len(bounds) == 2
+        and all(type(v) is int for v in bounds)  # exactly int: True is not 1, nor 2.0 two
+    ):
+        raise ValueError(f"segments[{name!r}] = {bounds!r} is not a (start, stop) pair of ints")
+    start, stop = bounds
+    if not 0 <= start < stop <= elements:
+        raise ValueError(
+            f"segments[{name!r}] = ({start}, {stop}) is not a non-empty range inside the "
+            f"{elements} elements compared"
+        )
+    return Segment(name, start, stop)
+
+
 def _segments(
     segments: Segments | None, outputs: int, sizes: list[int]
 ) -> int | Sequence[Segment] | None:
     if isinstance(segments, Mapping):
-        return [
-            Segment(str(name), int(start), int(stop)) for name, (start, stop) in segments.items()
-        ]
+        # Strict: counted before anything is built (each segment holds an element at least),
+        # and no name or bound is coerced (str(name), int(True) would hide a mistake).
+        elements = sum(sizes)
+        if len(segments) > elements:
+            raise ValueError(
+                f"segments names {len(segments)} segments, more than the {elements} elements "
+                "compared"
+            )
+        return [_exact_bounds(name, bounds, elements) for name, bounds in segments.items()]
     if segments is None and outputs > 1:
         # Several outputs are judged one by one, so a small wrong one cannot hide behind a big one.
         bounds = np.cumsum([0, *sizes]).tolist()

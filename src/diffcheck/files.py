@@ -35,7 +35,6 @@ from .errors import ReportError
 
 __all__ = [
     "MAX_MATRIX_BYTES",
-    "MAX_REPORT_BYTES",
     "FileIdentity",
     "create_new",
     "fsync_directory",
@@ -49,8 +48,6 @@ __all__ = [
 
 #: The largest matrix file read (a matrix is a few kilobytes; 16 MiB is generous).
 MAX_MATRIX_BYTES = 16 * 1024 * 1024
-#: The largest report file read back by the sweep (a v1 report of 10^7 elements is ~1 GiB).
-MAX_REPORT_BYTES = 2 * 1024 * 1024 * 1024
 
 FileIdentity = tuple[int, int]
 
@@ -69,8 +66,13 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: Path, *, limit: int, follow_symlinks: bool = True) -> bytes:
+def read_regular(
+    path: Path, *, limit: int, follow_symlinks: bool = True, limit_reason: str = ""
+) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    A file over ``limit`` is refused from its size before anything is read;
+    ``limit_reason`` (what the limit is) is added to that one-line refusal.
 
     Raises
     ------
@@ -97,8 +99,9 @@ def read_regular(path: Path, *, limit: int, follow_symlinks: bool = True) -> byt
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ReportError(f"{path} is {_kind(info.st_mode)}, not a regular file")
+        why = f" ({limit_reason})" if limit_reason else ""
         if info.st_size > limit:
-            raise ReportError(f"{path} is {info.st_size} bytes, over the {limit}-byte limit")
+            raise ReportError(f"{path} is {info.st_size} bytes, over the {limit}-byte limit{why}")
         chunks = []
         left = limit + 1  # one byte more than allowed tells a file that grew past the limit
         while left > 0:
@@ -108,7 +111,7 @@ def read_regular(path: Path, *, limit: int, follow_symlinks: bool = True) -> byt
             chunks.append(chunk)
             left -= len(chunk)
         if left <= 0:
-            raise ReportError(f"{path} is over the {limit}-byte limit")
+            raise ReportError(f"{path} is over the {limit}-byte limit{why}")
         return b"".join(chunks)
     except OSError as error:
         raise ReportError(f"cannot read {path}: {error.strerror}") from None

@@ -14,7 +14,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-__all__ = ["HOSTILE_TEXT", "HOSTILE_VALUE", "SPECIAL_PATHS", "Edit", "edits", "json_paths"]
+__all__ = [
+    "HOSTILE_TEXT",
+    "HOSTILE_VALUE",
+    "SPECIAL_PATHS",
+    "Edit",
+    "bundle_edits",
+    "edits",
+    "json_paths",
+]
 
 _CONTROL = st.sampled_from(
     ["\n", "\r", "\x1b[31m", "\x00", "\x07", "\x85", "\u2028", "\ud800", "\t"]
@@ -87,7 +95,17 @@ class Edit:
 
     @property
     def surely_bad(self) -> bool:
-        return self.kind in {"extra_key", "many_keys", "truncate", "utf16", "deep", "not_utf8"}
+        return self.kind in {
+            "extra_key",
+            "many_keys",
+            "truncate",
+            "utf16",
+            "deep",
+            "not_utf8",
+            "retype",
+            "huge_shape",
+            "foreign_function",
+        }
 
     def apply(self, document: Any) -> bytes:
         """The edited document's bytes (the document is changed in place)."""
@@ -95,8 +113,10 @@ class Edit:
         for part in self.path[:-1]:
             parent = parent[part]
         last = self.path[-1] if self.path else None
-        if self.kind == "set" and self.path:
+        if self.kind in ("set", "retype", "foreign_function") and self.path:
             parent[last] = self.value
+        elif self.kind == "huge_shape" and self.path:
+            parent[last].update(self.value)  # a shape, and the byte count it claims
         elif self.kind == "delete" and self.path:
             del parent[last]
         elif self.kind in ("extra_key", "many_keys"):
@@ -145,3 +165,89 @@ def edits(document: Any) -> st.SearchStrategy[Edit]:
         st.builds(Edit, st.sampled_from(["utf16", "not_utf8"]), st.just(())),
         st.builds(Edit, st.just("deep"), st.just(()), st.none(), st.integers(1500, 20_000)),
     )
+
+
+def _retyped(value: Any) -> list[Any]:
+    """Values of the wrong JSON type for ``value``'s field, each surely refused (strict)."""
+    if isinstance(value, bool):
+        return [int(value), str(value).lower(), [value]]
+    if isinstance(value, int):
+        return [str(value), float(value), value % 2 == 1, [value]]
+    if isinstance(value, str):
+        return [len(value), True, [value], {"text": value}]
+    return [True]
+
+
+#: Names a bundle may not call: dunders, loader and module paths, private names, NumPy's own
+#: attributes the standard does not name, and nothing.
+FOREIGN_FUNCTIONS = [
+    "__loader__.set_data",
+    "__loader__.get_data",
+    "__import__",
+    "_private",
+    "os.system",
+    "linalg",
+    "ndarray",
+    "show_config",
+    "fromfile",
+    "save",
+    "load",
+    "lib.format.open_memmap",
+    "exp.__call__",
+    "linalg.vecdot.__globals__",
+    "",
+    "exp\n",
+    "e" * 64,
+]
+
+
+def bundle_edits(document: Any) -> st.SearchStrategy[Edit]:
+    """:func:`edits`, and edits only a bundle has: every leaf retyped, an array claiming a huge
+    shape (with or without a matching byte count), a function outside the standard."""
+    paths = json_paths(document)
+    leaves = []
+    for path in paths[1:]:
+        value: Any = document
+        for part in path:
+            value = value[part]
+        if isinstance(value, bool | int | str):
+            leaves.append((path, value))
+    arrays = [p for p in paths if p and p[-1] == "array"] + [
+        p for p in paths if len(p) >= 2 and p[-2] == "arrays"
+    ]
+    huge = st.sampled_from(
+        [[2**40, 2**40], [10**6] * 32, [2**62], [0, 2**63], [16000, 16000], [-1, 4]]
+    )
+    return st.one_of(
+        edits(document),
+        st.sampled_from(leaves).flatmap(
+            lambda leaf: st.builds(
+                Edit, st.just("retype"), st.just(leaf[0]), st.sampled_from(_retyped(leaf[1]))
+            )
+        ),
+        st.builds(
+            Edit,
+            st.just("huge_shape"),
+            st.sampled_from(arrays),
+            st.builds(
+                lambda shape, claim: (
+                    {"shape": shape} | ({"bytes": 4 * _product(shape)} if claim else {})
+                ),
+                huge,
+                st.booleans(),
+            ),
+        ),
+        st.builds(
+            Edit,
+            st.just("foreign_function"),
+            st.just(("function",)),
+            st.sampled_from(FOREIGN_FUNCTIONS),
+        ),
+    )
+
+
+def _product(shape: list[int]) -> int:
+    result = 1
+    for n in shape:
+        result *= n
+    return result

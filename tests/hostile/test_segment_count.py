@@ -57,3 +57,38 @@ def test_compare_refuses_a_billion_segments_on_64_elements_at_once() -> None:
     with pytest.raises(ValueError, match="more segments than the 64 elements"):
         diffcheck.compare(lambda xp, a: a * 2, _ONES, candidate="array_api_strict", segments=10**9)
     assert time.perf_counter() - started < 5
+
+
+class _Claims(dict[str, tuple[int, int]]):
+    """A mapping that claims a billion entries: it must be refused from its length."""
+
+    def __len__(self) -> int:
+        return 10**9
+
+    def items(self):  # type: ignore[no-untyped-def]
+        raise AssertionError("iterated a mapping that was refused by its length")
+
+
+def _double(xp: object, a: object) -> object:
+    return a * 2  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("segments", "message"),
+    [
+        ({"a": (True, 64)}, "not a \\(start, stop\\) pair of ints"),
+        ({"a": (0, 64.0)}, "not a \\(start, stop\\) pair of ints"),
+        ({"a": ("0", 64)}, "not a \\(start, stop\\) pair of ints"),
+        ({"a": (0, 32, 64)}, "not a \\(start, stop\\) pair of ints"),
+        ({"a": 64}, "not a \\(start, stop\\) pair of ints"),
+        ({7: (0, 64)}, "the name 7 is not a str"),
+        ({"a": (0, 65)}, "inside the 64 elements"),
+        ({"a": (-1, 64)}, "inside the 64 elements"),
+        ({"a": (8, 8)}, "inside the 64 elements"),
+        ({f"s{i}": (i, i + 1) for i in range(65)}, "more than the 64 elements"),
+        (_Claims(), "1000000000 segments, more than the 64 elements"),
+    ],
+)
+def test_a_segments_mapping_is_strict(segments: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        diffcheck.compare(_double, _ONES, candidate="array_api_strict", segments=segments)  # type: ignore[arg-type]

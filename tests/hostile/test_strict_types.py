@@ -83,3 +83,76 @@ def test_a_disguised_integer_in_a_report_config_is_refused_naming_it(
 def test_a_float_parameter_still_takes_an_integer() -> None:
     check = make_check("array_api_strict", "rms-norm", eps=1)
     assert check.params.eps == 1.0  # type: ignore[attr-defined]
+
+
+def _typed_leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    """Every int, bool and str leaf of a JSON document, with its path."""
+    if isinstance(value, dict):
+        return [leaf for key, item in value.items() for leaf in _typed_leaves(item, (*path, key))]
+    if isinstance(value, list):
+        return [leaf for i, item in enumerate(value) for leaf in _typed_leaves(item, (*path, i))]
+    return [(path, value)] if isinstance(value, int | str) else []
+
+
+def _wrong_types(value: object) -> list[object]:
+    if isinstance(value, bool):
+        return [int(value), str(value).lower()]
+    if isinstance(value, int):
+        return [str(value), float(value), value == 1, [value]]
+    return [len(str(value)), True, [value]]
+
+
+def _bundle() -> dict[str, Any]:
+    import numpy as np
+
+    from bundle_docs import document
+
+    doc = document(
+        "clip",
+        [np.asarray([0.5, 1.0, 2.0], dtype=np.float32)],
+        {"min": 0.75, "max": 1},
+        reference=np.asarray([0.75, 1.0, 1.0], dtype=np.float32),
+        candidate=np.asarray([0.75, 1.0, 1.0], dtype=np.float32),
+    )
+    doc["call"]["sequence"] = False
+    doc["outputs"]["reference"]["several"] = False
+    return doc
+
+
+_BUNDLE_CASES = [
+    (path, wrong) for path, value in _typed_leaves(_bundle()) for wrong in _wrong_types(value)
+]
+
+
+@pytest.mark.parametrize(("path", "wrong"), _BUNDLE_CASES, ids=lambda case: repr(case)[:60])
+def test_a_wrongly_typed_bundle_field_is_refused(path: tuple[Any, ...], wrong: object) -> None:
+    from diffcheck.errors import BundleError
+    from diffcheck.search.bundle import bundle_from
+
+    bundle = _bundle()
+    bundle_from(copy.deepcopy(bundle), where="b.json")  # the genuine bundle reads
+    parent = bundle
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[path[-1]] = wrong
+    with pytest.raises(BundleError, match=r"b\.json"):
+        bundle_from(bundle, where="b.json")
+
+
+def test_bundle_version_true_is_refused() -> None:
+    from diffcheck.errors import BundleError
+    from diffcheck.search.bundle import bundle_from
+
+    bundle = _bundle()
+    bundle["bundle_version"] = True
+    with pytest.raises(BundleError, match="bundle_version True"):
+        bundle_from(bundle, where="b.json")
+
+
+@pytest.mark.parametrize("value", [True, 2.0, "2"])
+def test_a_disguised_result_schema_version_is_refused(
+    report_json: dict[str, Any], value: object
+) -> None:
+    report_json["result"]["schema_version"] = value
+    with pytest.raises(ReportError, match=r"result\.schema_version"):
+        parse_report(json.dumps(report_json).encode(), "typed.json")

@@ -231,3 +231,29 @@ def test_a_self_test_marker_or_another_coverage_is_another_check() -> None:
         problem = plan_mismatch(check, document.model_copy(update={"result": result}))
         assert problem is not None
         assert problem.startswith(f"result.{name} is ")
+
+
+def test_not_run_records_do_not_pile_up_across_resumes(tmp_path: Path, sweep_cli: Sweep) -> None:
+    matrix = write_matrix(
+        tmp_path,
+        TWO.replace('candidate = "array_api_strict"', 'candidate = "cupy:nosuchdevice"'),
+    )
+    out = tmp_path / "out"
+    sweep_cli(matrix, out)
+    for _ in range(3):
+        sweep_cli(matrix, out, "--resume")
+    asides = sorted(p.name for p in out.rglob("*.not_run*.json"))
+    stems = {name.split(".not_run")[0] for name in asides}
+    assert len(asides) == len(stems) == 2, asides  # one kept aside per check, the latest
+    assert not any("not_run-" in name for name in asides)
+
+
+def test_a_directory_at_the_not_run_name_is_never_replaced(tmp_path: Path) -> None:
+    from diffcheck.sweep.records import set_aside_latest
+
+    report = tmp_path / "c.json"
+    report.write_text("{}")
+    (tmp_path / "c.not_run.json").mkdir()
+    aside = set_aside_latest(report, label="not_run")
+    assert aside.name == "c.not_run-2.json"
+    assert (tmp_path / "c.not_run.json").is_dir()

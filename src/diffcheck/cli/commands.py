@@ -136,8 +136,9 @@ def replay(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--max-memory",
         metavar="SIZE",
-        help="refuse a bundle whose replay is estimated to need more (bytes, or 8G, 512MiB); "
-        "default: half the memory available",
+        help="refuse a bundle whose replay is estimated to need more, and a report larger "
+        "than a check within it writes (bytes, or 8G, 512MiB); default: half the memory "
+        "available",
     )
     options = parser.parse_args(argv)
     max_memory = None if options.max_memory is None else parse_size(options.max_memory)
@@ -148,7 +149,7 @@ def replay(argv: Sequence[str]) -> int:
             continue
         try:
             # Read and decoded once; a finding bundle of `diffcheck fuzz --api` runs again.
-            document, size = load_document(path)
+            document, size = load_document(path, max_memory)
             if is_bundle(document):
                 replayed = replay_bundle_command(path, document, size, max_memory)
                 exit_code = max(exit_code, replayed)

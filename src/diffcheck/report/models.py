@@ -75,6 +75,19 @@ def _json_pair(value: object) -> object:
     return tuple(value) if isinstance(value, list) else value
 
 
+def exact_int(value: object) -> object:
+    """``value`` when it is exactly an int: strict validation of ``Literal[1]`` takes ``True``
+    (``True == 1``), so version fields run this first."""
+    if type(value) is not int:
+        raise ValueError(f"must be an integer, not {type(value).__name__}")
+    return value
+
+
+#: Schema versions, exactly ints (a JSON true or 1.0 is not a version).
+Version1 = Annotated[Literal[1], BeforeValidator(exact_int)]
+Version2 = Annotated[Literal[2], BeforeValidator(exact_int)]
+
+
 #: A float as reports write it: a JSON number, or "NaN" / "Infinity" / "-Infinity".
 JsonFloat = Annotated[
     float,
@@ -216,7 +229,7 @@ _ACTUAL = (
 class CheckResult(_Strict):
     """The required check's result (the reference tool's RequiredReport, generalized)."""
 
-    schema_version: Literal[1] = Field(
+    schema_version: Version1 = Field(
         default=1, description=DERIVED + "The document's schema version."
     )
     op: str = Field(
@@ -265,7 +278,7 @@ def _absent(value: object) -> bool:
 class ReportDocument(_Strict):
     """A complete or incomplete evidence record of one check."""
 
-    schema_version: Literal[1] = Field(
+    schema_version: Version1 = Field(
         default=1, description=BOUND + "Schema version; selects the model the file is read with."
     )
     config: AnyCheckConfig = Field(
@@ -372,7 +385,7 @@ class ReportDocument(_Strict):
 class CheckResultV2(CheckResult):
     """The result of a schema v2 report: outputs as :class:`OutputArray`."""
 
-    schema_version: Literal[2] = Field(  # type: ignore[assignment]
+    schema_version: Version2 = Field(  # type: ignore[assignment]
         default=2, description=DERIVED + "The document's schema version."
     )
     reference: OutputArray | None = Field(description=_REFERENCE)  # type: ignore[assignment]
@@ -382,7 +395,7 @@ class CheckResultV2(CheckResult):
 class ReportDocumentV2(ReportDocument):
     """A complete or incomplete evidence record of one check, schema v2 (the written one)."""
 
-    schema_version: Literal[2] = Field(  # type: ignore[assignment]
+    schema_version: Version2 = Field(  # type: ignore[assignment]
         default=2, description=BOUND + "Schema version; selects the model the file is read with."
     )
     result: CheckResultV2 | None = Field(

@@ -3,7 +3,8 @@
 Every reader of reports (``diffcheck replay``, ``upgrade``, ``sweep --resume``, the sweep's
 settling of worker records) goes through :func:`read_report`. It opens without blocking (a
 FIFO cannot hang it), refuses anything but a regular file (``/dev/zero``, a directory, a
-device), reads at most :data:`MAX_REPORT_BYTES`, and turns binary data, deep nesting, an
+device), reads at most :func:`~.limits.report_read_limit` bytes (the largest report a check
+within the memory budget writes; a larger file is refused from its size), and turns binary data, deep nesting, an
 unknown schema version and every schema violation into one :class:`ReportError` line.
 
 What a report *claims* is bounded by what it *stores*, before anything is built from it:
@@ -32,13 +33,13 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, ReportError
-from ..files import MAX_REPORT_BYTES, read_regular
+from ..files import read_regular
 from ..text import one_line
+from .limits import report_read_limit
 from .models import MODELS, READABLE_VERSIONS, OutputArray, OutputBits, ReportDocument
 
 __all__ = [
     "MAX_KEYS",
-    "MAX_REPORT_BYTES",
     "MAX_TEXT_CHARS",
     "MAX_UNSTORED_ELEMENTS",
     "check_derived_sizes",
@@ -125,10 +126,11 @@ def load_json(data: bytes, source: str) -> Any:
 
 def _out_of_memory(source: str, size: int | None, stage: str) -> str:
     sized = "" if size is None else f" ({size} bytes)"
+    limit = report_read_limit()
     return (
         f"report {source}{sized} ran out of memory while {stage} it; a report this "
-        f"size needs several times its size in memory (the read limit is {MAX_REPORT_BYTES} "
-        "bytes): give it more memory or replay a smaller report"
+        f"size needs several times its size in memory (the read limit is {limit.bytes} "
+        f"bytes, {limit.explain()}): give it more memory or replay a smaller report"
     )
 
 
@@ -246,9 +248,11 @@ def parse_report(data: bytes, source: str) -> ReportDocument:
 
 
 def read_report(
-    path: Path, *, follow_symlinks: bool = True, limit: int = MAX_REPORT_BYTES
+    path: Path, *, follow_symlinks: bool = True, limit: int | None = None
 ) -> ReportDocument:
-    """Read and validate the report at ``path`` (at most ``limit`` bytes, a regular file).
+    """Read and validate the report at ``path`` (a regular file of at most ``limit`` bytes).
+
+    ``limit`` defaults to :func:`~.limits.report_read_limit`'s, under the default budget.
 
     Raises
     ------
@@ -257,4 +261,14 @@ def read_report(
     ReportError
         One line for anything else that is not a readable, valid report.
     """
-    return parse_report(read_regular(path, limit=limit, follow_symlinks=follow_symlinks), str(path))
+    if limit is None:
+        derived = report_read_limit()
+        data = read_regular(
+            path,
+            limit=derived.bytes,
+            follow_symlinks=follow_symlinks,
+            limit_reason=derived.explain(),
+        )
+    else:
+        data = read_regular(path, limit=limit, follow_symlinks=follow_symlinks)
+    return parse_report(data, str(path))

@@ -35,11 +35,12 @@ from ..differ import (
     reference_problem,
 )
 from ..errors import ConfigError, ReportError
-from ..files import MAX_REPORT_BYTES, read_regular
+from ..files import read_regular
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
 from .figures import compare_metrics, compare_segments, compare_submission_metrics
+from .limits import report_read_limit
 from .models import CheckResult, MetricsRecord, ReportDocument
 from .read import load_json, report_from
 from .world import compare_reference, recompute_reference, rerun_candidate
@@ -77,8 +78,11 @@ class Replay:
         return self.document.result.status if self.document.result else "incomplete"
 
 
-def load_document(path: Path) -> tuple[Any, int]:
+def load_document(path: Path, max_memory: int | None = None) -> tuple[Any, int]:
     """The JSON value in the file at ``path`` and the file's size (bounded, regular files only).
+
+    The bound is :func:`~.limits.report_read_limit` under ``max_memory`` (default: the
+    default budget): a larger file is refused from its size, before it is read.
 
     Raises
     ------
@@ -86,7 +90,8 @@ def load_document(path: Path) -> tuple[Any, int]:
         One line: missing, not a regular file, over the size limit, not JSON.
     """
     try:
-        data = read_regular(Path(path), limit=MAX_REPORT_BYTES)
+        limit = report_read_limit(max_memory)
+        data = read_regular(Path(path), limit=limit.bytes, limit_reason=limit.explain())
     except FileNotFoundError:
         raise ReportError(f"read report {path}: No such file or directory") from None
     return load_json(data, str(path)), len(data)

@@ -20,11 +20,19 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from ..errors import BundleError, ReportError
 from ..files import create_new, read_regular
 from ..report.arrays import checked_bytes, digest_and_text
+from ..report.models import Version1
 from ..text import one_line
 from ..values.model import FAILURE_KINDS
 from ..values.spec import ADDED_2024_12, STANDARD_DTYPES, STANDARD_FUNCTIONS
@@ -165,10 +173,14 @@ class FindingData(_Strict):
 
 
 class Bundle(_Strict):
-    """One finding, replayable: ``diffcheck replay BUNDLE``."""
+    """One finding, replayable: ``diffcheck replay BUNDLE``.
+
+    Validated strictly: no JSON value is coerced (``true`` is not ``1``, ``"3"`` not ``3``,
+    ``3.0`` not an integer), so every field is exactly the type the writer wrote.
+    """
 
     kind: Literal["diffcheck-finding"]
-    bundle_version: Literal[1]
+    bundle_version: Version1
     function: Annotated[str, Field(max_length=64), AfterValidator(standard_function)] = Field(
         description="a function of the Array API standard, by name (linalg.vecdot); never "
         "resolved as an attribute path"
@@ -293,13 +305,15 @@ def bundle_from(document: Any, *, where: str) -> Bundle:
     """A decoded JSON value validated as a bundle; BundleError (one line) for anything else."""
     if not isinstance(document, dict) or document.get("kind") != BUNDLE_KIND:
         raise BundleError(f'{where} is not a finding bundle (no "kind": "{BUNDLE_KIND}")')
-    if document.get("bundle_version") != BUNDLE_VERSION:
+    version = document.get("bundle_version")
+    if type(version) is not int or version != BUNDLE_VERSION:  # exactly: True == 1
         raise BundleError(
-            f"{where}: bundle_version {document.get('bundle_version')!r}, but this diffcheck "
+            f"{where}: bundle_version {one_line(repr(version))[:80]}, but this diffcheck "
             f"reads version {BUNDLE_VERSION}"
         )
     try:
-        return Bundle.model_validate(document)
+        # Strict: a JSON true is not the integer 1, nor "3" the integer 3.
+        return Bundle.model_validate(document, strict=True)
     except ValidationError as error:
         raise BundleError(f"{where}: {_one_line(error)}") from None
 

@@ -23,6 +23,7 @@ Exit status of the command: 0 reproduces, 1 disagrees, no longer reproduces or a
 
 from __future__ import annotations
 
+import pickle
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +35,11 @@ from ..values.compare import host_value
 from ..values.model import ValueVerdict
 from .bundle import BackendIdentity, Bundle, bundle_in, read_bundle, standard_function
 from .bundle_memory import check_replay_budget
+from .isolation import DEFAULT_CALL_TIMEOUT_S, CallFailure, HarnessError
 from .recipes import Example
 from .recompute import Side, is_numpy, recompute_side
 from .record import backend_identity, example_of, outputs_of
+from .replay_worker import run_in_worker
 from .runner import judge, outputs
 from .stored import rederive
 
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EPILOG",
     "EXIT_CODES",
+    "REPLAY_TIMEOUT_S",
     "BundleReplay",
     "replay_bundle",
     "replay_bundle_command",
@@ -60,6 +64,8 @@ EPILOG = (
     "not_run here. Library, version and device are printed as claimed, not verified. "
     "Reports: exit 0 when every report agrees with its stored bits, else 1."
 )
+#: Seconds a bundle's replay may run its backends (two calls of the search's timeout each).
+REPLAY_TIMEOUT_S = 2 * DEFAULT_CALL_TIMEOUT_S
 ReplayStatus = Literal["reproduces", "no_longer_reproduces", "disagrees", "not_run"]
 EXIT_CODES: dict[ReplayStatus, int] = {
     "reproduces": 0,
@@ -135,8 +141,14 @@ def replay_bundle(
     candidate: Adapter | None = None,
     bundle: Bundle | None = None,
     max_memory: int | None = None,
+    isolate: bool = True,
+    timeout_s: float = REPLAY_TIMEOUT_S,
 ) -> BundleReplay:
     """Replay the bundle at ``path`` (or ``bundle``, already read from it) on its backends.
+
+    The backends run again in a worker process (``isolate``, the default), which may take
+    ``timeout_s``: a call that crashes or hangs ends the worker, never this process, and a
+    ``crash`` or ``hang`` bundle then reproduces (any other kind no longer does).
 
     ``reference`` and ``candidate`` replace the backends the bundle names. Before anything is
     called, the replay's memory is estimated from the bundle's shapes and integers and
@@ -166,8 +178,19 @@ def replay_bundle(
         if adapter is None:
             return BundleReplay("not_run", function, kind, why or "unavailable", claims=claims)
         sides.append(adapter)
-    verdict = judge(function, example, sides[0], sides[1])
-    same = _same_candidate(bundle, example, sides)
+    ran = (
+        _run_sides(bundle, example, sides)
+        if not isolate
+        else _run_isolated(bundle, example, sides, timeout_s)
+    )
+    if isinstance(ran, CallFailure):
+        # The call killed or blocked its worker, never this process: a crash or hang
+        # bundle reproduces when it does so again.
+        if ran.kind == kind:
+            return BundleReplay("reproduces", function, kind, ran.reason, claims=claims)
+        now = f"it fails as {ran.kind} now: {ran.reason}"
+        return BundleReplay("no_longer_reproduces", function, kind, now, claims=claims)
+    verdict, same = ran
     here = backend_identity(sides[1])
     if same is False and here == bundle.candidate:
         # The very library, version and device the bundle names returns other bits here:
@@ -188,6 +211,32 @@ def replay_bundle(
     return BundleReplay(
         "no_longer_reproduces", function, kind, now_text, verdict, same, claims=claims
     )
+
+
+def _run_sides(
+    bundle: Bundle, example: Example, sides: list[Adapter]
+) -> tuple[ValueVerdict, bool | None]:
+    """Run the call on both sides again: the verdict, and whether the candidate's bits match."""
+    verdict = judge(bundle.function, example, sides[0], sides[1])
+    return verdict, _same_candidate(bundle, example, sides)
+
+
+def _run_isolated(
+    bundle: Bundle, example: Example, sides: list[Adapter], timeout_s: float
+) -> tuple[ValueVerdict, bool | None] | CallFailure:
+    """:func:`_run_sides` in a worker process: a crash or hang ends the worker, not this one."""
+    try:
+        answer: tuple[ValueVerdict, bool | None] | CallFailure = run_in_worker(
+            timeout_s, _run_sides, bundle, example, sides
+        )
+    except (pickle.PicklingError, TypeError, AttributeError) as error:
+        raise BundleError(
+            f"the backends cannot be sent to a worker process ({type(error).__name__}: "
+            f"{one_line(str(error))[:200]}); replay in-process (isolate=False)"
+        ) from None
+    except HarnessError as error:
+        raise BundleError(f"replay failed in its worker process: {one_line(str(error))}") from None
+    return answer
 
 
 def _check_evidence(

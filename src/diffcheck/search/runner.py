@@ -458,24 +458,20 @@ def _finding(function: str, found: _Found, calls: Calls, dtypes: tuple[str, ...]
     )
 
 
-def _failure_finding(
-    function: str, example: Example, failure: CallFailure, calls: Calls
-) -> Finding:
-    """A crash or hang as a finding: the reference's output alone, the candidate's fate."""
-    reference = calls.outputs(function, example, candidate=False)
-    if isinstance(reference, CallFailure):
-        ref = Outcome(raised=f"{reference.kind}: {reference.reason}")
+def failure_verdict(failure: CallFailure, reference: CallFailure | None) -> ValueVerdict:
+    """The verdict of a call that crashed or hung, given how the reference alone fared
+    (None: it returned). Replay re-derives a crash or hang bundle's fields with it."""
+    if reference is not None:
         side: Side = "undecided"
         why = f"the reference alone also failed ({reference.kind}): {reference.reason}"
     else:
-        ref = reference[0]
         side = "candidate"
         why = (
             "a call that kills or stalls the process conforms to no rule of the standard; "
             "the reference alone returned on the same inputs"
         )
     what = "crashed" if failure.kind == "crash" else "hung"
-    verdict = ValueVerdict(
+    return ValueVerdict(
         status="failed",
         kind=None,
         reason=f"the call {what}: {failure.reason}",
@@ -484,6 +480,19 @@ def _failure_finding(
         worst=None,
         blame=Blame(side, why, "standard-rule" if side == "candidate" else "none"),
     )
+
+
+def _failure_finding(
+    function: str, example: Example, failure: CallFailure, calls: Calls
+) -> Finding:
+    """A crash or hang as a finding: the reference's output alone, the candidate's fate."""
+    reference = calls.outputs(function, example, candidate=False)
+    if isinstance(reference, CallFailure):
+        ref = Outcome(raised=f"{reference.kind}: {reference.reason}")
+        verdict = failure_verdict(failure, reference)
+    else:
+        ref = reference[0]
+        verdict = failure_verdict(failure, None)
     dtype = example.input_dtypes()
     cand = Outcome(raised=f"{failure.kind}: {failure.reason}")
     return Finding(function, failure.kind, dtype, example, verdict, ref, cand, (dtype,))

@@ -21,8 +21,9 @@ from ..adapters.numpy_ref import NumpyAdapter
 from ..errors import BundleError
 from ..values.model import ValueVerdict
 from .bundle import Bundle, Output, decode_array
+from .isolation import CallFailure
 from .recipes import Example
-from .runner import judge
+from .runner import failure_verdict, judge
 
 __all__ = ["StoredSide", "rederive", "stored_verdict"]
 
@@ -131,17 +132,39 @@ def stored_verdict(
     return judge(bundle.function, example, reference, candidate)
 
 
+def _stored_failure(output: Output) -> CallFailure | None:
+    """The crash or hang a side's stored ``raised`` text records (``"crash: ..."``), if any."""
+    kind, _, reason = (output.raised or "").partition(": ")
+    if output.arrays is None and kind in ("crash", "hang") and reason:
+        return CallFailure(kind, reason)  # type: ignore[arg-type]
+    return None
+
+
+def failure_verdict_of(bundle: Bundle) -> ValueVerdict | None:
+    """The verdict a crash or hang bundle's stored outcomes give (None: no crash or hang
+    stored): the candidate's stored fate, and whether the reference alone returned."""
+    failure = _stored_failure(bundle.outputs["candidate"])
+    if failure is None:
+        return None
+    reference = _stored_failure(bundle.outputs["reference"])
+    if reference is None and bundle.outputs["reference"].arrays is None:
+        return None  # the reference neither returned nor crashed: not a crash finding
+    return failure_verdict(failure, reference)
+
+
 def rederive(bundle: Bundle, example: Example, live: tuple[Any, Any] = (None, None)) -> list[str]:
     """Every stored field of the verdict that differs from the one re-derived, one phrase each."""
+    failed = failure_verdict_of(bundle)
     try:
-        verdict = stored_verdict(bundle, example, live)
+        # Not ``failed or ...``: a verdict's truth is whether it passed.
+        verdict = failed if failed is not None else stored_verdict(bundle, example, live)
     except BundleError as error:
         return [f"stored outputs: {error}"]
     finding, bound = bundle.finding, bundle.bound
     blame = verdict.blame
     pairs: list[tuple[str, Any, Any]] = [
         ("finding.dtype", finding.dtype, example.input_dtypes()),
-        ("finding.kind", finding.kind, verdict.kind if not verdict.passed else "none (passes)"),
+        ("finding.kind", finding.kind, _kind(verdict, failed, bundle)),
         ("finding.reason", finding.reason, verdict.reason or ""),
         ("finding.blame.side", _get(finding.blame, "side"), _get(blame, "side")),
         ("finding.blame.evidence", _get(finding.blame, "evidence"), _get(blame, "evidence")),
@@ -157,6 +180,12 @@ def rederive(bundle: Bundle, example: Example, live: tuple[Any, Any] = (None, No
         for name, stored, derived in pairs
         if not _same(stored, derived)
     ]
+
+
+def _kind(verdict: ValueVerdict, failed: ValueVerdict | None, bundle: Bundle) -> str | None:
+    if failed is not None:  # the candidate's stored fate names it: crash or hang
+        return (bundle.outputs["candidate"].raised or "").partition(": ")[0]
+    return verdict.kind if not verdict.passed else "none (passes)"
 
 
 def _get(blame: Any, field: str) -> Any:

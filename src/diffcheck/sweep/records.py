@@ -15,7 +15,7 @@ created (:func:`run_guarded`). An unreadable or foreign file is never deleted ei
 moved aside (``*.incomplete.json``, ``*.incomplete-2.json``...) with a no-clobber link.
 
 Report paths are read with :func:`~diffcheck.files.read_regular`: a symbolic link, a
-FIFO, a device or a file over :data:`~diffcheck.files.MAX_REPORT_BYTES` is
+FIFO, a device or a file over :func:`~diffcheck.report.limits.report_read_limit` is
 ``UNREADABLE`` (and moved aside as itself, the link never followed), never a hang.
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,7 @@ __all__ = [
     "read_state",
     "run_guarded",
     "set_aside",
+    "set_aside_latest",
     "settle_report",
     "write_new_final",
 ]
@@ -120,6 +122,31 @@ def set_aside(path: Path, *, label: str = "incomplete") -> Path:
         path.unlink()
         return target
     raise ReportError(f"move {path} aside: too many earlier {label} reports")
+
+
+def set_aside_latest(path: Path, *, label: str) -> Path:
+    """Move ``path`` to ``<stem>.<label>.json``, replacing the one an earlier run moved there.
+
+    For records that are no evidence (a ``not_run``: nothing ran): each ``--resume`` of a
+    pair that is not here would otherwise add one more file. Only a regular file at the
+    target is replaced (by a rename, which never follows a link); anything else there
+    (a directory, a link) makes it :func:`set_aside`'s next free name instead.
+    """
+    stem = path.name.removesuffix(".json")
+    target = path.with_name(f"{stem}.{label}.json")
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as error:
+        raise ReportError(f"move {path} aside: {error.strerror}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return set_aside(path, label=label)
+    try:
+        os.replace(path, target)
+    except OSError as error:
+        raise ReportError(f"move {path} aside: {error.strerror}") from None
+    return target
 
 
 def new_document(check: Check) -> ReportDocument:

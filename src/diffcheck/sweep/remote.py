@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import ReportError
 from ..files import FileIdentity, identity, read_regular, replace_if_unchanged
+from ..report.limits import report_read_limit
 from ..report.read import parse_report
 from ..report.writer import ReportWriter
 from .isolate import WorkerOutcome, prepare_report_path, run_isolated
@@ -61,7 +62,8 @@ def run_remote(spec_json: str, timeout_s: float) -> RemoteResult:
         local = spec.model_copy(update={"report": str(Path(scratch) / _REMOTE_NAME)})
         outcome = run_isolated(local.model_dump_json(), timeout_s)
         try:
-            report: bytes | None = read_regular(Path(local.report), limit=1 << 31)
+            limit = report_read_limit().bytes
+            report: bytes | None = read_regular(Path(local.report), limit=limit)
         except (FileNotFoundError, ReportError):
             report = None
         log = log_path(Path(local.report))

@@ -51,6 +51,7 @@ from .records import (
     read_document,
     read_state,
     set_aside,
+    set_aside_latest,
     write_new_final,
 )
 from .reuse import reuse_problem
@@ -148,8 +149,9 @@ def _reusable(
             return True
         if document.result is not None and document.result.status == "not_run":
             # Never evidence, and expected on every resume of a pair that is not here: kept
-            # aside quietly, and the check runs again (its backend may be here now).
-            set_aside(path, label="not_run")
+            # aside quietly, and the check runs again (its backend may be here now). Only the
+            # latest is kept: one per resume would pile up, and none of them is evidence.
+            set_aside_latest(path, label="not_run")
             return False
         # A stored verdict is evidence only when it is the planned check and its bits
         # re-derive it; this one is kept aside (never overwritten) and the check runs again.
