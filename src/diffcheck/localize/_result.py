@@ -5,7 +5,9 @@ from __future__ import annotations
 import html
 import math
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,10 +114,27 @@ class Localization:
     passes: int
     peak_stored_bytes: int
     max_memory: int
-    #: The first wrong call as a replay bundle (a ``diffcheck.search.bundle.Bundle``), or None.
-    bundle: Any = None
-    #: Why there is no bundle (or "bundled").
-    bundle_note: str = ""
+    #: Makes the first wrong call's bundle (and its note) the first time either is asked for:
+    #: judging the call again by the search's own path costs about a tenth of a run.
+    make_bundle: Callable[[], tuple[Any, str]] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @cached_property
+    def _bundled(self) -> tuple[Any, str]:
+        if self.make_bundle is None:
+            return None, "no wrong call"
+        return self.make_bundle()
+
+    @property
+    def bundle(self) -> Any:
+        """The first wrong call as a replay bundle (a ``diffcheck.search.bundle.Bundle``), or None."""
+        return self._bundled[0]
+
+    @property
+    def bundle_note(self) -> str:
+        """Why there is no bundle (or "bundled")."""
+        return str(self._bundled[1])
 
     def save_bundle(self, path: str | os.PathLike[str]) -> Path:
         """Write the first wrong call's bundle as a new file; ``diffcheck replay`` replays it.
