@@ -78,3 +78,18 @@ def test_the_quick_check_decides_both_ways_and_defers_what_it_cannot_judge() -> 
     exact = bound_for("negative", "float32")
     assert within(x, x.copy(), exact) is True
     assert within(x, _nudge(x, np.full(64, 1)), exact) is False
+
+
+def test_dtype_names_are_remembered_without_comparing_two_libraries_dtypes() -> None:
+    import warnings
+
+    import pytest
+
+    from diffcheck.localize._arrays import dtype_of
+
+    strict = pytest.importorskip("array_api_strict")
+    assert dtype_of(np.dtype("float32")) == "float32"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # array_api_strict warns when its dtype meets NumPy's
+        assert dtype_of(strict.float32) == "float32"
+        assert dtype_of(strict.float32) == "float32"

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-_DTYPE_NAMES: dict[Any, str] = {}
+_DTYPE_NAMES: dict[tuple[type, Any], str] = {}
 
 
 def dtype_of(dtype: Any) -> str:
@@ -39,10 +39,13 @@ def dtype_of(dtype: Any) -> str:
 
     A program of 60 calls asks for about 1,800 dtype names; each costs NumPy's name lookup.
     """
+    # Keyed with the type first: a dict lookup may compare two libraries' dtypes, and some
+    # (array_api_strict's) warn when compared with NumPy's; tuples compare types first.
+    key = (type(dtype), dtype)
     try:
-        return _DTYPE_NAMES[dtype]
+        return _DTYPE_NAMES[key]
     except KeyError:
-        name = _DTYPE_NAMES[dtype] = dtype_name(dtype)
+        name = _DTYPE_NAMES[key] = dtype_name(dtype)
         return name
     except TypeError:  # an unhashable dtype object
         return dtype_name(dtype)
