@@ -131,3 +131,16 @@ def test_a_located_verdict_serializes_as_the_plain_one() -> None:
         f.name for f in dataclasses.fields(plain)
     ]
     assert located.reason == plain.reason
+
+
+def test_a_failure_without_a_wrong_call_says_where_the_carried_error_enters() -> None:
+    # In float16 the naive softmax's exp overflows, and that is the right float16 answer:
+    # no call is wrong, but the summary names where the two sides part.
+    f16 = diffcheck.localize.locate(
+        programs.softmax_naive, LOGITS * 3, candidate=BuggyAdapter("none"), precision="f16"
+    )
+    assert f16.first_wrong is None
+    drift = f16.first_drift
+    assert drift is not None
+    assert drift.function == "exp"
+    assert f"the carried error first breaks its bound at #{drift.index} exp" in f16.summary()

@@ -157,6 +157,11 @@ class Localization:
         return target
 
     @property
+    def first_drift(self) -> LocatedCall | None:
+        """The first call whose carried error breaks its bound (where the sides part)."""
+        return next((c for c in self.calls if not c.carried.passed), None)
+
+    @property
     def passed(self) -> bool:
         return self.first_wrong is None and self.path_split is None
 
@@ -173,6 +178,15 @@ class Localization:
         if call is None:
             if self.path_split is None:
                 lines.append("no call is wrong: every call's local error is within its bound")
+            drift = self.first_drift
+            if drift is not None:
+                lines.append(
+                    f"the carried error first breaks its bound at #{drift.index} "
+                    f"{drift.function} at {drift.display_site} (NMSE "
+                    f"{_figure(drift.carried.nmse)}): each call is right on the reference's "
+                    "inputs, so the difference comes from the inputs' rounding to the "
+                    "candidate's precision or from calls within their bounds that add up"
+                )
             return "\n".join(lines)
         lines.append(
             f"first wrong call: #{call.index} {call.function} at {call.display_site}\n"
