@@ -114,6 +114,20 @@ def median_time(fn: Callable[[], object], repeats: int = 7) -> float:
     return statistics.median(times)
 
 
+def interleaved_medians(
+    first: Callable[[], object], second: Callable[[], object], repeats: int = 9
+) -> tuple[float, float]:
+    """Median times of two callables run in turns, so a busy machine slows both alike."""
+    first(), second()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeats):
+        for fn, bucket in ((first, times[0]), (second, times[1])):
+            start = time.perf_counter()
+            fn()
+            bucket.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     candidate = args[0] if args else "mlx:cpu"
@@ -137,8 +151,10 @@ def main() -> None:
         if html_dir is not None:
             html_dir.mkdir(parents=True, exist_ok=True)
             (html_dir / f"locate-{precision}.html").write_text(result.to_html())
-    compare_time = median_time(lambda: diffcheck.compare(block, *values, candidate=candidate))
-    locate_time = median_time(lambda: diffcheck.locate(block, *values, candidate=candidate))
+    compare_time, locate_time = interleaved_medians(
+        lambda: diffcheck.compare(block, *values, candidate=candidate),
+        lambda: diffcheck.locate(block, *values, candidate=candidate),
+    )
     windowed = diffcheck.locate(block, *values, candidate=candidate, max_memory=64 * 1024)
     windowed_time = median_time(
         lambda: diffcheck.locate(block, *values, candidate=candidate, max_memory=64 * 1024), 3

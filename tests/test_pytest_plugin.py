@@ -305,3 +305,42 @@ def test_a_backend_without_an_array_api_namespace_skips_diffcheck_compare_with_i
     result.stdout.fnmatch_lines(
         ["SKIPPED*diffcheck backend wgpu:opengl cannot run this test: *no Array API namespace*"]
     )
+
+
+_PLANTED = """
+import numpy as np
+import array_api_strict
+
+def softmax(xp, x):
+    scaled = x * 2.0
+    e = xp.exp(scaled)  # the planted call
+    return e / xp.sum(e)
+
+def test_softmax(diffcheck_compare, monkeypatch):
+    real = array_api_strict.exp
+    monkeypatch.setattr(array_api_strict, "exp", lambda x: real(x) + 0.5)  # a wrong exp
+    diffcheck_compare(softmax, np.linspace(-2, 2, 64, dtype=np.float32))
+"""
+
+
+def test_the_locate_option_names_the_first_wrong_call_in_the_failure(
+    pytester: pytest.Pytester,
+) -> None:
+    result = _run(pytester, _PLANTED, "--diffcheck-backends=array_api_strict", "--diffcheck-locate")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E*AssertionError: diffcheck: array_api_strict (f32) does not match reference numpy",
+            "E*FAILED  nmse *",
+            "E*located: array_api_strict vs numpy at f32: 4 calls*",
+            "E*first wrong call: #1 exp at test_backends.py:6",
+            "E*2 later call(s) only inherit the divergence",
+        ]
+    )
+
+
+def test_without_the_locate_option_a_failure_runs_no_locate(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, _PLANTED, "--diffcheck-backends=array_api_strict")
+    result.assert_outcomes(failed=1)
+    assert "first wrong call" not in result.stdout.str()
+    assert "located:" not in result.stdout.str()

@@ -181,6 +181,7 @@ def compare(
     segments: Segments | None = ...,
     allow_self_test: bool = ...,
     mode: Literal["nmse"] = ...,
+    locate: bool = ...,
 ) -> Verdict: ...
 
 
@@ -196,6 +197,7 @@ def compare(
     signed_zero: bool | None = ...,
     kwargs: Mapping[str, Any] | None = ...,
     voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]] = ...,
+    locate: bool = ...,
 ) -> ValueVerdict: ...
 
 
@@ -213,6 +215,7 @@ def compare(
     signed_zero: bool | None = None,
     kwargs: Mapping[str, Any] | None = None,
     voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]] = (),
+    locate: bool = False,
 ) -> Verdict | ValueVerdict:
     """Run ``fn(xp, *arrays)`` on two backends from the same inputs and compare the outputs.
 
@@ -267,6 +270,13 @@ def compare(
         ``(name, call)`` pairs with ``call(*host_inputs, **kwargs)``), asked to vote on
         blame only when no rule or oracle decides; one that cannot run abstains, with its
         reason recorded.
+    locate
+        When the verdict fails, also run :func:`diffcheck.locate` on the same function,
+        inputs (as this mode gives them to the backends) and backends, and attach its
+        :class:`~diffcheck.localize.Localization` as ``verdict.located``: the first wrong
+        call inside ``fn``, shown under the verdict's text. A passing verdict costs nothing
+        more (``located`` is None); a locate that cannot run leaves ``located`` None and
+        says why in ``verdict.locate_note``.
 
     Returns
     -------
@@ -309,6 +319,23 @@ def compare(
     >>> verdict.passed
     True
     """
+    if locate:
+        verdict = compare(  # type: ignore[call-overload,misc]
+            fn,
+            *inputs,
+            reference=reference,
+            candidate=candidate,
+            max_nmse=max_nmse,
+            precision=precision,
+            segments=segments,
+            allow_self_test=allow_self_test,
+            mode=mode,
+            function=function,
+            signed_zero=signed_zero,
+            kwargs=kwargs,
+            voters=voters,
+        )
+        return _locate_failure(verdict, fn, inputs, reference, candidate, precision, mode, kwargs)
     if candidate is None:
         raise ConfigError(
             "compare() needs candidate=, the backend under test, such as "
@@ -379,6 +406,51 @@ def compare(
         found = provenance_of(reference_adapter, candidate_adapter, produced[0], raw[0])
         verdict = replace(verdict, provenance=found)
     return _bind_storage(verdict, candidate_adapter, precision)
+
+
+def _locate_failure(
+    verdict: Verdict | ValueVerdict,
+    fn: str | Callable[..., Any],
+    inputs: Sequence[Any],
+    reference: str | Adapter,
+    candidate: str | Adapter | None,
+    precision: PrecisionName,
+    mode: CompareMode,
+    kwargs: Mapping[str, Any] | None,
+) -> Verdict | ValueVerdict:
+    """``verdict`` carrying where inside ``fn`` it diverged, when it failed (see compare)."""
+    from .localize import locate as locate_first_wrong
+    from .localize._attached import attach
+    from .values.call import resolve_function
+
+    if verdict.passed or candidate is None:
+        return attach(verdict, None, "")
+    program: Callable[..., Any]
+    if isinstance(fn, str):
+        name, options = fn, dict(kwargs or {})
+
+        def program(xp: Any, *arrays: Any) -> Any:
+            return resolve_function(xp, name)(*arrays, **options)
+    else:
+        program = fn
+    # nmse mode gives both backends float32 inputs (the candidate then casts to precision);
+    # values mode gives them the inputs in their own dtypes.
+    given = (
+        list(inputs)
+        if mode == "values"
+        else [float32_input(host_array(v), i) for i, v in enumerate(inputs)]
+    )
+    try:
+        located = locate_first_wrong(
+            program,
+            *given,
+            reference=reference,
+            candidate=candidate,
+            precision=precision if mode == "nmse" else "f32",
+        )
+    except Exception as error:  # the verdict stands; only the location is missing
+        return attach(verdict, None, f"{type(error).__name__}: {error}")
+    return attach(verdict, located)
 
 
 def _judge_candidate(

@@ -16,6 +16,10 @@ Registered through the ``pytest11`` entry point, so installing diffcheck enables
     reference and on ``diffcheck_backend`` (see :func:`diffcheck.compare`) and raises an
     AssertionError whose message is the readable verdict when they diverge. It returns the
     verdict when they agree.
+``--diffcheck-locate`` (option)
+    When a ``diffcheck_compare`` fails, also run :func:`diffcheck.locate` on the same
+    function and inputs, so the failure output names the first wrong Array API call inside
+    it (function, ``file:line``, both errors). Passing comparisons do not pay for it.
 ``@pytest.mark.diffcheck(backends=[...], reference=..., precision=...)``
     Runs the test on those backends (still narrowed by ``--diffcheck-backends`` when that
     is given) and sets ``diffcheck_compare``'s reference and default precision.
@@ -57,7 +61,7 @@ _DEFAULTS = pytest.StashKey[list[str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add ``--diffcheck-backends`` and ``--diffcheck-reference``."""
+    """Add ``--diffcheck-backends``, ``--diffcheck-reference`` and ``--diffcheck-locate``."""
     group = parser.getgroup("diffcheck", "differential numerical testing of array backends")
     group.addoption(
         "--diffcheck-backends",
@@ -72,6 +76,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="BACKEND",
         default="numpy",
         help="the backend diffcheck_compare trusts (default: numpy)",
+    )
+    group.addoption(
+        "--diffcheck-locate",
+        action="store_true",
+        default=False,
+        help="when diffcheck_compare fails, name the first wrong Array API call inside the "
+        "compared function (runs diffcheck.locate on failures only)",
     )
 
 
@@ -244,10 +255,19 @@ class DiffcheckCompare:
     """What the ``diffcheck_compare`` fixture returns: :func:`diffcheck.compare`, bound to
     the test's candidate, reference and default precision, asserting the verdict."""
 
-    def __init__(self, candidate: Adapter, *, reference: str, precision: PrecisionName) -> None:
+    def __init__(
+        self,
+        candidate: Adapter,
+        *,
+        reference: str,
+        precision: PrecisionName,
+        locate: bool = False,
+    ) -> None:
         self.candidate = candidate
         self.reference = reference
         self.precision: PrecisionName = precision
+        #: Whether a failure also names the first wrong call (``--diffcheck-locate``).
+        self.locate = locate
 
     def __call__(
         self,
@@ -256,10 +276,13 @@ class DiffcheckCompare:
         max_nmse: float | None = None,
         precision: PrecisionName | None = None,
         segments: Segments | None = None,
+        locate: bool | None = None,
     ) -> Verdict:
         """Compare ``fn(xp, *arrays)`` on the candidate with the reference; assert a pass.
 
-        A candidate that does not execute ``precision`` is skipped with the reason.
+        A candidate that does not execute ``precision`` is skipped with the reason. With
+        ``locate`` (by default ``--diffcheck-locate``), a failure's message also names the
+        first wrong call inside ``fn`` (see ``compare(..., locate=True)``).
         """
         __tracebackhide__ = True
         from .api import compare
@@ -275,6 +298,7 @@ class DiffcheckCompare:
                 max_nmse=max_nmse,
                 precision=chosen,
                 segments=segments,
+                locate=self.locate if locate is None else locate,
             )
         except BackendError as error:
             pytest.skip(f"diffcheck backend {error.adapter}: {error.reason}")
@@ -301,5 +325,8 @@ def diffcheck_compare(
     except TypeError as error:  # the protocol's way to say "no Array API namespace here"
         pytest.skip(f"diffcheck backend {diffcheck_backend.spec} cannot run this test: {error}")
     return DiffcheckCompare(
-        diffcheck_backend, reference=str(reference), precision=kwargs.get("precision") or "f32"
+        diffcheck_backend,
+        reference=str(reference),
+        precision=kwargs.get("precision") or "f32",
+        locate=bool(request.config.getoption("diffcheck_locate", False)),
     )

@@ -30,7 +30,7 @@ def _nudge(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
 @given(
     dtype=st.sampled_from(DTYPES),
     data=st.data(),
-    function=st.sampled_from(["exp", "add", "matmul", None]),
+    function=st.sampled_from(["exp", "add", "matmul", "negative", "sum", "sum-atol", None]),
     special=st.sampled_from([None, np.nan, np.inf, -0.0, 0.0]),
 )
 def test_a_quick_answer_is_the_models_answer(
@@ -50,11 +50,17 @@ def test_a_quick_answer_is_the_models_answer(
         got: object = (candidate, "bfloat16")
     else:
         expected, got = values, candidate
-    bound: Bound = bound_for(None, dtype) if function == "matmul" else bound_for(function, dtype)
+    if function == "matmul":
+        bound: Bound = bound_for(None, dtype)
+    elif function == "sum-atol":  # a reduction's ULPs, or an absolute error
+        bound = bound_for("sum", dtype, reduced=1, magnitude=float(data.draw(finite)))
+    else:
+        bound = bound_for(function, dtype)
     quick = within(expected, got, bound)
     if quick is None:
         return
-    verdict = compare_values(expected, got, function=function, bound=bound)
+    name = "sum" if function == "sum-atol" else function
+    verdict = compare_values(expected, got, function=name, bound=bound)
     assert quick == verdict.passed, (bound, verdict.reason)
 
 
@@ -66,4 +72,24 @@ def test_the_quick_check_decides_both_ways_and_defers_what_it_cannot_judge() -> 
     with_nan = x.copy()
     with_nan[5] = np.nan
     assert within(x, with_nan, bound) is None
-    assert within(x, x, bound_for("sum", "float32", reduced=64)) is None
+    reduction = bound_for("sum", "float32", reduced=1)  # 2 ULP, no absolute allowance
+    assert within(x, _nudge(x, np.full(64, 2)), reduction) is True
+    assert within(x, _nudge(x, np.full(64, 3)), reduction) is False
+    exact = bound_for("negative", "float32")
+    assert within(x, x.copy(), exact) is True
+    assert within(x, _nudge(x, np.full(64, 1)), exact) is False
+
+
+def test_dtype_names_are_remembered_without_comparing_two_libraries_dtypes() -> None:
+    import warnings
+
+    import pytest
+
+    from diffcheck.localize._arrays import dtype_of
+
+    strict = pytest.importorskip("array_api_strict")
+    assert dtype_of(np.dtype("float32")) == "float32"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # array_api_strict warns when its dtype meets NumPy's
+        assert dtype_of(strict.float32) == "float32"
+        assert dtype_of(strict.float32) == "float32"

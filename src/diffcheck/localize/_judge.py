@@ -13,9 +13,18 @@ from ..adapters import Adapter
 from ..values.bounds import bound_for
 from ..values.call import _home, _to_device
 from ..values.compare import compare_values
-from ..values.dtypes import dtype_name
 from ..values.model import Bound
-from ._arrays import arrays_in, cast, error_of, host_dtype, map_arrays, same_bits, within
+from ._arrays import (
+    arrays_in,
+    cast,
+    dtype_of,
+    equal_error,
+    error_of,
+    host_dtype,
+    map_arrays,
+    same_bits,
+    within,
+)
 from ._proxy import RawCall, is_array
 from ._result import CallError
 
@@ -82,7 +91,11 @@ class Comparer:
         wanted = host_dtype(candidate)
         expected = reference if host_dtype(reference) == wanted else cast(reference, wanted)
         if same_bits(expected, candidate):  # the common case for exact calls: no model needed
-            return error_of(reference, candidate, None)
+            return (
+                equal_error(reference)
+                if expected is reference
+                else error_of(reference, candidate, None)
+            )
         function = None if name.startswith("_") or name in _MOVES else name
         bound = self._bound(name, wanted)
         if host_dtype(reference) != wanted and name not in self.nmse_bounds:
@@ -122,7 +135,7 @@ class Comparer:
         assert kept.args is not None
         assert kept.kwargs is not None
         assert kept.outputs is not None
-        targets = iter([dtype_name(a.dtype) for a in arrays_in(call.args, call.kwargs)])
+        targets = iter([dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)])
         casts: list[tuple[str, str]] = []
 
         def plan(host: Any) -> Any:
@@ -139,7 +152,7 @@ class Comparer:
         def move(host: Any) -> Any:
             value = _to_device(self.candidate, self.xp, host)
             wanted = host_dtype(host)
-            if dtype_name(value.dtype) != wanted:
+            if dtype_of(value.dtype) != wanted:
                 value = self.xp.astype(value, getattr(self.xp, wanted))
             return value
 

@@ -38,8 +38,7 @@ import numpy as np
 from ..adapters import Adapter
 from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
-from ..values.dtypes import dtype_name
-from ._arrays import arrays_in, cast, digest, map_arrays, nbytes, shape_of
+from ._arrays import arrays_in, cast, digest, dtype_of, map_arrays, nbytes, shape_of
 from ._bundle import bundle_for_call
 from ._judge import Comparer, Kept, Pending, reduced_terms, settle
 from ._proxy import RawCall, Recorder, RecordingNamespace
@@ -70,6 +69,13 @@ def _run_reference(
     fn: Callable[..., Any], reference: Adapter, hosts: list[Any], window: _Pass
 ) -> list[Kept]:
     xp = reference.namespace()
+    # Host copies of the window's outputs by the identity of their device array (held with
+    # it, so the identity stays unique): a later call's input is mostly an earlier output.
+    homes: dict[int, tuple[Any, Any]] = {}
+
+    def home(array: Any) -> Any:
+        found = homes.get(id(array))
+        return found[1] if found is not None else _home(reference, array)
 
     def observe(call: RawCall) -> None:
         arrays = arrays_in(call.args, call.kwargs)
@@ -78,16 +84,14 @@ def _run_reference(
             call.name,
             call.site,
             tuple(shape_of(a) for a in arrays),
-            tuple(dtype_name(a.dtype) for a in arrays),
+            tuple(dtype_of(a.dtype) for a in arrays),
             tuple(shape_of(o) for o in call.outputs),
-            tuple(dtype_name(o.dtype) for o in call.outputs),
+            tuple(dtype_of(o.dtype) for o in call.outputs),
             digest(outputs),
         )
         if call.index >= window.start and window.stop is None:
-            inputs = map_arrays((call.args, call.kwargs), lambda a: _home(reference, a))
-            size = sum(nbytes(o) for o in outputs) + sum(
-                nbytes(_home(reference, a)) for a in arrays
-            )
+            inputs = map_arrays((call.args, call.kwargs), home)
+            size = sum(nbytes(o) for o in outputs) + sum(nbytes(h) for h in arrays_in(*inputs))
             if window.stored + size > window.budget and window.stored > 0:
                 window.stop = call.index
             else:
@@ -96,6 +100,7 @@ def _run_reference(
                 kept.function = call.function
                 kept.nbytes = size
                 window.stored += size
+                homes.update((id(o), (o, h)) for o, h in zip(call.outputs, outputs, strict=True))
         window.kept.append(kept)
 
     recorder = Recorder(observe)
@@ -156,11 +161,11 @@ def _run_candidate(
             input_shapes=record.input_shapes,
             input_dtypes=record.input_dtypes,
             candidate_input_dtypes=tuple(
-                dtype_name(a.dtype) for a in arrays_in(call.args, call.kwargs)
+                dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)
             ),
             output_shapes=record.output_shapes,
             output_dtypes=record.output_dtypes,
-            candidate_output_dtypes=tuple(dtype_name(o.dtype) for o in call.outputs),
+            candidate_output_dtypes=tuple(dtype_of(o.dtype) for o in call.outputs),
             reference_digest=record.digest,
             carried=carried,
             local=local,
@@ -227,13 +232,17 @@ def locate_on(
         start = window.stop
     calls = tuple(located[i] for i in sorted(located))
     first = next((c for c in calls if c.status == "wrong"), None)
-    bundle, note = None, "no wrong call"
+    make_bundle: Callable[[], tuple[Any, str]] | None = None
     if first is not None and first.index in first_pending:
         pending = first_pending[first.index]
-        args, kwargs = pending.inputs
-        bundle, note = bundle_for_call(
-            first.function, pending.call.via, args, kwargs, reference, candidate
-        )
+        function, via = first.function, pending.call.via
+
+        def bundle_first() -> tuple[Any, str]:
+            args, kwargs = pending.inputs
+            return bundle_for_call(function, via, args, kwargs, reference, candidate)
+
+        make_bundle = bundle_first
+
     return Localization(
         reference=reference.spec,
         candidate=candidate.spec,
@@ -245,6 +254,5 @@ def locate_on(
         passes=passes,
         peak_stored_bytes=peak,
         max_memory=max_memory,
-        bundle=bundle,
-        bundle_note=note,
+        make_bundle=make_bundle,
     )
