@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..values.call import resolve_function
+from ..values.dtypes import INTEGER
 from .arrays import Space, shift_counts
 
 if TYPE_CHECKING:
@@ -246,14 +247,26 @@ def reduction(
     finite: bool = False,
     many_axes: bool = True,
     min_dims: int = 0,
+    large: str | None = None,
     **options: Any,
 ) -> Recipe:
-    """``f(x, axis=..., keepdims=...)`` with axis None, one axis or several."""
+    """``f(x, axis=..., keepdims=...)`` with axis None, one axis or several.
+
+    ``large`` (``"sums"`` or ``"products"``) makes one example in
+    :data:`~diffcheck.search.large.LARGE_SHARE` a long floating-point array
+    (:mod:`diffcheck.search.large`), reduced whole or along its last axis.
+    """
     from hypothesis import strategies as st
 
+    from .large import is_large
+
     def build(space: Space) -> SearchStrategy[Example]:
+        floats = tuple(d for d in space.of(category) if d not in INTEGER and d != "bool")
+
         @st.composite
         def example(draw: DrawFn) -> Example:
+            if large and floats and is_large(draw):
+                return _large_reduction(draw, space, floats, large, min_dims, keepdims, options)
             dtype = draw(space.dtype(category))
             x = draw(space.array(dtype, space.shape(min_dims=min_dims), finite=finite))
             kwargs: dict[str, Any] = {}
@@ -271,6 +284,37 @@ def reduction(
         return example()
 
     return Recipe(category, build)
+
+
+def _large_reduction(
+    draw: DrawFn,
+    space: Space,
+    floats: tuple[str, ...],
+    large: str,
+    min_dims: int,
+    keepdims: bool,
+    options: dict[str, Any],
+) -> Example:
+    """A long 1-D array (or a few long rows), reduced whole or along its last axis."""
+    from hypothesis import strategies as st
+
+    from .large import large_values, length
+
+    dtype = draw(st.sampled_from(floats))
+    n = length(draw)
+    shape = (n,) if draw(st.integers(0, 3)) else (2, n // 2)
+    x = large_values(draw, dtype, shape, products=large == "products")
+    kwargs: dict[str, Any] = {}
+    if min_dims or len(shape) > 1 or draw(st.booleans()):
+        kwargs["axis"] = -1  # the contiguous axis: where NumPy sums pairwise
+    if keepdims and draw(st.booleans()):
+        kwargs["keepdims"] = True
+    for key, strategy in options.items():
+        # Left out half the time: a backend lacking the keyword still has its values judged.
+        value = draw(strategy) if draw(st.booleans()) else None
+        if value is not None:
+            kwargs[key] = value
+    return Example((x,), kwargs)
 
 
 def custom(category: str, body: Callable[[DrawFn, Space], Example]) -> Recipe:
