@@ -123,6 +123,40 @@ class Recipe:
 
     category: str
     draw: Callable[[Space], SearchStrategy[Example]]
+    #: Elementwise functions: ``sweeps(space, seed)``, rows of many distinct float values
+    #: judged after the Hypothesis search (see :func:`sweeps_for`).
+    sweeps: Callable[[Space, int], list[Example]] | None = None
+
+
+#: Sweep rows per float dtype: three rows of 48 hold about 80 distinct ordinary values.
+SWEEPS_PER_DTYPE = 3
+
+
+def sweeps_for(arity: int) -> Callable[[Space, int], list[Example]]:
+    """Sweep examples of an elementwise function of ``arity`` array arguments.
+
+    Hypothesis' first draws of an array are small and its dtype choices come in runs, so
+    in a default run a float function may see a float dtype once, with one to three
+    elements. After the search, each float dtype of the function gets
+    :data:`SWEEPS_PER_DTYPE` rows (:func:`~diffcheck.search.values.sweep`, seeded by the
+    search's seed, the function and the row): every float function then sees dozens of
+    distinct ordinary values, its own points, subnormals and special cases in each dtype.
+    """
+
+    def build(space: Space, seed: int) -> list[Example]:
+        from .values import sweep
+
+        made: list[Example] = []
+        for dtype in space.dtypes:
+            if dtype in INTEGER or dtype == "bool" or dtype == "bfloat16":
+                continue
+            for row in range(SWEEPS_PER_DTYPE):
+                base = (seed * 7919 + row * 104729 + len(made)) % 2**32
+                args = tuple(sweep(base + i, dtype, space.function) for i in range(arity))
+                made.append(Example(args))
+        return made
+
+    return build
 
 
 def _axis(draw: DrawFn, ndim: int, *, allow_none: bool = True, many: bool = True) -> Any:
@@ -156,7 +190,7 @@ def unary(category: str, *, finite: bool = False, **options: Any) -> Recipe:
 
         return example()
 
-    return Recipe(category, build)
+    return Recipe(category, build, sweeps_for(1) if not options else None)
 
 
 def binary(
@@ -202,7 +236,7 @@ def binary(
 
         return example()
 
-    return Recipe(category, build)
+    return Recipe(category, build, None if shift or rhs_category else sweeps_for(2))
 
 
 def _promotable_with(space: Space, category: str, dtype: str) -> SearchStrategy[str]:
