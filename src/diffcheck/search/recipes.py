@@ -132,8 +132,8 @@ class Recipe:
 SWEEPS_PER_DTYPE = 3
 
 
-def sweeps_for(arity: int) -> Callable[[Space, int], list[Example]]:
-    """Sweep examples of an elementwise function of ``arity`` array arguments.
+def sweeps_for(arity: int, category: str) -> Callable[[Space, int], list[Example]]:
+    """Sweep examples of an elementwise function of ``arity`` arrays of ``category``.
 
     Hypothesis' first draws of an array are small and its dtype choices come in runs, so
     in a default run a float function may see a float dtype once, with one to three
@@ -147,7 +147,7 @@ def sweeps_for(arity: int) -> Callable[[Space, int], list[Example]]:
         from .values import sweep
 
         made: list[Example] = []
-        for dtype in space.dtypes:
+        for dtype in space.of(category):  # only the dtypes the function is defined for
             if dtype in INTEGER or dtype == "bool" or dtype == "bfloat16":
                 continue
             for row in range(SWEEPS_PER_DTYPE):
@@ -190,7 +190,7 @@ def unary(category: str, *, finite: bool = False, **options: Any) -> Recipe:
 
         return example()
 
-    return Recipe(category, build, sweeps_for(1) if not options else None)
+    return Recipe(category, build, sweeps_for(1, category) if not options else None)
 
 
 def binary(
@@ -236,7 +236,8 @@ def binary(
 
         return example()
 
-    return Recipe(category, build, None if shift or rhs_category else sweeps_for(2))
+    sweeps = None if shift or rhs_category else sweeps_for(2, category)
+    return Recipe(category, build, sweeps)
 
 
 def _promotable_with(space: Space, category: str, dtype: str) -> SearchStrategy[str]:
