@@ -24,3 +24,29 @@ def test_an_overflow_to_infinity_is_blamed_alone_when_the_other_side_is_within_t
     assert found.side == "candidate", found
     swapped = blame("exp", [x], {}, cand, ref, compare_values(cand, ref, function="exp"))
     assert swapped.side == "reference", swapped
+
+
+def test_the_sign_of_a_zero_chosen_by_max_or_min_is_left_open() -> None:
+    ref, cand = np.asarray(-0.0, np.float32), np.asarray(0.0, np.float32)
+    for function in ("min", "max", "minimum", "maximum"):
+        assert compare_values(ref, cand, function=function).passed, function
+    assert compare_values(ref, cand, function="negative").kind == "signed-zero"
+
+
+def test_floor_divide_choices_the_standard_allows_are_no_finding() -> None:
+    from diffcheck.values.may import either_allowed
+
+    f32 = np.float32
+    cases = [
+        ([np.inf], [1.0], [np.nan], [np.inf]),  # +inf // 1: +inf, or NaN as Python
+        ([1.1754944e-38], [-np.inf], [-1.0], [-0.0]),  # x // -inf: -0, or -1 as Python
+        ([1.1754944e-38], [-3.4028235e38], [-1.0], [-0.0]),  # an underflowing quotient
+    ]
+    for x1, x2, ref, cand in cases:
+        args = [np.asarray(x1, f32), np.asarray(x2, f32)]
+        assert either_allowed("floor_divide", args, np.asarray(ref, f32), np.asarray(cand, f32))
+    # A choice outside them is still a finding: 5 // 2 is 2, never 3; inf // 1 is never 0.
+    args = [np.asarray([5.0, np.inf], f32), np.asarray([2.0, 1.0], f32)]
+    wrong = np.asarray([3.0, 0.0], f32)
+    assert either_allowed("floor_divide", args, np.asarray([2.0, np.inf], f32), wrong) is None
+    assert either_allowed("divide", args, np.asarray([2.5, np.inf], f32), wrong) is None
