@@ -50,3 +50,25 @@ def test_floor_divide_choices_the_standard_allows_are_no_finding() -> None:
     wrong = np.asarray([3.0, 0.0], f32)
     assert either_allowed("floor_divide", args, np.asarray([2.0, np.inf], f32), wrong) is None
     assert either_allowed("divide", args, np.asarray([2.5, np.inf], f32), wrong) is None
+
+
+def test_fftfreq_returns_each_sides_declared_default_float() -> None:
+    from diffcheck.values.dtypes import expected_result_dtype
+
+    assert expected_result_dtype("fft.fftfreq", default_float="float32") == "float32"
+    assert expected_result_dtype("fft.rfftfreq") == "float64"
+
+
+def test_sign_of_a_complex_input_is_rounded_math_not_a_copy() -> None:
+    from diffcheck.values.bounds import bound_for
+
+    assert bound_for("sign", "complex64", inputs=("complex64",)).kind == "ulp"
+    assert bound_for("sign", "float32", inputs=("float32",)).kind == "exact"
+    z = np.asarray([1.1754944e-38 + 4.498235e06j], np.complex64)
+    ref = z / np.abs(z)
+    cand = ref.copy()
+    cand.real = np.nextafter(cand.real, np.float32(1))
+    verdict = compare_values(
+        ref, cand, function="sign", bound=bound_for("sign", "complex64", inputs=("complex64",))
+    )
+    assert verdict.passed, verdict

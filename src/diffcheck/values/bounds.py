@@ -231,6 +231,14 @@ def bound_for(
         return Bound(
             "ulp", 2.0, None, f"abs of a complex input is hypot(real, imag): within 2 ULP of {real}"
         )
+    if name == "sign" and any(d in COMPLEX for d in inputs):
+        return Bound(
+            "ulp",
+            4.0,
+            None,
+            f"sign of a complex input is z / |z|, rounded math: within 4 ULP of {real}, "
+            "componentwise or relative to |z|",
+        )
     if name in EXACT_FUNCTIONS:
         return Bound("exact", None, None, f"{name} moves, selects or compares values: exact")
     if name in CORRECTLY_ROUNDED and dtype in COMPLEX and name not in ("add", "subtract"):

@@ -314,7 +314,7 @@ def _verdict(
     bound = None
     reduced = _reduced(name, hosts, kwargs)
     inputs = tuple(host_value(h)[1] for h in hosts if not isinstance(h, _SCALARS))
-    if name is not None and (reduced > 1 or name == "abs"):
+    if name is not None and (reduced > 1 or name in ("abs", "sign")):
         magnitude = reduction_magnitude(name, hosts, kwargs) if reduced > 1 else None
         dtype = host_value(_first_output(ref.value))[1]
         spread = _spread_atol(name, hosts, kwargs, dtype) if reduced > 1 else None
