@@ -27,6 +27,9 @@ FAULTS = (
     "narrow-cumsum",
     "raises",
     "special-case",
+    "naive-sum",
+    "one-pass-var",
+    "exact-sums",
 )
 
 
@@ -103,6 +106,56 @@ class FaultyNamespace:
         if self.fault == "narrow-cumsum":
             return np.cumsum(x, dtype=np.asarray(x).dtype, axis=kwargs.get("axis", 0))
         return cnp.cumulative_sum(x, **kwargs)
+
+    def _exact(self, name: str, x: Any, kwargs: dict[str, Any]) -> Any:
+        """``name`` computed in extended precision and rounded once (a near-exact backend)."""
+        data = np.asarray(x)
+        wide = data.astype(np.longdouble)
+        options = {k: v for k, v in kwargs.items() if k != "correction"}
+        if name == "var":
+            options["ddof"] = float(kwargs.get("correction") or 0.0)
+        return np.asarray(getattr(np, name)(wide, **options)).astype(data.dtype)
+
+    def mean(self, x: Any, /, **kwargs: Any) -> Any:
+        if self.fault == "exact-sums" and np.asarray(x).dtype.kind == "f":
+            return self._exact("mean", x, kwargs)
+        return cnp.mean(x, **kwargs)
+
+    def sum(self, x: Any, /, **kwargs: Any) -> Any:
+        if self.fault == "exact-sums" and np.asarray(x).dtype.kind == "f" and "dtype" not in kwargs:
+            return self._exact("sum", x, kwargs)
+        if (
+            self.fault == "naive-sum"
+            and np.asarray(x).dtype == np.float32
+            and "dtype" not in kwargs
+        ):
+            # Left to right in float32 (np.cumsum is sequential), as a plain loop would.
+            axis = kwargs.get("axis")
+            flat = np.asarray(x).reshape(-1) if axis is None else np.moveaxis(x, axis, -1)
+            total = np.cumsum(flat, axis=-1, dtype=np.float32)[..., -1] if flat.size else None
+            if total is not None:
+                return (
+                    np.asarray(total)
+                    if not kwargs.get("keepdims")
+                    else np.expand_dims(
+                        total, axis if axis is not None else tuple(range(np.ndim(x)))
+                    )
+                )
+        return cnp.sum(x, **kwargs)
+
+    def var(self, x: Any, /, **kwargs: Any) -> Any:
+        data = np.asarray(x)
+        if self.fault == "exact-sums" and data.dtype.kind == "f":
+            return self._exact("var", x, kwargs)
+        if self.fault == "one-pass-var" and data.dtype.kind == "f" and data.size:
+            # The textbook one-pass formula E[x^2] - E[x]^2, in the input's dtype.
+            axis, keep = kwargs.get("axis"), bool(kwargs.get("keepdims"))
+            correction = float(kwargs.get("correction") or 0.0)
+            n = data.size if axis is None else data.size // np.mean(data, axis=axis).size
+            squares = np.mean(data * data, axis=axis, keepdims=keep)
+            mean = np.mean(data, axis=axis, keepdims=keep)
+            return ((squares - mean * mean) * (n / max(n - correction, 1))).astype(data.dtype)
+        return cnp.var(x, **kwargs)
 
     def atan2(self, x1: Any, x2: Any, /) -> Any:
         if self.fault == "raises":

@@ -18,6 +18,7 @@ from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.errors import ConfigError
 from diffcheck.search import search_api
 from diffcheck.search.bundle import read_bundle
+from diffcheck.search.recipes import SWEEPS_PER_DTYPE
 from diffcheck.search.record import example_of
 from diffcheck.search.replay import replay_bundle
 from value_fakes import FaultyAdapter
@@ -222,7 +223,8 @@ def test_without_a_time_budget_a_seed_draws_every_example(tmp_path: Path) -> Non
     again = search_api(FaultyAdapter(), functions=["abs"], examples=25, seed=9, budget_s=None)
     assert first.document.time_budget_s is None
     runs = [(r.examples, r.stopped_by_time_budget) for r in first.document.functions_tried]
-    assert runs == [(25, False)]
+    # every drawn example, then the sweep rows: three for each of abs's four float dtypes
+    assert runs == [(25 + 4 * SWEEPS_PER_DTYPE, False)]
     assert runs == [(r.examples, r.stopped_by_time_budget) for r in again.document.functions_tried]
     with pytest.raises(ConfigError, match="--time-budget"):
         search_api(FaultyAdapter(), functions=["abs"], budget_s=0.0)

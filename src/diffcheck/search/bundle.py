@@ -35,6 +35,7 @@ from ..report.arrays import checked_bytes, digest_and_text
 from ..report.models import Version1
 from ..text import one_line
 from ..values.model import FAILURE_KINDS
+from ..values.signatures import VERSIONS, functions_of
 from ..values.spec import ADDED_2024_12, STANDARD_DTYPES, STANDARD_FUNCTIONS
 
 __all__ = [
@@ -63,9 +64,12 @@ _MAX_DIMS = 32
 #: A name is looked up in this set, never resolved as an attribute path: a bundle is data, and
 #: ``getattr`` on a namespace reaches its module's loader, ``os`` and file writers. Bundles
 #: never name diffcheck ops (those run through ``diffcheck run``), so no plugin adds names.
+#: Every version's function list counts (2025.12 adds ``isin`` and more, which the search
+#: draws under ``--api-version``), read from the standard's own stubs' data.
 BUNDLE_FUNCTIONS: dict[int, frozenset[str]] = {
     1: frozenset([name for names in STANDARD_FUNCTIONS.values() for name in names])
-    | frozenset(ADDED_2024_12),
+    | frozenset(ADDED_2024_12)
+    | frozenset(name for version in VERSIONS for name in functions_of(version)),
 }
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..values.signatures import axis_interval
 from .arrays import Space, edge_values
+from .large import is_large, large_values, length
 from .recipes import Example, Recipe
 
 if TYPE_CHECKING:
@@ -145,6 +146,12 @@ def irfftn(draw: DrawFn, space: Space) -> Example:
 
 def matmul(draw: DrawFn, space: Space, category: str = "numeric") -> Example:
     st = _st()
+    floats = space.of("real_floating")
+    if floats and is_large(draw):  # a long inner dimension: its sums' error shows
+        dtype = draw(st.sampled_from(floats))
+        m, n = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        k = length(draw) // (m * n)
+        return Example((large_values(draw, dtype, (m, k)), large_values(draw, dtype, (k, n))))
     dtype = draw(space.dtype(category))
     m, k, n = (draw(st.integers(1, space.max_side)) for _ in range(3))
     batch = draw(st.sampled_from([(), (2,)]))
@@ -165,6 +172,11 @@ def tensordot(draw: DrawFn, space: Space) -> Example:
 
 def vecdot(draw: DrawFn, space: Space) -> Example:
     st = _st()
+    floats = space.of("real_floating")
+    if floats and is_large(draw):  # two long vectors: the dot product's error shows
+        dtype = draw(st.sampled_from(floats))
+        n = length(draw)
+        return Example((large_values(draw, dtype, (n,)), large_values(draw, dtype, (n,))))
     dtype = draw(space.dtype("numeric"))
     shape = draw(space.shape(min_dims=1))
     x1 = draw(space.array(dtype, shape, finite=True))

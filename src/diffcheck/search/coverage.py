@@ -66,16 +66,16 @@ class Coverage:
             return
         for part in parts:
             for name, values in _float_classes(np.ascontiguousarray(part)).items():
-                self._add_unique(name, values)
+                self._add_unique(name, values, dtype.name)
 
-    def _add_unique(self, name: str, values: np.ndarray) -> None:
+    def _add_unique(self, name: str, values: np.ndarray, label: str | None = None) -> None:
         if values.size == 0 or len(self._seen[name]) >= CAP:
             return
         unique = np.unique(values.view(f"V{values.dtype.itemsize}"))
         raw = unique.tobytes()
         size = values.dtype.itemsize
         pieces = (raw[i : i + size] for i in range(0, len(raw), size))
-        self.add_class(name, values.dtype.name, pieces)
+        self.add_class(name, label or values.dtype.name, pieces)
 
     def add(self, args: Iterable[Any]) -> None:
         """Count the array inputs among ``args`` (bfloat16 ones come as tagged pairs)."""
@@ -85,6 +85,14 @@ class Coverage:
             if isinstance(arg, np.ndarray) and arg.dtype.kind in "biufc":
                 self._add_array(arg)
 
-    def counts(self) -> dict[str, int]:
-        """Distinct values drawn per class (every class present, zero when none)."""
-        return {name: len(values) for name, values in self._seen.items()}
+    def counts(self, dtype: str | None = None) -> dict[str, int]:
+        """Distinct values drawn per class (every class present, zero when none).
+
+        ``dtype`` counts only values drawn in arrays of that dtype (a ``complex64``
+        array's parts count under ``complex64``, not ``float32``).
+        """
+        if dtype is None:
+            return {name: len(values) for name, values in self._seen.items()}
+        return {
+            name: sum(1 for own, _ in values if own == dtype) for name, values in self._seen.items()
+        }

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..values.call import resolve_function
+from ..values.dtypes import INTEGER
 from .arrays import Space, shift_counts
 
 if TYPE_CHECKING:
@@ -122,6 +123,40 @@ class Recipe:
 
     category: str
     draw: Callable[[Space], SearchStrategy[Example]]
+    #: Elementwise functions: ``sweeps(space, seed)``, rows of many distinct float values
+    #: judged after the Hypothesis search (see :func:`sweeps_for`).
+    sweeps: Callable[[Space, int], list[Example]] | None = None
+
+
+#: Sweep rows per float dtype: three rows of 48 hold about 80 distinct ordinary values.
+SWEEPS_PER_DTYPE = 3
+
+
+def sweeps_for(arity: int, category: str) -> Callable[[Space, int], list[Example]]:
+    """Sweep examples of an elementwise function of ``arity`` arrays of ``category``.
+
+    Hypothesis' first draws of an array are small and its dtype choices come in runs, so
+    in a default run a float function may see a float dtype once, with one to three
+    elements. After the search, each float dtype of the function gets
+    :data:`SWEEPS_PER_DTYPE` rows (:func:`~diffcheck.search.values.sweep`, seeded by the
+    search's seed, the function and the row): every float function then sees dozens of
+    distinct ordinary values, its own points, subnormals and special cases in each dtype.
+    """
+
+    def build(space: Space, seed: int) -> list[Example]:
+        from .values import sweep
+
+        made: list[Example] = []
+        for dtype in space.of(category):  # only the dtypes the function is defined for
+            if dtype in INTEGER or dtype == "bool" or dtype == "bfloat16":
+                continue
+            for row in range(SWEEPS_PER_DTYPE):
+                base = (seed * 7919 + row * 104729 + len(made)) % 2**32
+                args = tuple(sweep(base + i, dtype, space.function) for i in range(arity))
+                made.append(Example(args))
+        return made
+
+    return build
 
 
 def _axis(draw: DrawFn, ndim: int, *, allow_none: bool = True, many: bool = True) -> Any:
@@ -155,7 +190,7 @@ def unary(category: str, *, finite: bool = False, **options: Any) -> Recipe:
 
         return example()
 
-    return Recipe(category, build)
+    return Recipe(category, build, sweeps_for(1, category) if not options else None)
 
 
 def binary(
@@ -201,7 +236,8 @@ def binary(
 
         return example()
 
-    return Recipe(category, build)
+    sweeps = None if shift or rhs_category else sweeps_for(2, category)
+    return Recipe(category, build, sweeps)
 
 
 def _promotable_with(space: Space, category: str, dtype: str) -> SearchStrategy[str]:
@@ -246,14 +282,26 @@ def reduction(
     finite: bool = False,
     many_axes: bool = True,
     min_dims: int = 0,
+    large: str | None = None,
     **options: Any,
 ) -> Recipe:
-    """``f(x, axis=..., keepdims=...)`` with axis None, one axis or several."""
+    """``f(x, axis=..., keepdims=...)`` with axis None, one axis or several.
+
+    ``large`` (``"sums"`` or ``"products"``) makes one example in
+    :data:`~diffcheck.search.large.LARGE_SHARE` a long floating-point array
+    (:mod:`diffcheck.search.large`), reduced whole or along its last axis.
+    """
     from hypothesis import strategies as st
 
+    from .large import is_large
+
     def build(space: Space) -> SearchStrategy[Example]:
+        floats = tuple(d for d in space.of(category) if d not in INTEGER and d != "bool")
+
         @st.composite
         def example(draw: DrawFn) -> Example:
+            if large and floats and is_large(draw):
+                return _large_reduction(draw, space, floats, large, min_dims, keepdims, options)
             dtype = draw(space.dtype(category))
             x = draw(space.array(dtype, space.shape(min_dims=min_dims), finite=finite))
             kwargs: dict[str, Any] = {}
@@ -271,6 +319,37 @@ def reduction(
         return example()
 
     return Recipe(category, build)
+
+
+def _large_reduction(
+    draw: DrawFn,
+    space: Space,
+    floats: tuple[str, ...],
+    large: str,
+    min_dims: int,
+    keepdims: bool,
+    options: dict[str, Any],
+) -> Example:
+    """A long 1-D array (or a few long rows), reduced whole or along its last axis."""
+    from hypothesis import strategies as st
+
+    from .large import large_values, length
+
+    dtype = draw(st.sampled_from(floats))
+    n = length(draw)
+    shape = (n,) if draw(st.integers(0, 3)) else (2, n // 2)
+    x = large_values(draw, dtype, shape, products=large == "products")
+    kwargs: dict[str, Any] = {}
+    if min_dims or len(shape) > 1 or draw(st.booleans()):
+        kwargs["axis"] = -1  # the contiguous axis: where NumPy sums pairwise
+    if keepdims and draw(st.booleans()):
+        kwargs["keepdims"] = True
+    for key, strategy in options.items():
+        # Left out half the time: a backend lacking the keyword still has its values judged.
+        value = draw(strategy) if draw(st.booleans()) else None
+        if value is not None:
+            kwargs[key] = value
+    return Example((x,), kwargs)
 
 
 def custom(category: str, body: Callable[[DrawFn, Space], Example]) -> Recipe:

@@ -260,6 +260,7 @@ def search_function(
     result = FunctionResult(function)
     excluded: set[tuple[str, str]] = set()
     strategy = recipe.draw(space)
+    lacking = False
     for _ in range(MAX_FINDINGS_PER_FUNCTION):
         state = _Round(function, calls, excluded, deadline, result)
         property_ = _property(state, strategy, _seed(seed, function) + len(excluded), examples)
@@ -269,6 +270,7 @@ def search_function(
         except _Found as found:
             _found(function, found, state, space, excluded)
             if found.verdict.kind == "missing" and _lacks_function(function, found.verdict):
+                lacking = True
                 break  # a function the candidate lacks has nothing more to find
             continue
         except _OutOfTime:
@@ -295,8 +297,63 @@ def search_function(
             _found(function, flaky, state, space, excluded)
             continue
         break
+    if recipe.sweeps is not None and not lacking and result.cut is None:
+        _sweep(
+            function, recipe.sweeps(space, _seed(seed, function)), space, calls, result, excluded
+        )
     result.seconds = time.monotonic() - started
     return result
+
+
+def _sweep(
+    function: str,
+    examples: list[Example],
+    space: Space,
+    calls: Calls,
+    result: FunctionResult,
+    excluded: set[tuple[str, str]],
+) -> None:
+    """Judge the sweep rows (:func:`~diffcheck.search.recipes.sweeps_for`) after the search.
+
+    They count as drawn examples. A row that fails in a way not found yet is a finding,
+    reduced to its first failing element when that element alone fails the same way (an
+    elementwise function's row is many independent calls).
+    """
+    for example in examples:
+        if stop_requested():
+            raise StopRequested
+        if len(result.findings) >= MAX_FINDINGS_PER_FUNCTION:
+            return
+        state = _Round(function, calls, excluded, None, result)
+        try:
+            state.run(example)
+        except _Found as found:
+            _found(function, _reduced_to_element(function, found, calls), state, space, excluded)
+
+
+def _reduced_to_element(function: str, found: _Found, calls: Calls) -> _Found:
+    """The failing element of a sweep row alone, when it fails the same way by itself."""
+    where = found.verdict.first
+    if where is None or not where.index:
+        return found
+    args = []
+    for arg in found.example.args:
+        if not isinstance(arg, np.ndarray) or arg.ndim != 1:
+            return found
+        at = where.index[0] if arg.shape[0] > 1 else 0
+        args.append(arg[at : at + 1].copy())
+    single = replace(found.example, args=tuple(args))
+    try:
+        answer = calls.judge(function, single, None)
+    except Exception:  # the harness failing on one element: keep the row
+        return found
+    if (
+        isinstance(answer, ValueVerdict)
+        and not answer.passed
+        and finding_key(answer, single) == finding_key(found.verdict, found.example)
+    ):
+        return _Found(single, answer)
+    return found
 
 
 def _found(

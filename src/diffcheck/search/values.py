@@ -31,7 +31,19 @@ from ..values.dtypes import COMPLEX
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-__all__ = ["CLASSES", "SHARES", "classify", "coverage_counts", "float_elements", "points_of"]
+__all__ = [
+    "CLASSES",
+    "SHARES",
+    "SWEEP_LENGTH",
+    "classify",
+    "coverage_counts",
+    "float_elements",
+    "points_of",
+    "sweep",
+]
+
+#: Elements of a sweep row (:func:`sweep`).
+SWEEP_LENGTH: Final = 48
 
 #: Each class's share of float elements, out of 100.
 SHARES: Final = {"ordinary": 45, "interesting": 20, "subnormal": 5, "special": 20, "hypothesis": 10}
@@ -234,3 +246,50 @@ def coverage_counts(examples: Iterable[Any], dtype: str | None = None) -> dict[s
                     key = (name, int(value))
                 seen[kind].add(key)
     return {name: len(values) for name, values in seen.items()}
+
+
+def sweep(seed: int, dtype: str, function: str = "") -> np.ndarray[Any, Any]:
+    """A row of :data:`SWEEP_LENGTH` float elements in the shares of :data:`SHARES`, from a seed.
+
+    Hypothesis' first draws of an array are small (one to three elements) and it draws
+    few examples per function, so a function would see a handful of values in a run. A
+    sweep takes the same classes (ordinary log-uniform over the whole finite range with
+    both signs, the function's points a few ULPs off, subnormals, special values; the
+    ``hypothesis`` share goes to ordinary values) from NumPy's generator seeded by one
+    drawn integer, so each sweep adds dozens of distinct values.
+    """
+    real = _real(dtype)
+    info = np.finfo(real)
+    rng = np.random.default_rng(seed)
+    cast = np.dtype(real).type
+    low, high = math.log2(float(info.smallest_normal)), math.log2(float(info.max))
+    points = points_of(function, dtype)
+    specials = _special(function, dtype)
+    count = round(float(info.smallest_normal) / float(info.smallest_subnormal))
+    names = [name for name, share in SHARES.items() for _ in range(share // 5)]
+    values: list[float] = []
+    for _ in range(SWEEP_LENGTH * (2 if dtype in COMPLEX else 1)):
+        name = names[int(rng.integers(len(names)))]
+        if name == "interesting":
+            value = cast(points[int(rng.integers(len(points)))])
+            toward = cast(math.inf if rng.integers(2) else -math.inf)
+            with np.errstate(over="ignore"):
+                for _ in range(int(rng.integers(0, 5))):
+                    value = np.nextafter(value, toward)
+            values.append(float(value))
+        elif name == "subnormal":
+            k = int(rng.integers(1, count))
+            values.append(
+                float(cast((-1.0 if rng.integers(2) else 1.0) * k * float(info.smallest_subnormal)))
+            )
+        elif name == "special":
+            values.append(float(cast(specials[int(rng.integers(len(specials)))])))
+        else:
+            exponent = rng.uniform(low, high)
+            values.append(float(cast((-1.0 if rng.integers(2) else 1.0) * 2.0**exponent)))
+    row = np.asarray(values, dtype=real)
+    if dtype in COMPLEX:
+        pairs = np.empty(SWEEP_LENGTH, dtype)  # parts set apart: inf * 1j would be NaN
+        pairs.real, pairs.imag = row[:SWEEP_LENGTH], row[SWEEP_LENGTH:]
+        return pairs
+    return row

@@ -10,13 +10,16 @@ The bounds therefore follow what a faithful implementation delivers:
 * IEEE 754 basic operations: correctly rounded on both sides, so bit-equal (0 ULP);
 * other elementwise math: each side within 1 ULP of the true value, so at most 2 ULP apart
   (4 for complex results, whose parts combine several rounded operations);
-* reductions over ``n`` elements: summation error grows with ``n`` and the dtype's epsilon
-  (``n`` ULP, or ``n * eps * sum |x|`` when cancellation makes the result small);
+* reductions over ``n`` elements: summation error grows with the rounding steps and the
+  dtype's epsilon (``steps`` ULP, or ``steps * eps * sum |x|`` when cancellation makes the
+  result small), ``steps`` being ``log2 n`` plus a block for a robust sum and ``n`` for
+  scans, products and dot products (:mod:`diffcheck.values.accuracy`);
 * anything else (decompositions, user functions): the NMSE bucket of the storage precision.
 """
 
 from __future__ import annotations
 
+from .accuracy import PAIRWISE, summation_depth
 from .dtypes import BOOL, COMPLEX, INTEGER
 from .model import Bound
 from .ulp import EPSILON
@@ -190,6 +193,7 @@ def bound_for(
     reduced: int = 1,
     magnitude: float | None = None,
     inputs: tuple[str, ...] = (),
+    atol: float | None = None,
 ) -> Bound:
     """The error bound for ``function``'s result stored in ``dtype``.
 
@@ -204,6 +208,10 @@ def bound_for(
     magnitude
         ``sum |x_i|`` of the reduced terms, when known: it adds an absolute allowance of
         ``n * eps * magnitude`` so cancellation does not turn rounding into a failure.
+    atol
+        An absolute allowance already worked out from the inputs (``var``/``std``:
+        :func:`~diffcheck.values.accuracy.spread_atol`); it replaces the one from
+        ``magnitude``.
     inputs
         The input dtypes, where they change the bound: ``abs`` of a complex input is
         ``hypot(real, imag)``, rounded math rather than an exact copy.
@@ -222,6 +230,14 @@ def bound_for(
     if name == "abs" and any(d in COMPLEX for d in inputs):
         return Bound(
             "ulp", 2.0, None, f"abs of a complex input is hypot(real, imag): within 2 ULP of {real}"
+        )
+    if name == "sign" and any(d in COMPLEX for d in inputs):
+        return Bound(
+            "ulp",
+            4.0,
+            None,
+            f"sign of a complex input is z / |z|, rounded math: within 4 ULP of {real}, "
+            "componentwise or relative to |z|",
         )
     if name in EXACT_FUNCTIONS:
         return Bound("exact", None, None, f"{name} moves, selects or compares values: exact")
@@ -249,14 +265,26 @@ def bound_for(
         )
     if name in REDUCTIONS:
         n = max(int(reduced), 1)
-        ulps = float(max(2 * n, 2))
-        atol = None if magnitude is None else ulps * EPSILON[real] * float(magnitude)
-        detail = "" if atol is None else f" or {ulps:g} * eps * sum|x| = {atol:.3g}"
+        # Rounding steps a sound evaluation may take: log2(n) plus a block for a robust
+        # sum, n for scans, products and dot products (see diffcheck.values.accuracy).
+        steps = min(n, summation_depth(name, n) + 1)
+        if name in ("var", "std"):
+            steps += 3  # the deviations, their squares and the division
+        ulps = float(max(2 * steps, 2))
+        if atol is None and magnitude is not None:
+            atol = ulps * EPSILON[real] * float(magnitude)
+            detail = f" or {ulps:g} * eps * sum|x| = {atol:.3g}"
+        elif atol is not None:
+            detail = f" or {atol:.3g} (two-pass variance bound, the mean's error included)"
+        else:
+            detail = ""
+        robust = "a robust sum's" if name in PAIRWISE else "any order's"
         return Bound(
             "reduction",
             ulps,
             None,
-            f"reduction over {n} elements, bound from n and {real}'s epsilon: {ulps:g} ULP{detail}",
+            f"reduction over {n} elements, {robust} bound from n and {real}'s epsilon: "
+            f"{ulps:g} ULP{detail}",
             atol,
         )
     nmse = _NMSE[real]

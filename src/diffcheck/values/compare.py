@@ -360,8 +360,20 @@ def _dtype_failure(
     return ValueVerdict("failed", "dtype", text, bound, None, None, ref_dtype)
 
 
+_ZERO_ORDER_OPEN = frozenset(
+    ["max", "min", "maximum", "minimum", "cumulative_max", "cumulative_min"]
+)
+
+
 def _signed_zero_policy(function: str | None) -> bool:
-    """Signed zeros must match unless the standard leaves them open for ``function``."""
+    """Signed zeros must match unless the standard leaves them open for ``function``.
+
+    ``max``, ``min``, ``maximum``, ``minimum`` (and the cumulative ones): "the order of
+    signed zeros is unspecified and thus implementation-defined [...] libraries may choose
+    to return either value" (2023.12 on).
+    """
+    if function is not None and function.removeprefix("xp.") in _ZERO_ORDER_OPEN:
+        return False
     if function is None or is_elementwise(function):
         return True
     from .bounds import REDUCTIONS

@@ -306,7 +306,7 @@ def expected_result_dtype(function: str, *input_dtypes: str, **kwargs: Any) -> s
         result = promote(dtypes)
         return result if result in FLOATING else None
     if name.startswith("fft."):
-        return _fft_dtype(name, first)
+        return _fft_dtype(name, first, default_float)
     if name in ("zeros", "ones", "empty", "full", "eye", "linspace", "arange"):
         return default_float if name in ("zeros", "ones", "empty", "eye", "linspace") else None
     if name == "astype":
@@ -325,9 +325,11 @@ def _complex_returns_real(name: str) -> bool:
     return False
 
 
-def _fft_dtype(name: str, first: str | None) -> str | None:
+def _fft_dtype(name: str, first: str | None, default_float: str = "float64") -> str | None:
     if name in ("fft.fftfreq", "fft.rfftfreq"):
-        return "float64"
+        # "the default real-valued floating-point data type" unless ``dtype`` is given:
+        # each side's own declared default (float32 for MLX, float64 for NumPy).
+        return default_float
     if name in ("fft.fftshift", "fft.ifftshift"):
         return first
     if first not in FLOATING:

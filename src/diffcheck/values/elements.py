@@ -62,7 +62,7 @@ def _terms(
     if not arrays or arrays[0].dtype.kind not in "biufc":
         return None
     x = arrays[0]
-    if name in ("sum", "prod", "mean", "max", "min"):
+    if name in ("sum", "prod", "mean", "max", "min", "var", "std"):
         axis = kwargs.get("axis")
         axes = (
             tuple(range(x.ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
@@ -93,13 +93,52 @@ def _terms(
         b = np.moveaxis(b, axis, -1)
         if a.ndim - 1 != len(index) or np.iscomplexobj(a):
             return None
-        import mpmath
-
-        # A product of two floats needs at most 106 bits: exact at 256, summed exactly later.
-        pairs = zip(a[index].tolist(), b[index].tolist(), strict=True)
-        with mpmath.workprec(256):
-            return [mpmath.mpf(p) * mpmath.mpf(q) for p, q in pairs]
+        return _products(a[index], b[index])
+    if name in ("matmul", "linalg.matmul") and len(arrays) == 2:
+        a, b = arrays
+        if a.ndim != 2 or b.ndim != 2 or len(index) != 2 or np.iscomplexobj(a):
+            return None
+        return _products(a[index[0], :], b[:, index[1]])
     return None
+
+
+def _products(a: Any, b: Any) -> list[Any]:
+    """The exact products of the pairs of ``a`` and ``b`` (to be summed exactly later).
+
+    float32 (and narrower) pairs multiply exactly in float64. Long float64 ones become two
+    floats per pair, the rounded product and its exact error (Dekker's two-product), so a
+    million pairs stay fast; the rest become exact ``mpmath`` products (a product of two
+    floats needs at most 106 bits).
+    """
+    floats = a.dtype.kind == "f" and b.dtype.kind == "f"
+    if floats and max(a.itemsize, b.itemsize) <= 4:
+        exact: list[Any] = (a.astype(np.float64) * b.astype(np.float64)).tolist()
+        return exact
+    if floats and a.size > _MPMATH_PAIRS:
+        product, error = _two_product(a.astype(np.float64), b.astype(np.float64))
+        split: list[Any] = [*product.tolist(), *error.tolist()]
+        return split
+    import mpmath
+
+    pairs = zip(a.tolist(), b.tolist(), strict=True)
+    with mpmath.workprec(256):
+        return [mpmath.mpf(p) * mpmath.mpf(q) for p, q in pairs]
+
+
+#: Above this many float64 pairs, products are split in floats instead of mpmath's.
+_MPMATH_PAIRS = 4096
+
+
+def _two_product(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a * b`` rounded and its rounding error, exactly (Veltkamp's split; no overflow)."""
+    with np.errstate(all="ignore"):
+        product = a * b
+        split = 134217729.0  # 2**27 + 1
+        ta, tb = split * a, split * b
+        ah, bh = ta - (ta - a), tb - (tb - b)
+        al, bl = a - ah, b - bh
+        error = ((ah * bh - product) + ah * bl + al * bh) + al * bl
+    return product, np.where(np.isfinite(error), error, 0.0)
 
 
 def reduction_magnitude(

@@ -202,6 +202,12 @@ _LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in _ALL)
 def is_standard_name(name: str) -> bool:
     """Whether ``name`` (``exp``, ``linalg.vecdot``, ``vecdot``, ``int8``) is in the standard.
 
-    The 2023.12 revision or the 2024.12 additions.
+    The 2023.12 revision, the 2024.12 additions, or any later version whose signatures
+    are generated from the standard's stubs (2025.12 adds ``isin``).
     """
-    return name in _ALL or name in _LEAVES or name in STANDARD_DTYPES or name in ("linalg", "fft")
+    if name in _ALL or name in _LEAVES or name in STANDARD_DTYPES or name in ("linalg", "fft"):
+        return True
+    from .signatures import VERSIONS, functions_of  # signatures imports this module's kin
+
+    later = {n for version in VERSIONS for n in functions_of(version)}
+    return name in later or name in {n.rsplit(".", 1)[-1] for n in later}
