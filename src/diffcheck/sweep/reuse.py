@@ -21,11 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._numbers import f64_bits
-from .._records import coverage_of
 from ..config import Check
 from ..errors import ReportError
 from ..ops import ContextLifecycle
 from ..report.models import ReportDocument
+from ..runner.records import coverage_of
 
 __all__ = ["plan_mismatch", "replay_problem", "reuse_problem"]
 

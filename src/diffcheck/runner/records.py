@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from . import __version__
-from ._numbers import f64_bits
-from .adapters import Adapter, Execution, resolve
-from .config import Check
-from .differ import Segment, Verdict
-from .ops import ContextLifecycle, ContextLifecycleParams
-from .ops.lifecycle import CHAIN_COVERAGE
-from .report.arrays import encode_outputs
-from .report.models import (
+from .._distribution import __version__
+from .._numbers import f64_bits
+from ..adapters import Adapter, Execution, resolve
+from ..config import Check
+from ..differ import Segment, Verdict
+from ..ops import ContextLifecycle, ContextLifecycleParams
+from ..ops.lifecycle import CHAIN_COVERAGE
+from ..report.arrays import encode_outputs
+from ..report.models import (
     CheckResultV2,
     Environment,
     MetricsRecord,
@@ -36,7 +36,7 @@ from .report.models import (
 )
 
 if TYPE_CHECKING:
-    from .runner import Outcome
+    from .run import Outcome
 
 __all__ = [
     "completed_document",

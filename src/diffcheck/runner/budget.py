@@ -20,7 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = [
     "DEFAULT_FRACTION",
