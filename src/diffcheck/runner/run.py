@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..adapters import Adapter, Capabilities, Execution, resolve
-from ..config import Check
+from ..config import Check, segments_of
 from ..differ import (
     Verdict,
     bind_precision,
@@ -48,7 +48,6 @@ from .records import (
     completed_document,
     initial_document,
     result_record,
-    segments_of,
 )
 
 __all__ = [

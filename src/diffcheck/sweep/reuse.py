@@ -21,11 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from .._numbers import f64_bits
-from ..config import Check
+from ..config import Check, coverage_of
 from ..errors import ReportError
 from ..ops import ContextLifecycle
 from ..report.models import ReportDocument
-from ..runner.records import coverage_of
 
 __all__ = ["plan_mismatch", "replay_problem", "reuse_problem"]
 
