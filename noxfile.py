@@ -231,8 +231,8 @@ def api_search(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Lint and format-check with ruff."""
-    session.install("ruff")
+    """Lint and format-check with ruff; check the package's layering with import-linter."""
+    session.install("ruff", "import-linter")
     session.run(
         "ruff",
         "check",
@@ -257,6 +257,9 @@ def lint(session: nox.Session) -> None:
         "tools",
         "noxfile.py",
     )
+    # The contracts of pyproject.toml's [tool.importlinter]; grimp reads the source tree only,
+    # so the package need not be installed.
+    session.run("lint-imports", "--no-cache", env={"PYTHONPATH": str(ROOT / "src")})
 
 
 @nox.session

@@ -27,8 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from diffcheck.device_metrics import diff_on_device
-from diffcheck.differ import compare_outputs
+from diffcheck.differ import compare_outputs, diff_on_device
 
 
 def median_time(fn: Callable[[], object], sync: Callable[[], None], repeats: int = 5) -> float:

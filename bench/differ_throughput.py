@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from diffcheck import diff
-from diffcheck._measure import engine, load_kernel
+from diffcheck.differ._measure import engine, load_kernel
 
 MiB = 1 << 20
 

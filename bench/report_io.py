@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from diffcheck._records import completed_document, initial_document, result_record
 from diffcheck.config import make_check
 from diffcheck.differ import compare_outputs
 from diffcheck.report import ReportWriter, load_report, replay
+from diffcheck.runner.records import completed_document, initial_document, result_record
 
 
 def medians_ms(

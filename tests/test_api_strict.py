@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import diffcheck
-from diffcheck._tolerance import positive_tolerance, strict_tolerance
 from diffcheck.adapters import resolve
 from diffcheck.config import Check, make_check
+from diffcheck.differ.tolerance import positive_tolerance, strict_tolerance
 from diffcheck.errors import ConfigError
 from diffcheck.fuzz import FuzzResult
 from diffcheck.pytest_plugin import DiffcheckCompare

@@ -15,8 +15,7 @@ import numpy.typing as npt
 import pytest
 
 import diffcheck
-from diffcheck.device_metrics import diff_on_device, on_device
-from diffcheck.differ import compare_outputs
+from diffcheck.differ import compare_outputs, diff_on_device, on_device
 from diffcheck.report import decode_output
 
 torch = pytest.importorskip("torch", reason="torch (CPU) is a test dependency")

@@ -191,7 +191,7 @@ def test_metrics_localize_the_worst_element_and_count_ulps() -> None:
 def test_chunked_measurement_matches_a_direct_float64_computation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from diffcheck import _measure
+    from diffcheck.differ import _measure
 
     monkeypatch.setattr(_measure, "BLOCK", 1000)  # the NumPy path's blocks (small input)
     rng = np.random.default_rng(0)

@@ -20,8 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from diffcheck import _measure
-from diffcheck.differ import compare_outputs, diff
+from diffcheck.differ import _measure, compare_outputs, diff
 
 BLOCK = _measure.BLOCK
 SIZE = 3 * BLOCK + 77  # three block boundaries (thread boundaries) and a ragged tail
@@ -247,7 +246,9 @@ def test_a_bad_ulp_dtype_is_misuse_with_a_clear_message() -> None:
 def test_the_numpy_fallback_takes_over_when_the_kernel_breaks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    kernel = pytest.importorskip("diffcheck._kernel", reason="numba is missing: nothing to break")
+    kernel = pytest.importorskip(
+        "diffcheck.differ._kernel", reason="numba is missing: nothing to break"
+    )
     monkeypatch.setattr(_measure, "KERNEL_MIN", 0)
     monkeypatch.setattr(_measure, "_kernel_failure", None)
     reference, actual = _noisy(8)
@@ -319,7 +320,7 @@ def test_the_fast_tiles_hand_every_non_finite_pair_to_the_exact_pass(
     # The fast float32/bfloat16 tiles learn of a NaN or an infinity only through their sums
     # going non-finite; each kind, on each side, must still give the NumPy path's figures.
     pytest.importorskip("numba", reason="numba is a dependency; the kernel needs it")
-    from diffcheck import _kernel
+    from diffcheck.differ import _kernel
 
     reference, actual = _noisy(11)
     where = BLOCK + 2048 + 5  # inside a tile that is not a block's first
@@ -350,7 +351,7 @@ def test_subnormal_keys_agree_in_every_format(storage: str, dtype: type) -> None
     # float64, which the kernel once computed as 0 and divided by (ZeroDivisionError, and
     # every later comparison of the process fell back to NumPy).
     pytest.importorskip("numba", reason="numba is a dependency; the kernel needs it")
-    from diffcheck import _kernel
+    from diffcheck.differ import _kernel
 
     tiny = np.finfo(dtype).smallest_subnormal
     reference = np.array([0.0, tiny, 3 * tiny, -tiny, 1e-38, 1.0], dtype)
@@ -373,13 +374,14 @@ def test_small_inputs_load_the_kernel_only_after_its_load_cost_is_spent() -> Non
     script = """
 import sys
 import numpy as np
-from diffcheck import _measure, diff
+from diffcheck import diff
+from diffcheck.differ import _measure
 r = np.linspace(1, 2, 1000, dtype=np.float32)
 assert diff(r, r * np.float32(1.001), max_nmse=1.0).passed
-print("diffcheck._kernel" in sys.modules, _measure.engine(1000), _measure._numpy_seconds > 0)
+print("diffcheck.differ._kernel" in sys.modules, _measure.engine(1000), _measure._numpy_seconds > 0)
 _measure._numpy_seconds = _measure.LOAD_AFTER_SECONDS
 assert diff(r, r * np.float32(1.001), max_nmse=1.0).passed
-print("diffcheck._kernel" in sys.modules, _measure.engine(1000))
+print("diffcheck.differ._kernel" in sys.modules, _measure.engine(1000))
 """
     env = {k: v for k, v in os.environ.items() if k != "DIFFCHECK_DIFFER"}
     done = subprocess.run(

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diffcheck import runner
-from diffcheck._verdict_render import failure_line, index_in, render_text
 from diffcheck.adapters import resolve
 from diffcheck.cli import main
 from diffcheck.differ import diff
+from diffcheck.differ.render import failure_line, index_in, render_text
+from diffcheck.runner import run as runner
 from diffcheck.testing import WrappedAdapter
 
 CANDIDATE = "array_api_strict"

@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 from diffcheck import ConfigError
-from diffcheck._fuzz_space import SPACES, edges, fuzzable_ops, space_for
 from diffcheck.adapters import Execution, Probe, resolve
 from diffcheck.cli import main
-from diffcheck.fuzz import FuzzResult, fuzz
+from diffcheck.fuzz import FuzzResult, edges, fuzz, fuzzable_ops, space_for
 from diffcheck.gpu_plan import GEMM_TILE_M, GEMM_TILE_N, GEMV_ROWS
 from diffcheck.ops import HostInputs, Op
 from diffcheck.ops.gemm import GemmParams
@@ -372,7 +371,7 @@ def test_wgpu_gemm_passes_a_few_examples() -> None:
         pytest.skip(f"wgpu: {probe.reason}")
     result = fuzz(adapter, "gemm", examples=10, max_elements=SMALL)
     assert result.status == "passed", result.summary()
-    assert np.all([SPACES["gemm"].size(values) <= SMALL for values, _ in result.history])
+    assert np.all([space_for("gemm").size(values) <= SMALL for values, _ in result.history])
 
 
 def test_every_op_is_fuzzable_and_drawn_examples_are_valid() -> None:

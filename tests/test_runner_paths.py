@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from diffcheck import runner
 from diffcheck.adapters import Capabilities, Execution, Probe
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.config import make_check
@@ -26,6 +25,7 @@ from diffcheck.differ import diff
 from diffcheck.inputs import random_vec
 from diffcheck.report import decode_output, replay
 from diffcheck.runner import Outcome, bind, execute_check, run_check
+from diffcheck.runner import run as runner
 from fakes import FakeAdapter
 
 GEMM = make_check("array_api_strict", "gemm", m=4, n=6, k=5)

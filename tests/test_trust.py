@@ -17,18 +17,18 @@ import pytest
 
 import diffcheck
 import diffcheck.testing
-from diffcheck import runner
 from diffcheck._numbers import parse_f32
 from diffcheck.adapters import array_api, resolve, same_backend
 from diffcheck.adapters.numpy_ref import NumpyAdapter
-from diffcheck.budget import estimate_memory, format_bytes, parse_size
 from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.differ import Segment, diff
 from diffcheck.errors import ConfigError
 from diffcheck.ops.gemm import Gemm
 from diffcheck.report import parse_report, replay
+from diffcheck.runner import run as runner
 from diffcheck.runner import run_check
+from diffcheck.runner.budget import estimate_memory, format_bytes, parse_size
 from fakes import FakeAdapter
 
 CANDIDATE = "array_api_strict"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import diffcheck
-from diffcheck._verdict_render import DECADES, TOLERANCE_MARK, bar_fraction
+from diffcheck.differ.render import DECADES, TOLERANCE_MARK, bar_fraction
 
 
 def _pair(size: int = 1024) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
@@ -131,7 +131,7 @@ def test_a_shape_failure_under_a_passing_aggregate_leads_with_the_reason() -> No
 
 
 def test_text_bars_resolve_a_sixteenth_of_a_decade_and_keep_the_mark() -> None:
-    from diffcheck._verdict_render import _text_bar
+    from diffcheck.differ.render import _text_bar
 
     ratios = [0.01, 0.1, 0.24, 0.3, 0.53, 0.9]
     bars = [_text_bar(r * 1e-7, 1e-7, True) for r in ratios]

@@ -26,7 +26,6 @@ import numpy as np
 import pytest
 
 import diffcheck
-from diffcheck import runner
 from diffcheck.adapters import Adapter, Execution, KnownDivergence, resolve
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.cli import main
@@ -35,6 +34,7 @@ from diffcheck.differ import Segment, diff
 from diffcheck.errors import ConfigError
 from diffcheck.fuzz import fuzz
 from diffcheck.report import parse_report, replay
+from diffcheck.runner import run as runner
 from diffcheck.runner import run_check
 from diffcheck.sweep.isolate import WorkerOutcome
 from diffcheck.sweep.known import classify

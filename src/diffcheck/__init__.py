@@ -9,16 +9,9 @@ Importing this package imports no optional backend.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from ._distribution import DISTRIBUTION
-
-try:
-    __version__ = version(DISTRIBUTION)
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
-
+from ._distribution import __version__
 from .differ import Metrics, Segment, SegmentVerdict, Verdict, diff
 from .errors import (
     BackendError,

@@ -27,12 +27,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ._lossless import float32_input, lossy_output, refuse_lossy_reference
-from ._tolerance import positive_tolerance
 from .adapters import Adapter, resolve, same_backend, storage_name
 from .adapters._registry import entry_point_snapshot
 from .config import Check, make_check
-from .device_metrics import on_device
-from .differ import Segment, Verdict, diff, host_array
+from .differ import Segment, Verdict, diff, host_array, on_device
+from .differ.tolerance import positive_tolerance
 from .errors import BackendError, ConfigError
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .provenance import provenance_of

@@ -19,11 +19,21 @@ from pydantic.fields import FieldInfo
 
 from ._numbers import U64_MAX, parse_f32, rust_display
 from .adapters import parse_backend, same_backend
+from .differ import Segment
 from .errors import ConfigError
-from .ops import OPS, Op, OpParams, get_op
+from .ops import OPS, ContextLifecycle, ContextLifecycleParams, Op, OpParams, get_op
+from .ops.lifecycle import CHAIN_COVERAGE
 from .precision import PrecisionName
 
-__all__ = ["LIFECYCLE_MAX_NMSE", "AnyCheckConfig", "Check", "config_model", "make_check"]
+__all__ = [
+    "LIFECYCLE_MAX_NMSE",
+    "AnyCheckConfig",
+    "Check",
+    "config_model",
+    "coverage_of",
+    "make_check",
+    "segments_of",
+]
 
 DEFAULT_SEED = 42
 DEFAULT_REFERENCE = "numpy"
@@ -116,6 +126,27 @@ class Check:
                 "max_nmse": self.max_nmse,
             }
         )
+
+
+def segments_of(check: Check, chains: bool) -> list[Segment]:
+    """The segments the check's output is judged by (the lifecycle's depend on ``chains``:
+    whether the candidate ran its four chains independently)."""
+    if isinstance(check.op, ContextLifecycle):
+        assert isinstance(check.params, ContextLifecycleParams)
+        return check.op.segments(check.params, independent_chains=chains)
+    return check.op.segments(check.params)
+
+
+def coverage_of(check: Check, chains: bool) -> str:
+    """What a pass of the check covers, as the report's ``coverage`` says it."""
+    text = CHAIN_COVERAGE if chains else check.op.coverage
+    if check.allow_self_test:
+        text += (
+            f" SELF-TEST: the candidate {check.require_backend} is the reference "
+            f"{check.reference}'s own backend (allowed explicitly); a pass is evidence about "
+            "the machinery, never about the backend."
+        )
+    return text
 
 
 def _check_tolerance(max_nmse: float, op: Op[Any], precision: str) -> None:

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from diffcheck.budget import estimate_memory
 from diffcheck.config import make_check
 from diffcheck.report.limits import (
     OUTPUT_TEXT_BYTES_PER_ELEMENT,
@@ -28,6 +27,7 @@ from diffcheck.report.limits import (
 from diffcheck.report.models import MetricsRecord, SegmentRecord
 from diffcheck.report.replay import load_document
 from diffcheck.runner import run_check
+from diffcheck.runner.budget import estimate_memory
 from fakes import FakeAdapter
 from forgery import as_v1
 

@@ -13,8 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from diffcheck import Verdict
-from diffcheck.device_metrics import MLX_BLOCK, diff_on_device, on_device
-from diffcheck.differ import compare_outputs
+from diffcheck.differ import MLX_BLOCK, compare_outputs, diff_on_device, on_device
 
 mx = pytest.importorskip("mlx.core", reason="MLX is this adapter's library")
 
@@ -219,9 +218,9 @@ def test_a_tolerance_at_the_nmse_is_decided_by_the_host(nudge: float) -> None:
 def test_a_flushing_device_measures_on_the_host_only_with_inputs_below_2_to_the_minus_102(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import diffcheck.device_metrics as device_metrics
+    from diffcheck.differ import device_mlx
 
-    monkeypatch.setattr(device_metrics, "_mlx_keeps_subnormals", lambda mx: False)
+    monkeypatch.setattr(device_mlx, "_mlx_keeps_subnormals", lambda mx: False)
     reference, actual = _pair(9)
     reference = np.where(np.abs(reference) < 2.0**-100, 1.0, reference).astype(np.float32)
     actual = np.where(np.abs(actual) < 2.0**-100, 1.0, actual).astype(np.float32)

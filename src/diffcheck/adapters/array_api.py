@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from ..device_metrics import on_device
+from ..differ import on_device
 from ..precision import PRECISIONS, PrecisionName
 from ._protocol import Adapter, Capabilities, Probe
 

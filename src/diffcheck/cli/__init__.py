@@ -78,7 +78,7 @@ def _memory_limit() -> str:
         return "no address-space limit could be read"
     if soft == resource.RLIM_INFINITY:
         return "no address-space limit is set; the machine ran out"
-    from ..budget import format_bytes
+    from ..runner.budget import format_bytes
 
     return f"the address-space limit is {format_bytes(soft)}"
 
@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_USAGE)
         return 0 if args else 1
     if args[0] == "--version":
-        from .. import __version__
+        from .._distribution import __version__
 
         print(f"diffcheck {__version__}")
         return 0

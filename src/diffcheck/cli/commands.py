@@ -106,10 +106,10 @@ def _is_directory(path: Path) -> bool:
 
 def replay(argv: Sequence[str]) -> int:
     """``diffcheck replay REPORT``: recompute the reference from the config, re-derive the verdict."""
-    from ..budget import parse_size
     from ..report.read import report_from
     from ..report.replay import load_document
     from ..report.replay import replay as replay_document
+    from ..runner.budget import parse_size
     from ..search.bundle import is_bundle
     from ..search.replay import EPILOG, replay_bundle_command
     from ..text import one_line

@@ -37,8 +37,8 @@ def _f64(text: str) -> float:
 
 
 def _parser() -> OneLineParser:
-    from .._fuzz_space import fuzzable_ops
     from ..fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_ELEMENTS
+    from ..fuzz.spaces import fuzzable_ops
     from ..search.api import DEFAULT_API_EXAMPLES
 
     parser = OneLineParser(
@@ -181,7 +181,7 @@ def fuzz(argv: Sequence[str]) -> int:
         return 0
     check, verdict = result.check, result.verdict
     if check is not None and verdict is not None:
-        from .._verdict_render import failure_line
+        from ..differ.render import failure_line
 
         # Where the minimal failing shape fails: its worst element by index in the output.
         where = failure_line(verdict, check.op.output_shape(check.params))

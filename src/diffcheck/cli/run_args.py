@@ -17,11 +17,11 @@ from pydantic.fields import FieldInfo
 
 from .._numbers import parse_f64, parse_u64
 from ..adapters import parse_backend
-from ..budget import parse_size
 from ..config import DEFAULT_REFERENCE, DEFAULT_SEED, Check, make_check
 from ..errors import ConfigError
 from ..ops import OPS, get_op
 from ..precision import DEFAULT_MAX_NMSE, PRECISIONS
+from ..runner.budget import parse_size
 
 __all__ = ["ALLOWED", "SPELLINGS", "USAGE", "RunArgs", "one_line", "parse_run_args"]
 

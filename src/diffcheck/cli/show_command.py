@@ -32,7 +32,7 @@ def _header(document: ReportDocument) -> str:
 
 def failure_where(outcome: Replay) -> str | None:
     """The failure line of a replayed report: where its worst element is, or None."""
-    from .._verdict_render import failure_line
+    from ..differ.render import failure_line
 
     if outcome.verdict is None:
         return None
@@ -45,7 +45,7 @@ def show(argv: Sequence[str]) -> int:
     Exit 0 when the stored verdict follows from the bits (whatever it is), 1 when the report
     cannot be read or disagrees with its bits (then ``diffcheck replay`` says how).
     """
-    from .._verdict_render import render_text
+    from ..differ.render import render_text
     from ..errors import ReportError
     from ..report.read import report_from
     from ..report.replay import load_document, replay

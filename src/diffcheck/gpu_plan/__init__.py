@@ -16,22 +16,14 @@ adapters stay thin and this logic is tested without a GPU:
   checked wait, read), so adapters implement only the driver calls.
 
 Backend-neutral: nothing here imports a GPU library, and backends name their kernels
-through a ``Mapping[Kernel, str]`` they own. The modules: ``_launch`` (kernels, constants,
-grids, the GEMM/SiLU/RMSNorm plans), ``_fused`` (the inference kernels' plans and the RoPE
-turn table), ``_run`` (kernel choice, labels, protocols, :func:`run_op`).
+through a ``Mapping[Kernel, str]`` they own. The launch arithmetic (kernels, constants,
+grids, plans) lives in :mod:`diffcheck.launch`, below the ops, and is re-exported here;
+``_run`` (kernel choice, labels, protocols, :func:`run_op`) sits above the ops.
 """
 
 from __future__ import annotations
 
-from ._fused import (
-    plan_add_rms_norm,
-    plan_attention,
-    plan_layer_norm,
-    plan_rope,
-    plan_softmax,
-    rope_turns,
-)
-from ._launch import (
+from ..launch import (
     ATTENTION_DIMS_PER_THREAD,
     ATTENTION_THREADS,
     ELEMENTWISE_THREADS,
@@ -52,9 +44,15 @@ from ._launch import (
     check_kernel_source,
     declared_constants,
     gemm_kernel,
+    plan_add_rms_norm,
+    plan_attention,
     plan_gemm,
+    plan_layer_norm,
     plan_rms_norm,
+    plan_rope,
     plan_silu_mul,
+    plan_softmax,
+    rope_turns,
     split_grid,
 )
 from ._run import (

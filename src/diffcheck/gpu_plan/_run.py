@@ -8,13 +8,10 @@ from typing import Any, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..ops import ContextLifecycle, Gemm, HostInputs, Op, OpParams, RmsNorm, SiluMul
-from ..ops.gemm import GemmParams
-from ..ops.lifecycle import OUTPUT_SENTINEL, PHASES, ContextLifecycleParams
-from ..ops.rms_norm import RmsNormParams
-from ..ops.silu_mul import SiluMulParams
-from ..programs import CommandContext, CommandDevice, record_segment, run_lifecycle
-from ._fused import (
+from ..launch import (
+    Kernel,
+    Launch,
+    gemm_kernel,
     plan_add_rms_norm,
     plan_attention,
     plan_layer_norm,
@@ -22,7 +19,12 @@ from ._fused import (
     plan_softmax,
     rope_turns,
 )
-from ._launch import Kernel, Launch, gemm_kernel
+from ..ops import ContextLifecycle, Gemm, HostInputs, Op, OpParams, RmsNorm, SiluMul
+from ..ops.gemm import GemmParams
+from ..ops.lifecycle import OUTPUT_SENTINEL, PHASES, ContextLifecycleParams
+from ..ops.rms_norm import RmsNormParams
+from ..ops.silu_mul import SiluMulParams
+from ..programs import CommandContext, CommandDevice, record_segment, run_lifecycle
 
 __all__ = [
     "FUSED_KERNELS",

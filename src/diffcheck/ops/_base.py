@@ -14,7 +14,7 @@ from ..differ import Segment
 from ..precision import PrecisionName, default_max_nmse
 
 if TYPE_CHECKING:
-    from .._fuzz_space import OpSpace
+    from .space import OpSpace
 
 __all__ = ["HostInputs", "Op", "OpParams"]
 
@@ -123,13 +123,10 @@ class Op(abc.ABC, Generic[P]):
     def fuzz_space(self) -> OpSpace | None:
         """Where ``diffcheck fuzz --op`` draws this op's params from; None when it has none.
 
-        An op overrides it, importing :mod:`diffcheck._fuzz_space` inside the method so the
-        fuzz machinery loads only when a fuzz runs. By default it is the entry of
-        :data:`diffcheck._fuzz_space.SPACES`, which holds the spaces of the original four ops.
+        An op overrides it with an :class:`~diffcheck.ops.space.OpSpace` over its dimensions,
+        the tiles of its kernels (:mod:`diffcheck.launch`) marking the edges worth drawing.
         """
-        from .._fuzz_space import SPACES
-
-        return SPACES.get(self.name)
+        return None
 
     def segments(self, params: P) -> list[Segment]:
         """The segments of the flattened output that are judged on their own."""

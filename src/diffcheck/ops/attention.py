@@ -22,7 +22,7 @@ from ._limits import check_buffer, checked_mul, require
 from ._xp import causal_visible, masked_softmax
 
 if TYPE_CHECKING:
-    from .._fuzz_space import OpSpace
+    from .space import OpSpace
 
 __all__ = ["Attention", "AttentionParams"]
 
@@ -117,7 +117,7 @@ class Attention(Op[AttentionParams]):
 
     def fuzz_space(self) -> OpSpace:
         """Query and KV lengths, grouped heads and head widths, causal or not."""
-        from .._fuzz_space import Dim, OpSpace
+        from .space import Dim, OpSpace
 
         return OpSpace(
             self.name,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -10,6 +10,9 @@ from .._numbers import U64_MAX
 from ..inputs import offset_seed, random_vec
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_gemm
+
+if TYPE_CHECKING:
+    from .space import OpSpace
 
 __all__ = ["Gemm", "GemmParams"]
 
@@ -47,3 +50,19 @@ class Gemm(Op[GemmParams]):
         a = xp.reshape(xp.astype(arrays["a"], accumulate), (params.m, params.k))
         b = xp.reshape(xp.astype(arrays["b"], accumulate), (params.n, params.k))
         return xp.astype(xp.matmul(a, xp.matrix_transpose(b)), storage)
+
+    def fuzz_space(self) -> OpSpace:
+        """m, n and k, each over the tails of the GEMM tiles (and GEMV's when m == 1)."""
+        from ..launch import GEMM_TILE_K, GEMM_TILE_M, GEMM_TILE_N, GEMV_LANES, GEMV_ROWS
+        from .space import Dim, OpSpace
+
+        return OpSpace(
+            self.name,
+            # m == 1 takes the GEMV kernel (GEMV_ROWS outputs per workgroup, GEMV_LANES over k).
+            (
+                Dim("m", (GEMM_TILE_M,)),
+                Dim("n", (GEMM_TILE_N, GEMV_ROWS)),
+                Dim("k", (GEMM_TILE_K, GEMV_LANES)),
+            ),
+            lambda p: p["m"] * p["k"] + p["n"] * p["k"] + p["m"] * p["n"],
+        )

@@ -17,7 +17,7 @@ from ._base import HostInputs, Op, OpParams
 from ._limits import check_positive_f32, check_rows
 
 if TYPE_CHECKING:
-    from .._fuzz_space import OpSpace
+    from .space import OpSpace
 
 __all__ = ["LayerNorm", "LayerNormParams"]
 
@@ -65,8 +65,8 @@ class LayerNorm(Op[LayerNormParams]):
 
     def fuzz_space(self) -> OpSpace:
         """Rows and row length (tails of a 256-thread row block) and epsilons."""
-        from .._fuzz_space import Dim, OpSpace
-        from ..gpu_plan import RMS_NORM_THREADS
+        from ..launch import RMS_NORM_THREADS
+        from .space import Dim, OpSpace
 
         return OpSpace(
             self.name,

@@ -14,7 +14,8 @@ segment names with ``segments(params, independent_chains=True)``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pydantic import Field
 
@@ -24,6 +25,9 @@ from ..inputs import offset_seed, random_vec
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_gemm, check_silu_mul, checked_mul, require
 from .silu_mul import silu_mul
+
+if TYPE_CHECKING:
+    from .space import OpSpace
 
 __all__ = [
     "CHAIN_COVERAGE",
@@ -144,3 +148,25 @@ class ContextLifecycle(Op[ContextLifecycleParams]):
             out = silu_mul(xp, copied, tokens, params.intermediate)
             outputs.append(xp.reshape(xp.astype(out, storage), (tokens * params.intermediate,)))
         return xp.stack(outputs, axis=0)
+
+    def fuzz_space(self) -> OpSpace:
+        """Tokens, intermediate width and k over the tails of the GEMM and elementwise tiles."""
+        from ..launch import ELEMENTWISE_THREADS, GEMM_TILE_K, GEMM_TILE_M, GEMM_TILE_N
+        from .space import Dim, OpSpace
+
+        return OpSpace(
+            self.name,
+            (
+                Dim("tokens", (GEMM_TILE_M,)),
+                # The lifecycle's GEMM n is 2·intermediate: its column tile covers half as many.
+                Dim("intermediate", (GEMM_TILE_N // 2, ELEMENTWISE_THREADS)),
+                Dim("k", (GEMM_TILE_K,)),
+            ),
+            _lifecycle_size,
+        )
+
+
+def _lifecycle_size(p: Mapping[str, int]) -> int:
+    tokens, intermediate, k = p["tokens"], p["intermediate"], p["k"]
+    # Four phases, each A[tokens, k] and B[2·intermediate, k] in, [tokens, intermediate] out.
+    return 4 * (tokens * k + 2 * intermediate * k + tokens * intermediate)

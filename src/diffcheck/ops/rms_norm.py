@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
+import numpy as np
 from pydantic import Field
 
 from .._numbers import I32_MAX, I64_MAX, U64_MAX
 from ..inputs import offset_seed, random_vec
 from ._base import HostInputs, Op, OpParams
 from ._limits import ceil_to, checked_mul, require
+
+if TYPE_CHECKING:
+    from .space import OpSpace
 
 __all__ = ["RmsNorm", "RmsNormParams"]
 
@@ -63,3 +67,22 @@ class RmsNorm(Op[RmsNormParams]):
         mean_square = xp.sum(x * x, axis=1, keepdims=True) / params.dim
         inverse = 1.0 / xp.sqrt(mean_square + params.eps)
         return xp.astype(x * inverse * w, storage)
+
+    def fuzz_space(self) -> OpSpace:
+        """Tokens, the row length over the tails of a row block, and the epsilon."""
+        from ..launch import RMS_NORM_THREADS
+        from .space import Dim, OpSpace
+
+        return OpSpace(
+            self.name,
+            (Dim("tokens"), Dim("dim", (RMS_NORM_THREADS,))),
+            lambda p: 2 * p["tokens"] * p["dim"] + p["dim"],
+            {"eps": _EPS_CHOICES},
+        )
+
+
+#: Epsilons drawn by the fuzzer, each exactly an f32 (the CLI parses --eps as f32); the
+#: default first.
+_EPS_CHOICES: Final = tuple(
+    float(np.float32(value)) for value in (1e-6, 1e-5, 1e-12, 1.1754944e-38, 0.5, 1.0)
+)

@@ -23,7 +23,7 @@ from ._limits import check_buffer, check_positive_f32, checked_mul, require
 from ._xp import arange_like
 
 if TYPE_CHECKING:
-    from .._fuzz_space import OpSpace
+    from .space import OpSpace
 
 __all__ = ["U32_MAX", "Rope", "RopeParams"]
 
@@ -104,8 +104,8 @@ class Rope(Op[RopeParams]):
         alone gives NMSE 3.7e-7 on MLX, over the f32 tolerance, for any float32 kernel. Those
         positions are a question to ask with ``run --offset``, not a kernel tail.
         """
-        from .._fuzz_space import Dim, OpSpace
-        from ..gpu_plan import ELEMENTWISE_THREADS
+        from ..launch import ELEMENTWISE_THREADS
+        from .space import Dim, OpSpace
 
         return OpSpace(
             self.name,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -10,6 +10,9 @@ from .._numbers import U64_MAX
 from ..inputs import random_vec
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_silu_mul
+
+if TYPE_CHECKING:
+    from .space import OpSpace
 
 __all__ = ["SiluMul", "SiluMulParams", "silu_mul"]
 
@@ -50,3 +53,14 @@ class SiluMul(Op[SiluMulParams]):
         storage = arrays["gate_up"].dtype
         wide = xp.astype(arrays["gate_up"], accumulate)
         return xp.astype(silu_mul(xp, wide, params.tokens, params.intermediate), storage)
+
+    def fuzz_space(self) -> OpSpace:
+        """Tokens, and the intermediate width over the tails of an elementwise workgroup."""
+        from ..launch import ELEMENTWISE_THREADS
+        from .space import Dim, OpSpace
+
+        return OpSpace(
+            self.name,
+            (Dim("tokens"), Dim("intermediate", (ELEMENTWISE_THREADS,))),
+            lambda p: 3 * p["tokens"] * p["intermediate"],
+        )

@@ -21,7 +21,7 @@ from ._limits import check_positive_f32, check_rows, require
 from ._xp import causal_visible, masked_softmax
 
 if TYPE_CHECKING:
-    from .._fuzz_space import OpSpace
+    from .space import OpSpace
 
 __all__ = ["Softmax", "SoftmaxParams"]
 
@@ -76,8 +76,8 @@ class Softmax(Op[SoftmaxParams]):
 
     def fuzz_space(self) -> OpSpace:
         """Rows and row length (tails of a 256-thread row block), mask and temperature."""
-        from .._fuzz_space import Dim, OpSpace
-        from ..gpu_plan import RMS_NORM_THREADS
+        from ..launch import RMS_NORM_THREADS
+        from .space import Dim, OpSpace
 
         return OpSpace(
             self.name,

@@ -2,7 +2,7 @@
 
 A reader must refuse, before reading it whole, a file that no legal check could have
 written, and must read every report a legal check did write. Legal means admitted by the
-runner's memory budget (:func:`diffcheck.budget.check_budget`): half the memory available
+runner's memory budget (:func:`diffcheck.runner.budget.check_budget`): half the memory available
 now, or ``--max-memory``. So the limit is derived from that budget, not fixed:
 
 - output elements: the budget's estimate holds at least
@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ..budget import default_budget, format_bytes
+from ..memory import default_budget, format_bytes
 
 __all__ = [
     "FALLBACK_BUDGET",
@@ -44,7 +44,7 @@ __all__ = [
 
 #: The least the runner's estimate counts per output element: three float32 copies of the
 #: output (12 bytes) and the report's serialized outputs (42 bytes); a test ties it to
-#: :func:`diffcheck.budget.estimate_memory`.
+#: :func:`diffcheck.runner.budget.estimate_memory`.
 RUN_BYTES_PER_OUTPUT_ELEMENT: Final = 54
 #: Both outputs' text per element, in the larger encoding: a v1 list of integers below 2**32
 #: written with an indent of 2 (8 spaces, 10 digits, a comma, a newline), twice; v2's base64

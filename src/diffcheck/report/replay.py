@@ -138,7 +138,7 @@ def _derived_check(document: ReportDocument, problems: list[str], notes: list[st
 def _check_derived_fields(
     document: ReportDocument, result: CheckResult, check: Check, chains: bool
 ) -> list[str]:
-    from .._records import coverage_of  # lazily: _records imports this package
+    from ..config import coverage_of
 
     problems = []
     for label, stored, derived in (
@@ -195,7 +195,7 @@ def _judge(
     actual: npt.NDArray[np.float32],
 ) -> Verdict:
     """The verdict the runner reaches on these outputs: compare, precision, shape, segments."""
-    from .._records import segments_of  # lazily: _records imports this package
+    from ..config import segments_of
 
     verdict = compare_outputs(reference, actual, check.max_nmse, ulp_dtype=check.precision)
     executed = document.executed_precision

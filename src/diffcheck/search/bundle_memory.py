@@ -7,7 +7,7 @@ shape ``(16000, 1)`` and ``(1, 16000)`` broadcast to 256 million elements, ``fft
 the elements of every output of the bundle's function from the decoded example, by one rule
 per function of the standard (:data:`RULES`, complete: every name a bundle may call has
 one), and :func:`check_replay_budget` refuses a replay over ``--max-memory`` (by default
-:data:`~diffcheck.budget.DEFAULT_FRACTION` of the memory available), as ``diffcheck run``
+:data:`~diffcheck.runner.budget.DEFAULT_FRACTION` of the memory available), as ``diffcheck run``
 does.
 
 Each rule is an upper bound, never an exact size: a test draws examples of every function
@@ -24,8 +24,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from ..budget import DEFAULT_FRACTION, MemoryEstimate, default_budget, format_bytes
 from ..errors import BundleError
+from ..runner.budget import DEFAULT_FRACTION, MemoryEstimate, default_budget, format_bytes
 from .recipes import Example
 
 __all__ = [

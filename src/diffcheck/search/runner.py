@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._fuzz_search import _without_local_constants
 from ..adapters.api_inputs import ApiCase
+from ..fuzz.search import _without_local_constants
 from ..values.call import Outcome, call_on, compare_call, host_inputs
 from ..values.model import Blame, Bound, Side, ValueVerdict
 from .arrays import Space

@@ -21,8 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._numbers import f64_bits
-from .._records import coverage_of
-from ..config import Check
+from ..config import Check, coverage_of
 from ..errors import ReportError
 from ..ops import ContextLifecycle
 from ..report.models import ReportDocument

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import __version__
+from .._distribution import __version__
 from ..errors import ConfigError, ReportError
 from ..files import MAX_MATRIX_BYTES, read_regular, remove_stale_temporaries, write_replacing
 from .executors import Executor

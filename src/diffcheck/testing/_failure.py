@@ -15,6 +15,6 @@ def failure_line_of(document: ReportDocument, verdict: Verdict | None) -> str | 
     """Where ``verdict`` (re-derived from ``document``'s bits) fails: the worst element by its
     index in the output shape, its segment and neighbouring values; None when nothing was
     compared."""
-    from .._verdict_render import failure_line
+    from ..differ.render import failure_line
 
     return None if verdict is None else failure_line(verdict, tuple(document.output_shape))

@@ -39,7 +39,7 @@ class ConformanceFuzzTests(ConformanceTests):
         if found.status == "not_run":
             pytest.skip(f"{fuzz_op} on {adapter.spec}: {found.reason}")
         if found.status != "passed":
-            from .._verdict_render import failure_line
+            from ..differ.render import failure_line
 
             check = found.check
             message = f"{fuzz_op} fails at {check.params if check else '?'}: {found.reason}"

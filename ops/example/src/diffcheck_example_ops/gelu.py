@@ -24,7 +24,7 @@ from diffcheck.ops import HostInputs, Op, OpParams
 from diffcheck.precision import PrecisionName
 
 if TYPE_CHECKING:
-    from diffcheck._fuzz_space import OpSpace
+    from diffcheck.ops.space import OpSpace
 
 __all__ = ["Gelu", "GeluParams"]
 
@@ -92,7 +92,7 @@ class Gelu(Op[GeluParams]):
 
     def fuzz_space(self) -> OpSpace:
         """Rows and even widths (odd draws rounded up, and costed so), 256-wide tails."""
-        from diffcheck._fuzz_space import Dim, OpSpace
+        from diffcheck.ops.space import Dim, OpSpace
 
         def even(values: dict[str, Any]) -> dict[str, Any]:
             values["dim"] += values["dim"] % 2

@@ -14,8 +14,9 @@ Order (each step can end the check; statuses are only ever downgraded after the 
    then bind the output shape, then judge each segment on its own.
 
 Before any of it, :func:`run_check` refuses a check whose estimated memory exceeds the
-budget (:mod:`diffcheck.budget`), before the report exists; once the report exists, anything
-raised while preparing or finishing the check becomes a completed ``failed`` record.
+budget (:mod:`diffcheck.runner.budget`), before the report exists; once the report exists,
+anything raised while preparing or finishing the check becomes a completed ``failed``
+record.
 """
 
 from __future__ import annotations
@@ -28,18 +29,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from ._records import (
-    _final_document,
-    _ran_as_chains,
-    completed_document,
-    initial_document,
-    result_record,
-    segments_of,
-)
-from .adapters import Adapter, Capabilities, Execution, resolve
-from .budget import check_budget
-from .config import Check
-from .differ import (
+from ..adapters import Adapter, Capabilities, Execution, resolve
+from ..config import Check, segments_of
+from ..differ import (
     Verdict,
     bind_precision,
     bind_segments,
@@ -47,8 +39,16 @@ from .differ import (
     compare_outputs,
     reference_problem,
 )
-from .report.models import ReportDocument, Status
-from .report.writer import ReportWriter
+from ..report.models import ReportDocument, Status
+from ..report.writer import ReportWriter
+from .budget import check_budget
+from .records import (
+    _final_document,
+    _ran_as_chains,
+    completed_document,
+    initial_document,
+    result_record,
+)
 
 __all__ = [
     "Outcome",
@@ -239,8 +239,8 @@ def run_check(
     reference, candidate
         Adapters to use instead of resolving the check's names (test doubles).
     max_memory
-        The most bytes the check may need (:func:`diffcheck.budget.estimate_memory`); None
-        means the default budget, half the memory available now.
+        The most bytes the check may need (:func:`~diffcheck.runner.budget.estimate_memory`);
+        None means the default budget, half the memory available now.
 
     Raises
     ------

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["positive_tolerance", "strict_tolerance"]
 

@@ -1,11 +1,11 @@
 """The shapes ``diffcheck fuzz`` draws: each op's dimensions, their edges and a size budget.
 
-An op brings its own :class:`OpSpace` from :meth:`Op.fuzz_space <diffcheck.ops.Op.fuzz_space>`
-(every op a plugin package adds does); :data:`SPACES` holds those of the four original ops.
+Every op brings its own :class:`OpSpace` from :meth:`Op.fuzz_space <diffcheck.ops.Op.fuzz_space>`
+(an op of a plugin package too); the fuzzer (:mod:`diffcheck.fuzz`) only draws from it.
 
 Backend bugs live in tails, so every dimension is drawn half the time from its *edges* (1,
 small primes, powers of two and their neighbours, and one to three multiples of the kernel
-tiles that cover it, each ±1: see :mod:`diffcheck.gpu_plan`) and half the time from the
+tiles that cover it, each ±1: see :mod:`diffcheck.launch`) and half the time from the
 whole range that still fits the budget. Dimensions are drawn one after another; each one's
 range is the largest value for which the op's input plus output element count stays within
 ``max_elements`` with the dimensions not yet drawn at 1. Everything shrinks towards 1, the
@@ -23,40 +23,23 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ._numbers import U64_MAX
-from .errors import ConfigError
-from .gpu_plan import (
-    ELEMENTWISE_THREADS,
-    GEMM_TILE_K,
-    GEMM_TILE_M,
-    GEMM_TILE_N,
-    GEMV_LANES,
-    GEMV_ROWS,
-    RMS_NORM_THREADS,
-)
+from .._numbers import U64_MAX
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
 __all__ = [
     "MAX_ELEMENTS_LIMIT",
-    "SPACES",
     "Dim",
     "Drawn",
     "OpSpace",
     "edges",
-    "fuzzable_ops",
-    "space_for",
 ]
 
 #: The largest budget accepted: every op's element counts then stay within the kernels'
 #: signed 32-bit indexing, so a drawn shape is always one the op validates.
 MAX_ELEMENTS_LIMIT: Final = 2**30
 _PRIMES: Final = (2, 3, 5, 7, 11, 13, 17, 31, 37, 61, 67, 127, 131, 251, 257, 509, 521, 1021)
-#: rms-norm epsilons, each exactly an f32 (the CLI parses --eps as f32); the default first.
-_EPS_CHOICES: Final = tuple(
-    float(np.float32(value)) for value in (1e-6, 1e-5, 1e-12, 1.1754944e-38, 0.5, 1.0)
-)
 
 #: One drawn example: the op's params (keyword values) and the u64 input seed.
 Drawn = tuple[dict[str, Any], int]
@@ -159,80 +142,3 @@ def edges(tiles: tuple[int, ...], bound: int) -> tuple[int, ...]:
         for multiple in (tile, 2 * tile, 3 * tile):
             values |= {multiple - 1, multiple, multiple + 1}
     return tuple(sorted(value for value in values if 1 <= value <= bound))
-
-
-def _gemm(p: Mapping[str, int]) -> int:
-    return p["m"] * p["k"] + p["n"] * p["k"] + p["m"] * p["n"]
-
-
-def _silu_mul(p: Mapping[str, int]) -> int:
-    return 3 * p["tokens"] * p["intermediate"]
-
-
-def _rms_norm(p: Mapping[str, int]) -> int:
-    return 2 * p["tokens"] * p["dim"] + p["dim"]
-
-
-def _lifecycle(p: Mapping[str, int]) -> int:
-    tokens, intermediate, k = p["tokens"], p["intermediate"], p["k"]
-    # Four phases, each A[tokens, k] and B[2·intermediate, k] in, [tokens, intermediate] out.
-    return 4 * (tokens * k + 2 * intermediate * k + tokens * intermediate)
-
-
-#: The fuzzable ops by canonical name.
-SPACES: Final[Mapping[str, OpSpace]] = {
-    "gemm": OpSpace(
-        "gemm",
-        # m == 1 takes the GEMV kernel (GEMV_ROWS outputs per workgroup, GEMV_LANES over k).
-        (
-            Dim("m", (GEMM_TILE_M,)),
-            Dim("n", (GEMM_TILE_N, GEMV_ROWS)),
-            Dim("k", (GEMM_TILE_K, GEMV_LANES)),
-        ),
-        _gemm,
-    ),
-    "silu-mul": OpSpace(
-        "silu-mul", (Dim("tokens"), Dim("intermediate", (ELEMENTWISE_THREADS,))), _silu_mul
-    ),
-    "rms-norm": OpSpace(
-        "rms-norm",
-        (Dim("tokens"), Dim("dim", (RMS_NORM_THREADS,))),
-        _rms_norm,
-        {"eps": _EPS_CHOICES},
-    ),
-    "context-lifecycle": OpSpace(
-        "context-lifecycle",
-        (
-            Dim("tokens", (GEMM_TILE_M,)),
-            # The lifecycle's GEMM n is 2·intermediate: its column tile covers half as many.
-            Dim("intermediate", (GEMM_TILE_N // 2, ELEMENTWISE_THREADS)),
-            Dim("k", (GEMM_TILE_K,)),
-        ),
-        _lifecycle,
-    ),
-}
-
-
-def fuzzable_ops() -> list[str]:
-    """Every registered op with a fuzz space, in registry order."""
-    from .ops import OPS
-
-    return [name for name, op in OPS.items() if op.fuzz_space() is not None]
-
-
-def space_for(op: str) -> OpSpace:
-    """The space of ``op`` (a canonical name), from :meth:`Op.fuzz_space`.
-
-    Raises
-    ------
-    ConfigError
-        For an op without one.
-    """
-    from .ops import get_op
-
-    space = get_op(op).fuzz_space()
-    if space is None:
-        raise ConfigError(
-            f"op {op!r} has no fuzz strategy; fuzzable ops: {', '.join(fuzzable_ops())}"
-        )
-    return space

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from .differ import Around, Metrics, SegmentVerdict, Verdict
+    from .verdict import Around, Metrics, SegmentVerdict, Verdict
 
 __all__ = [
     "DECADES",

@@ -1,8 +1,8 @@
 # mypy: ignore-errors
 # (numba types these functions when it compiles them; mypy cannot follow @njit/@intrinsic.)
-"""The numba form of :func:`diffcheck._measure.measure` (imported lazily; compiled on first use).
+"""The numba form of :func:`~diffcheck.differ._measure.measure` (imported lazily; compiled on use).
 
-Blocks of :data:`~diffcheck._measure.BLOCK` elements run in parallel: contiguous runs of
+Blocks of :data:`~diffcheck.differ._measure.BLOCK` elements run in parallel: contiguous runs of
 blocks on a few Python threads calling a ``nogil`` kernel (numba's ``parallel=True`` took
 3-5x longer to compile, 37 s cold on a loaded 2-core box, for no speed gain). Each block is
 read in tiles of :data:`_TILE` elements. Where both arrays are float32 and ULPs count in

@@ -283,7 +283,7 @@ def _kernel_due(count: int) -> bool:
     """Whether an input of ``count`` elements takes the kernel now (the docstring's rule)."""
     return (
         count >= KERNEL_MIN
-        or "diffcheck._kernel" in sys.modules
+        or "diffcheck.differ._kernel" in sys.modules
         or _numpy_seconds >= LOAD_AFTER_SECONDS
     )
 

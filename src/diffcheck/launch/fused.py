@@ -1,7 +1,7 @@
 """Launch plans of the inference kernels: softmax, layer-norm, RoPE, attention, add-rms-norm.
 
 Each plan takes the op's parameters as plain values (validated by the op) and returns the
-:class:`~diffcheck.gpu_plan.Launch` both raw-GPU backends record. Row kernels run one
+:class:`~diffcheck.launch.Launch` both raw-GPU backends record. Row kernels run one
 workgroup per row; RoPE one thread per rotated pair; attention one workgroup per
 (head, query). Flags are 0/1 words and float parameters are f32 bits, in the order of each
 kernel's ``Params`` struct.
@@ -24,7 +24,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ._launch import (
+from .plans import (
     ATTENTION_THREADS,
     MAX_WORKGROUPS_PER_DIMENSION,
     ROPE_THREADS,

@@ -1,7 +1,7 @@
 """Shape fuzzing: draw many shapes of one op, run each check, shrink the first failure.
 
 :func:`fuzz` runs a Hypothesis search over an op's shapes and input seeds (see
-:mod:`diffcheck._fuzz_space` for how shapes are drawn: edges of the kernels' tiles, 1,
+:mod:`diffcheck.ops.space` for how shapes are drawn: edges of the kernels' tiles, 1,
 primes, powers of two, within a size budget). Each example is one in-process check
 (:func:`~diffcheck.runner.execute_check` plus shape and segment binding) and the property is
 "status == passed". On the first failure Hypothesis shrinks it to a minimal failing shape;
@@ -25,15 +25,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ._fuzz_space import MAX_ELEMENTS_LIMIT, Drawn, OpSpace, space_for
-from ._numbers import U64_MAX
-from .adapters import Adapter, parse_backend, resolve
-from .config import Check, make_check
-from .differ import Verdict
-from .errors import ConfigError, DiffcheckError
-from .ops import get_op
-from .precision import PRECISIONS
-from .runner import run_check
+from .._numbers import U64_MAX
+from ..adapters import Adapter, parse_backend, resolve
+from ..config import Check, make_check
+from ..differ import Verdict
+from ..errors import ConfigError, DiffcheckError
+from ..ops import get_op
+from ..ops.space import MAX_ELEMENTS_LIMIT, Drawn, OpSpace
+from ..precision import PRECISIONS
+from ..runner import run_check
+from .spaces import space_for
 
 __all__ = ["DEFAULT_EXAMPLES", "DEFAULT_MAX_ELEMENTS", "FuzzResult", "FuzzStatus", "fuzz"]
 
@@ -259,7 +260,7 @@ def fuzz(
     if directory is not None and directory.exists() and not directory.is_dir():
         raise ConfigError(f"--report-dir {directory} exists and is not a directory")
     _require_hypothesis()
-    from ._fuzz_search import Failed, Search, run_search
+    from .search import Failed, Search, run_search
 
     candidate = _adapter(require_backend, "candidate")
     reference_adapter = _adapter(reference, "reference")

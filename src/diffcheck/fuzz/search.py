@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._fuzz_space import Drawn, OpSpace
-from .adapters import Adapter
-from .config import Check
-from .runner import Outcome, bind, execute_check
+from ..adapters import Adapter
+from ..config import Check
+from ..ops.space import Drawn, OpSpace
+from ..runner import Outcome, bind, execute_check
 
 __all__ = ["Failed", "Search", "run_search"]
 

@@ -16,15 +16,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from . import __version__
-from ._numbers import f64_bits
-from .adapters import Adapter, Execution, resolve
-from .config import Check
-from .differ import Segment, Verdict
-from .ops import ContextLifecycle, ContextLifecycleParams
-from .ops.lifecycle import CHAIN_COVERAGE
-from .report.arrays import encode_outputs
-from .report.models import (
+from .._distribution import __version__
+from .._numbers import f64_bits
+from ..adapters import Adapter, Execution, resolve
+from ..config import Check, coverage_of
+from ..differ import Verdict
+from ..ops import ContextLifecycle
+from ..report.arrays import encode_outputs
+from ..report.models import (
     CheckResultV2,
     Environment,
     MetricsRecord,
@@ -36,15 +35,9 @@ from .report.models import (
 )
 
 if TYPE_CHECKING:
-    from .runner import Outcome
+    from .run import Outcome
 
-__all__ = [
-    "completed_document",
-    "coverage_of",
-    "initial_document",
-    "result_record",
-    "segments_of",
-]
+__all__ = ["completed_document", "initial_document", "result_record"]
 
 
 def _ran_as_chains(check: Check, run: Execution | None, adapter: Adapter | None = None) -> bool:
@@ -54,24 +47,6 @@ def _ran_as_chains(check: Check, run: Execution | None, adapter: Adapter | None 
     if run is not None:
         return run.independent_chains
     return adapter is not None and not adapter.has_command_contexts
-
-
-def segments_of(check: Check, chains: bool) -> list[Segment]:
-    if isinstance(check.op, ContextLifecycle):
-        assert isinstance(check.params, ContextLifecycleParams)
-        return check.op.segments(check.params, independent_chains=chains)
-    return check.op.segments(check.params)
-
-
-def coverage_of(check: Check, chains: bool) -> str:
-    text = CHAIN_COVERAGE if chains else check.op.coverage
-    if check.allow_self_test:
-        text += (
-            f" SELF-TEST: the candidate {check.require_backend} is the reference "
-            f"{check.reference}'s own backend (allowed explicitly); a pass is evidence about "
-            "the machinery, never about the backend."
-        )
-    return text
 
 
 def _now() -> str:
