@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 from types import ModuleType
 
+import nox.registry
 import pytest
 from page_browser import missing_browser
 
@@ -22,7 +23,15 @@ def _noxfile() -> ModuleType:
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    # nox registers each session globally; a second load (another test file) would
+    # re-register them, so load into an empty registry and put the old one back.
+    saved = dict(nox.registry._REGISTRY)
+    nox.registry._REGISTRY.clear()
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        nox.registry._REGISTRY.clear()
+        nox.registry._REGISTRY.update(saved)
     return module
 
 

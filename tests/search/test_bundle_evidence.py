@@ -53,7 +53,9 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     found: dict[str, dict[str, Any]] = {}
     for fault, function in CASES.items():
         out = tmp_path_factory.mktemp(fault) / "out"
-        search_api(FaultyAdapter(fault), functions=[function], examples=10, seed=3, out=out)
+        search_api(
+            FaultyAdapter(fault), functions=[function], examples=10, seed=3, out=out, isolate=False
+        )
         documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
         # The fault's own kind of finding first (a search may find a raise beside it).
         documents.sort(key=lambda d: (d["finding"]["kind"] == "raises") != (fault == "raises"))
@@ -62,12 +64,21 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
 
 
 def _replay(doc: dict[str, Any], fault: str, tmp_path: Path | None = None) -> BundleReplay | str:
-    """The replay of ``doc`` on NumPy and the faulty backend, or the one-line refusal."""
+    """The replay of ``doc`` on NumPy and the faulty backend, or the one-line refusal.
+
+    In-process: none of these faults crashes or hangs, and what is judged here is the
+    evidence, not the worker around the calls (tests/search/test_bundle_replay_isolation.py
+    has that); a worker per example would cost the 2,000-example CI run minutes.
+    """
     path = (tmp_path or Path(".")) / "bundle.json"
     try:
         bundle = bundle_from(doc, where=str(path))
         return replay_bundle(
-            path, bundle=bundle, reference=NumpyAdapter(), candidate=FaultyAdapter(fault)
+            path,
+            bundle=bundle,
+            reference=NumpyAdapter(),
+            candidate=FaultyAdapter(fault),
+            isolate=False,
         )
     except BundleError as error:
         return str(error)

@@ -87,6 +87,8 @@ def test_a_generated_bundle_is_answered_in_bounds(
     args: list[Any],
     kwargs: dict[str, Any],
 ) -> None:
+    # In-process (--in-process): the memory traced here is then the replay's own, and no
+    # worker start per example; the worker's crash and hang handling has its own tests.
     folder = tmp_path_factory.mktemp("hostile")
     path = folder / "bundle.json"
     doc = document(function, args=args, kwargs=kwargs, backends=("numpy", "numpy:cpu"))
@@ -101,7 +103,7 @@ def test_a_generated_bundle_is_answered_in_bounds(
 
         err, out = io.StringIO(), io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-            code = main(["replay", "--max-memory", str(_BUDGET), str(path)])
+            code = main(["replay", "--in-process", "--max-memory", str(_BUDGET), str(path)])
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -43,6 +43,10 @@ def _search(  # type: ignore[no-untyped-def]
     examples: int = EXAMPLES,
     **kwargs: object,
 ):
+    # In-process: these faults neither crash nor hang, and what is tested is the search and
+    # its verdicts (tests/search/test_search_run.py runs the worker); a worker process per
+    # function costs the suite minutes.
+    kwargs.setdefault("isolate", False)
     return search_api(
         candidate, functions=[function], examples=examples, seed=3, out=tmp_path / "out", **kwargs
     )
@@ -74,10 +78,14 @@ def test_each_fault_is_found_shrunk_blamed_and_replayed(
         # need a few more elements to show; real-valued findings meet the bound.
         slack = 2 if "complex" in entry.dtype and kind == "signed-zero" else 0
         assert example.size() <= largest + slack, f"not shrunk: {entry.example}"
-        again = replay_bundle(bundle_path, reference=NumpyAdapter(), candidate=FaultyAdapter(fault))
+        again = replay_bundle(
+            bundle_path, reference=NumpyAdapter(), candidate=FaultyAdapter(fault), isolate=False
+        )
         assert again.status == "reproduces", again.reason
         assert again.same_output is True
-        fixed = replay_bundle(bundle_path, reference=NumpyAdapter(), candidate=FaultyAdapter())
+        fixed = replay_bundle(
+            bundle_path, reference=NumpyAdapter(), candidate=FaultyAdapter(), isolate=False
+        )
         assert fixed.status == "no_longer_reproduces"
 
 

@@ -7,7 +7,9 @@ imported until a backend is resolved, and none is initialized until it is probed
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+import sys
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
@@ -40,6 +42,36 @@ class BackendName:
 
 
 _snapshot: dict[str, EntryPoint] | None = None
+_scanned: tuple[Hashable, dict[str, EntryPoint]] | None = None
+
+
+def _path_state() -> Hashable:
+    """What the installed distributions depend on: the import path and each entry's mtime.
+
+    Installing or removing a distribution adds or removes its metadata folder in a path
+    entry, which changes that folder's mtime; a new path entry changes the tuple. The scan
+    function is part of the key so that a test replacing it is always called.
+    """
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, None))
+    return (entry_points, tuple(state))
+
+
+def _scan() -> dict[str, EntryPoint]:
+    """The adapter entry points, read again only when the installed distributions may differ.
+
+    A scan reads every installed distribution's metadata (about 25 ms with 80 installed);
+    a bundle replay or a ``compare`` resolves two names, so an unchanged path reuses it.
+    """
+    global _scanned
+    key = _path_state()
+    if _scanned is None or _scanned[0] != key:
+        _scanned = (key, {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)})
+    return _scanned[1]
 
 
 @contextlib.contextmanager
@@ -52,7 +84,7 @@ def entry_point_snapshot() -> Iterator[None]:
     global _snapshot
     outer = _snapshot
     if outer is None:
-        _snapshot = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+        _snapshot = _scan()
     try:
         yield
     finally:
@@ -61,9 +93,7 @@ def entry_point_snapshot() -> Iterator[None]:
 
 def adapter_entry_points() -> dict[str, EntryPoint]:
     """Registered adapters by name (metadata only; nothing is imported)."""
-    if _snapshot is not None:
-        return dict(_snapshot)
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return dict(_snapshot if _snapshot is not None else _scan())
 
 
 def known_backends() -> list[str]:

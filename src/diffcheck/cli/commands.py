@@ -134,6 +134,12 @@ def replay(argv: Sequence[str]) -> int:
         help="also re-run the candidate where it is available and say whether its bits reproduce",
     )
     parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="bundles: run the calls in this process, not in a worker (faster; a crash or "
+        "hang then ends the replay)",
+    )
+    parser.add_argument(
         "--max-memory",
         metavar="SIZE",
         help="refuse a bundle whose replay is estimated to need more, and a report larger "
@@ -151,7 +157,9 @@ def replay(argv: Sequence[str]) -> int:
             # Read and decoded once; a finding bundle of `diffcheck fuzz --api` runs again.
             document, size = load_document(path, max_memory)
             if is_bundle(document):
-                replayed = replay_bundle_command(path, document, size, max_memory)
+                replayed = replay_bundle_command(
+                    path, document, size, max_memory, isolate=not options.in_process
+                )
                 exit_code = max(exit_code, replayed)
                 continue
             outcome = replay_document(report_from(document, str(path)), rerun=options.rerun)

@@ -296,13 +296,13 @@ def _same_candidate(bundle: Bundle, example: Example, sides: list[Adapter]) -> b
 
 
 def replay_bundle_command(
-    path: Path, document: Any, size: int, max_memory: int | None = None
+    path: Path, document: Any, size: int, max_memory: int | None = None, *, isolate: bool = True
 ) -> int:
     """Replay one bundle for ``diffcheck replay`` from its decoded file: print its line and
-    return its exit status."""
+    return its exit status (``isolate``: the calls in a worker process, see replay_bundle)."""
     try:
         bundle = bundle_in(document, size, where=str(path))
-        outcome = replay_bundle(path, bundle=bundle, max_memory=max_memory)
+        outcome = replay_bundle(path, bundle=bundle, max_memory=max_memory, isolate=isolate)
     except ReportError as error:  # a bad bundle is one line; the other paths still run
         print(one_line(f"diffcheck: {error}"), file=sys.stderr)
         return 1
