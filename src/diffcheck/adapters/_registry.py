@@ -52,7 +52,7 @@ def _path_state() -> Hashable:
     entry, which changes that folder's mtime; a new path entry changes the tuple. The scan
     function is part of the key so that a test replacing it is always called.
     """
-    state = []
+    state: list[tuple[str, int | None]] = []
     for entry in sys.path:
         try:
             state.append((entry, os.stat(entry or ".").st_mtime_ns))
