@@ -11,7 +11,8 @@ Hypothesis is imported only inside the functions that draw.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +128,9 @@ class Space:
 
     def dtype(self, category: str) -> SearchStrategy[str]:
         """One supported dtype of ``category`` (the recipe is skipped when there is none)."""
+        return _cached(self, "dtype", category)
+
+    def _dtype(self, category: str) -> SearchStrategy[str]:
         from hypothesis import strategies as st
 
         # Each kind (bool, integers, real floats, complex) as likely as the others, so a
@@ -146,6 +150,11 @@ class Space:
         self, *, min_dims: int = 0, max_dims: int | None = None, min_side: int = 0
     ) -> SearchStrategy[tuple[int, ...]]:
         """A shape, 0-d and empty ones included unless ``min_dims``/``min_side`` say not."""
+        return _cached(self, "shape", min_dims, max_dims, min_side)
+
+    def _shape(
+        self, min_dims: int, max_dims: int | None, min_side: int
+    ) -> SearchStrategy[tuple[int, ...]]:
         top = self.max_dims if max_dims is None else max_dims
         shapes: SearchStrategy[tuple[int, ...]] = strategies_namespace().array_shapes(
             min_dims=min_dims,
@@ -161,6 +170,9 @@ class Space:
         An empty array checks shape handling only; the values are what elementwise
         functions get wrong, so most draws hold at least one element.
         """
+        return _cached(self, "value_shape")
+
+    def _value_shape(self) -> SearchStrategy[tuple[int, ...]]:
         from hypothesis import strategies as st
 
         full = self.shape(min_dims=1, min_side=1)
@@ -182,6 +194,19 @@ class Space:
         measures the library's NaN propagation, not the function); ``elements`` replaces
         the draws altogether; ``extra`` adds values to the edges.
         """
+        key = (dtype, shape, None, finite, tuple(extra))
+        if elements is None and _hashable(key):
+            return _cached(self, "array", *key)
+        return self._array(dtype, shape, elements, finite, extra)
+
+    def _array(
+        self,
+        dtype: str,
+        shape: tuple[int, ...] | SearchStrategy[tuple[int, ...]],
+        elements: SearchStrategy[Any] | None,
+        finite: bool,
+        extra: Sequence[Any],
+    ) -> SearchStrategy[np.ndarray[Any, Any]]:
         from hypothesis import strategies as st
 
         xps = strategies_namespace()
@@ -208,6 +233,27 @@ class Space:
             dtype, shape, elements=elements, fill=st.nothing()
         )
         return drawn
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached(space: Space, what: str, *args: Any) -> Any:
+    """``space``'s strategy ``what`` for ``args``, built once.
+
+    A recipe asks for its strategies inside every draw; building one (and Hypothesis
+    validating it on first use) cost more than drawing from it: about two thirds of a
+    search's time went there. Strategies are immutable, so one per arguments serves all.
+    """
+    build: Callable[..., Any] = getattr(space, f"_{what}")
+    return build(*args)
+
+
+def _hashable(key: tuple[Any, ...]) -> bool:
+    """Whether ``key`` can key the cache (an extra value may be an unhashable array)."""
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
 
 
 _XPS: Any = None

@@ -10,6 +10,7 @@ each function of the standard uses.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -240,6 +241,7 @@ def binary(
     return Recipe(category, build, sweeps)
 
 
+@functools.lru_cache(maxsize=1024)  # built once per space and dtype: see arrays._cached
 def _promotable_with(space: Space, category: str, dtype: str) -> SearchStrategy[str]:
     """``dtype`` itself or, as often, another dtype of ``category`` the standard promotes it with."""
     from hypothesis import strategies as st
@@ -252,6 +254,7 @@ def _promotable_with(space: Space, category: str, dtype: str) -> SearchStrategy[
     return st.one_of(st.just(dtype), st.sampled_from(others))
 
 
+@functools.lru_cache(maxsize=1024)  # built once per space: see arrays._cached
 def _broadcastable(space: Space, count: int) -> SearchStrategy[tuple[tuple[int, ...], ...]]:
     """``count`` shapes that broadcast together, each as large as a unary draw's.
 
