@@ -128,7 +128,8 @@ class Space:
 
     def dtype(self, category: str) -> SearchStrategy[str]:
         """One supported dtype of ``category`` (the recipe is skipped when there is none)."""
-        return _cached(self, "dtype", category)
+        dtypes: SearchStrategy[str] = _cached(self, "dtype", category)
+        return dtypes
 
     def _dtype(self, category: str) -> SearchStrategy[str]:
         from hypothesis import strategies as st
@@ -150,7 +151,10 @@ class Space:
         self, *, min_dims: int = 0, max_dims: int | None = None, min_side: int = 0
     ) -> SearchStrategy[tuple[int, ...]]:
         """A shape, 0-d and empty ones included unless ``min_dims``/``min_side`` say not."""
-        return _cached(self, "shape", min_dims, max_dims, min_side)
+        shapes: SearchStrategy[tuple[int, ...]] = _cached(
+            self, "shape", min_dims, max_dims, min_side
+        )
+        return shapes
 
     def _shape(
         self, min_dims: int, max_dims: int | None, min_side: int
@@ -170,7 +174,8 @@ class Space:
         An empty array checks shape handling only; the values are what elementwise
         functions get wrong, so most draws hold at least one element.
         """
-        return _cached(self, "value_shape")
+        shapes: SearchStrategy[tuple[int, ...]] = _cached(self, "value_shape")
+        return shapes
 
     def _value_shape(self) -> SearchStrategy[tuple[int, ...]]:
         from hypothesis import strategies as st
@@ -196,7 +201,8 @@ class Space:
         """
         key = (dtype, shape, None, finite, tuple(extra))
         if elements is None and _hashable(key):
-            return _cached(self, "array", *key)
+            cached: SearchStrategy[np.ndarray[Any, Any]] = _cached(self, "array", *key)
+            return cached
         return self._array(dtype, shape, elements, finite, extra)
 
     def _array(
