@@ -363,3 +363,35 @@ def test_run_op_output_starts_as_a_sentinel() -> None:
     params = op.params(tokens=1, intermediate=4)
     output = gpu_plan.run_op(IdleDevice(), op, params, op.inputs(params, 1))
     np.testing.assert_array_equal(output, np.full(4, OUTPUT_SENTINEL, np.float32))
+
+
+def test_gpu_plan_names_no_op() -> None:
+    """No op-type or op-name switch is left: gpu_plan knows ops only through Op.raw_launch."""
+    import ast
+    import inspect
+
+    from diffcheck import ops
+    from diffcheck.gpu_plan import _run
+
+    op_classes = {
+        name
+        for name, value in vars(ops).items()
+        if isinstance(value, type) and issubclass(value, ops.Op) and value is not ops.Op
+    }
+    op_names = set(ops.OPS)
+    tree = ast.parse(inspect.getsource(_run))
+    named = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    named |= {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    literals = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert op_classes, "the op classes were not found"
+    assert not named & op_classes
+    assert not literals & op_names
