@@ -86,3 +86,18 @@ def test_an_op_whose_kernel_has_no_msl_is_not_run_with_the_reason(
     assert document.result is not None
     assert document.result.status == "not_run"
     assert document.result.reason == f"candidate backend metal does not implement op gelu: {why}"
+
+
+def test_a_raw_launch_that_raises_is_a_refusal_not_a_broken_probe(
+    fake_metal: ModuleType, gelu_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: Any, params: Any, limit: int) -> None:
+        raise ValueError("half_count overflows")
+
+    monkeypatch.setattr(gelu_module.Gelu, "raw_launch", broken)
+    capabilities = MetalAdapter().capabilities()
+    assert "gelu" not in capabilities.ops
+    assert "gemm" in capabilities.ops  # the other ops are unaffected
+    assert capabilities.refusals["gelu"] == (
+        "its raw_launch failed at default params: half_count overflows"
+    )
