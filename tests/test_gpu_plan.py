@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from diffcheck import gpu_plan
 from diffcheck.adapters import resolve
 from diffcheck.differ import diff
-from diffcheck.gpu_plan import Grid, Kernel, split_grid
-from diffcheck.ops import get_op
-from diffcheck.ops.lifecycle import OUTPUT_SENTINEL
+from diffcheck.gpu_plan import Grid, Kernel, Launch, split_grid
+from diffcheck.ops import Gemm, get_op
+from diffcheck.ops.lifecycle import COPIED_SENTINEL, OUTPUT_SENTINEL, PRODUCT_SENTINEL
 
 
 def _flat_indices(grid: Grid) -> list[int]:
@@ -63,12 +63,16 @@ def test_split_grid_rejects_what_cannot_be_launched(workgroups: int, limit: int)
 
 def test_gemm_uses_gemv_for_one_row_and_tiles_otherwise() -> None:
     gemv = gpu_plan.plan_gemm(1, 3, 5)
-    assert (gemv.kernel, gemv.groups, gemv.words) == (Kernel.GEMV, 1, (3, 5, 1))
+    assert (gemv.kernel, gemv.groups, gemv.words) == (gpu_plan.GEMV_KERNEL, 1, (3, 5, 1))
     assert gemv.threads == (gpu_plan.GEMV_LANES, gpu_plan.GEMV_ROWS)
 
     tiled = gpu_plan.plan_gemm(130, 70, 257)
     # ceil(130 / 64) = 3 tile rows, ceil(70 / 32) = 3 tile columns.
-    assert (tiled.kernel, tiled.groups, tiled.words) == (Kernel.GEMM, 9, (130, 70, 257, 3, 9))
+    assert (tiled.kernel, tiled.groups, tiled.words) == (
+        gpu_plan.GEMM_KERNEL,
+        9,
+        (130, 70, 257, 3, 9),
+    )
     assert tiled.grid == Grid(9, 1, 1)
     assert gpu_plan.plan_gemm(64, 32, 32).groups == 1
 
@@ -105,40 +109,116 @@ def test_words_beyond_32_bits_are_refused() -> None:
         gpu_plan.plan_silu_mul(2**16, 2**16)
 
 
-def test_op_kernels_and_labels_follow_the_contract() -> None:
-    names = {
-        Kernel.GEMM: "gemm_f32_v2",
-        Kernel.GEMV: "gemv_f32",
-        Kernel.COPY: "blit",
-        Kernel.SILU_MUL: "silu_mul_split_f32",
-        Kernel.RMS_NORM: "rms_norm_f32",
-    }
-    lifecycle = get_op("context-lifecycle")
-    one = gpu_plan.op_kernels(lifecycle, lifecycle.params(tokens=1))
-    assert gpu_plan.entrypoint_label(one, names, suffix="(legacy MetalContext)") == (
+#: The Metal adapter's entry points (the contract's names), by kernel name.
+METAL_NAMES = {
+    "gemm": "gemm_f32_v2",
+    "gemv": "gemv_f32",
+    "silu_mul": "silu_mul_split_f32",
+    "rms_norm": "rms_norm_f32",
+}
+
+
+def _labels(name: str, **values: Any) -> tuple[str, ...]:
+    op = get_op(name)
+    launch = gpu_plan.raw_launch(op, op.params(**values))
+    return gpu_plan.step_names(launch, lambda kernel: METAL_NAMES[kernel.name], "blit")
+
+
+def test_raw_launches_and_labels_follow_the_contract() -> None:
+    one = _labels("context-lifecycle", tokens=1)
+    assert gpu_plan.entrypoint_label(one, suffix="(legacy MetalContext)") == (
         "gemv_f32 -> blit -> silu_mul_split_f32 (legacy MetalContext)"
     )
-    three = gpu_plan.op_kernels(lifecycle, lifecycle.params())
-    assert gpu_plan.entrypoint_label(three, names).startswith("gemm_f32_v2 -> blit")
+    three = gpu_plan.entrypoint_label(_labels("context-lifecycle"))
+    assert three == "gemm_f32_v2 -> blit -> silu_mul_split_f32"
+    assert _labels("gemm", m=1, n=3, k=5) == ("gemv_f32",)
+    assert _labels("gemm") == ("gemm_f32_v2",)
+    assert _labels("rms-norm") == ("rms_norm_f32",)
+    assert _labels("silu-mul") == ("silu_mul_split_f32",)
+
+
+def test_the_lifecycle_launch_is_four_phased_chains_into_sentinels() -> None:
+    op = get_op("context-lifecycle")
+    launch = gpu_plan.raw_launch(op, op.params())
+    assert launch.lifecycle
+    assert len(launch.chains) == 4
+    for phase, chain in enumerate(launch.chains):
+        assert [b.name for b in chain.buffers.values() if isinstance(b, gpu_plan.Input)] == [
+            f"a{phase}",
+            f"b{phase}",
+        ]
+        fills = {b.value for b in chain.buffers.values() if isinstance(b, gpu_plan.Filled)}
+        assert fills == {PRODUCT_SENTINEL, COPIED_SENTINEL, OUTPUT_SENTINEL}
+        assert isinstance(chain.steps[1], gpu_plan.Copy)
+
+
+class _NoKernels(Gemm):
+    def raw_launch(self, params: Any, limit: int) -> None:
+        return None
+
+
+class _Dispatches(Gemm):
+    """A gemm whose launch dispatches ``kernel`` instead of the registered one."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    def raw_launch(self, params: Any, limit: int) -> gpu_plan.RawLaunch:
+        launch = gpu_plan.plan_gemm(params.m, params.n, params.k, limit=limit)
+        other = Launch(self.kernel, launch.groups, launch.threads, launch.grid, launch.words)
+        a, b = gpu_plan.Input("a"), gpu_plan.Input("b")
+        return gpu_plan.RawLaunch.kernel(other, a, b, gpu_plan.Filled(params.m * params.n))
+
+
+def test_raw_launch_refuses_an_op_without_kernels_or_with_an_unregistered_one() -> None:
     gemm = get_op("gemm")
-    assert gpu_plan.op_kernels(gemm, gemm.params(m=1, n=3, k=5)) == (Kernel.GEMV,)
-    assert gpu_plan.op_kernels(gemm, gemm.params()) == (Kernel.GEMM,)
-    assert gpu_plan.op_kernels(get_op("rms-norm"), get_op("rms-norm").params()) == (
-        Kernel.RMS_NORM,
-    )
-    assert gpu_plan.op_kernels(get_op("silu-mul"), get_op("silu-mul").params()) == (
-        Kernel.SILU_MUL,
-    )
-
-
-def test_op_kernels_refuses_mismatched_params() -> None:
     with pytest.raises(TypeError, match="no raw-GPU kernels"):
-        gpu_plan.op_kernels(get_op("gemm"), get_op("silu-mul").params())
+        gpu_plan.raw_launch(_NoKernels(), gemm.params())
+    stranger = Kernel("gemm_unregistered_here", {"TILE_M": 64})
+    with pytest.raises(ValueError, match="'gemm_unregistered_here', which is not registered"):
+        gpu_plan.raw_launch(_Dispatches(stranger), gemm.params())
+    impostor = Kernel("gemm", {"TILE_M": 1})  # the built-in name, other constants
+    with pytest.raises(ValueError, match="differs from the one registered under that name"):
+        gpu_plan.raw_launch(_Dispatches(impostor), gemm.params())
 
 
-def test_every_kernel_with_a_source_declares_its_constants() -> None:
-    assert set(gpu_plan.KERNEL_CONSTANTS) == set(Kernel) - {Kernel.COPY}
-    gemm = gpu_plan.KERNEL_CONSTANTS[Kernel.GEMM]
+def test_kernel_names_are_one_kernel_each() -> None:
+    assert gpu_plan.kernel_named("gemm") is gpu_plan.GEMM_KERNEL
+    assert gpu_plan.register_kernel(Kernel("gemm", dict(gpu_plan.GEMM_KERNEL.constants))) is (
+        gpu_plan.GEMM_KERNEL
+    )
+    with pytest.raises(ValueError, match="'gemm' is already registered by a different kernel"):
+        gpu_plan.register_kernel(Kernel("gemm", {"TILE_M": 1}))
+    with pytest.raises(KeyError, match="no kernel is registered as 'gelu_typo'"):
+        gpu_plan.kernel_named("gelu_typo")
+    with pytest.raises(ValueError, match="lower-case letters"):
+        Kernel("Not A Name")
+    with pytest.raises(ValueError, match=r"sources in \['hlsl'\]"):
+        Kernel("x", sources={"hlsl": gpu_plan.KernelSource("main", "")})  # type: ignore[dict-item]
+
+
+def test_a_chain_refuses_an_undeclared_buffer() -> None:
+    launch = gpu_plan.plan_silu_mul(1, 4)
+    with pytest.raises(ValueError, match=r"uses buffers \['out'\] it does not declare"):
+        gpu_plan.Chain({"x": gpu_plan.Input("x")}, (gpu_plan.Dispatch(launch, ("x", "out")),), "x")
+    with pytest.raises(ValueError, match="last bound buffer is its output"):
+        gpu_plan.RawLaunch.kernel(launch, gpu_plan.Input("x"))
+
+
+def test_every_builtin_kernel_declares_its_constants() -> None:
+    assert {k.name for k in gpu_plan.BUILTIN_KERNELS} == {
+        "gemm",
+        "gemv",
+        "silu_mul",
+        "rms_norm",
+        "softmax",
+        "layer_norm",
+        "add_rms_norm",
+        "rope",
+        "attention",
+    }
+    assert all(k.constants and not k.sources for k in gpu_plan.BUILTIN_KERNELS)
+    gemm = gpu_plan.GEMM_KERNEL.constants
     # The thread block covers the tile: 32 columns, 8 passes of 8 rows.
     assert gemm["THREADS_X"] == gemm["TILE_N"]
     assert gemm["TILE_M"] % gemm["THREADS_Y"] == 0
@@ -153,15 +233,16 @@ def test_declared_constants_reads_wgsl_and_msl() -> None:
 
 def test_check_kernel_source_refuses_a_drifted_constant() -> None:
     good = "const THREADS: u32 = 256u;"
-    gpu_plan.check_kernel_source(Kernel.SILU_MUL, good, origin="silu.wgsl")
+    silu = gpu_plan.SILU_MUL_KERNEL
+    gpu_plan.check_kernel_source(silu, good, origin="silu.wgsl")
     with pytest.raises(
-        ValueError, match=r"silu.wgsl declares THREADS=128, but the launch plan uses THREADS=256"
+        ValueError,
+        match=r"silu.wgsl declares THREADS=128, but the launch plan of kernel 'silu_mul' uses "
+        r"THREADS=256",
     ):
-        gpu_plan.check_kernel_source(
-            Kernel.SILU_MUL, "const THREADS: u32 = 128u;", origin="silu.wgsl"
-        )
+        gpu_plan.check_kernel_source(silu, "const THREADS: u32 = 128u;", origin="silu.wgsl")
     with pytest.raises(ValueError, match="THREADS=None"):
-        gpu_plan.check_kernel_source(Kernel.SILU_MUL, "", origin="silu.wgsl")
+        gpu_plan.check_kernel_source(silu, "", origin="silu.wgsl")
 
 
 class _NumpyContext:
@@ -197,6 +278,22 @@ class _NumpyContext:
 
         self.recorded.append(run)
 
+    def dispatch(self, launch: Launch, buffers: tuple[Any, ...]) -> None:
+        """Run the launch's kernel by name, reading its shape from the parameter words."""
+        words = launch.words
+        kernel = launch.kernel.name
+        if kernel == "gemv":
+            self.gemm(*buffers, 1, words[0], words[1])
+        elif kernel == "gemm":
+            self.gemm(*buffers, *words[:3])
+        elif kernel == "silu_mul":
+            self.silu_mul(*buffers, words[0], words[1])
+        elif kernel == "rms_norm":
+            eps = struct.unpack("<f", struct.pack("<I", words[2]))[0]
+            self.rms_norm(*buffers, words[0], words[1], eps)
+        else:
+            raise NotImplementedError(kernel)
+
     def submit(self) -> None:
         for step in self.recorded:
             step()
@@ -210,6 +307,8 @@ class _NumpyContext:
 
 
 class _NumpyDevice:
+    limit = 65535
+
     def new_context(self) -> _NumpyContext:
         return _NumpyContext()
 
@@ -218,6 +317,9 @@ class _NumpyDevice:
 
     def filled(self, count: int, value: float) -> npt.NDArray[np.float32]:
         return np.full(count, value, dtype=np.float32)
+
+    def upload_words(self, words: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+        return np.array(words, dtype=np.uint32)
 
     def read(self, buffer: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         return buffer.copy()
@@ -261,3 +363,35 @@ def test_run_op_output_starts_as_a_sentinel() -> None:
     params = op.params(tokens=1, intermediate=4)
     output = gpu_plan.run_op(IdleDevice(), op, params, op.inputs(params, 1))
     np.testing.assert_array_equal(output, np.full(4, OUTPUT_SENTINEL, np.float32))
+
+
+def test_gpu_plan_names_no_op() -> None:
+    """No op-type or op-name switch is left: gpu_plan knows ops only through Op.raw_launch."""
+    import ast
+    import inspect
+
+    from diffcheck import ops
+    from diffcheck.gpu_plan import _run
+
+    op_classes = {
+        name
+        for name, value in vars(ops).items()
+        if isinstance(value, type) and issubclass(value, ops.Op) and value is not ops.Op
+    }
+    op_names = set(ops.OPS)
+    tree = ast.parse(inspect.getsource(_run))
+    named = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    named |= {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    literals = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert op_classes, "the op classes were not found"
+    assert not named & op_classes
+    assert not literals & op_names

@@ -23,6 +23,7 @@ The phases, in order (the reference tool's MetalContext lifecycle):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -36,7 +37,14 @@ from .ops.lifecycle import (
     ContextLifecycleParams,
 )
 
-__all__ = ["CommandContext", "CommandDevice", "SegmentBuffers", "record_segment", "run_lifecycle"]
+__all__ = [
+    "CommandContext",
+    "CommandDevice",
+    "SegmentBuffers",
+    "record_segment",
+    "run_lifecycle",
+    "run_phases",
+]
 
 
 @runtime_checkable
@@ -114,36 +122,53 @@ def record_segment(
     return buffers
 
 
+def run_phases(
+    device: CommandDevice, record: Callable[[CommandContext, int], Any]
+) -> npt.NDArray[np.float32]:
+    """Run the four phases in the contract's order; return outputs stacked [4, n].
+
+    ``record(context, phase)`` records one phase's chain on ``context`` and returns the
+    buffer to read back; this function owns only the submission, wait, release and read
+    order, so every recorder (the lifecycle's context methods here, an op's raw launch in
+    :mod:`diffcheck.gpu_plan`) runs exactly the same phases.
+    """
+    outputs: list[npt.NDArray[np.float32]] = [np.empty(0, np.float32)] * len(PHASES)
+
+    shared = device.new_context()
+    initial = record(shared, 0)
+    shared.submit()
+    shared.wait()
+    outputs[0] = device.read(initial)
+
+    reused = record(shared, 1)
+    shared.submit()
+
+    peer = device.new_context()
+    independent = record(peer, 2)
+    peer.submit()
+    peer.wait()
+    shared.wait()
+    outputs[1] = device.read(reused)
+    outputs[2] = device.read(independent)
+
+    dropped = device.new_context()
+    flushed = record(dropped, 3)
+    dropped.submit()
+    dropped.release()
+    del dropped
+    outputs[3] = device.read(flushed)
+
+    return np.stack([np.asarray(o, dtype=np.float32).reshape(-1) for o in outputs])
+
+
 def run_lifecycle(
     device: CommandDevice,
     params: ContextLifecycleParams,
     inputs: dict[str, npt.NDArray[np.float32]],
 ) -> npt.NDArray[np.float32]:
-    """Run the four phases in the contract's order; return outputs stacked [4, tokens·intermediate]."""
-    outputs: list[npt.NDArray[np.float32]] = [np.empty(0, np.float32)] * len(PHASES)
+    """The gemm -> copy -> silu-mul chain under the four phases; outputs stacked [4, tokens·intermediate]."""
 
-    shared = device.new_context()
-    initial = record_segment(device, shared, params, inputs, 0)
-    shared.submit()
-    shared.wait()
-    outputs[0] = device.read(initial.output)
+    def record(context: CommandContext, phase: int) -> Any:
+        return record_segment(device, context, params, inputs, phase).output
 
-    reused = record_segment(device, shared, params, inputs, 1)
-    shared.submit()
-
-    peer = device.new_context()
-    independent = record_segment(device, peer, params, inputs, 2)
-    peer.submit()
-    peer.wait()
-    shared.wait()
-    outputs[1] = device.read(reused.output)
-    outputs[2] = device.read(independent.output)
-
-    dropped = device.new_context()
-    flushed = record_segment(device, dropped, params, inputs, 3)
-    dropped.submit()
-    dropped.release()
-    del dropped
-    outputs[3] = device.read(flushed.output)
-
-    return np.stack([np.asarray(o, dtype=np.float32).reshape(-1) for o in outputs])
+    return run_phases(device, record)

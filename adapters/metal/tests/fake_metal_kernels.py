@@ -151,6 +151,19 @@ def _attention(
     out[flat * d : (flat + 1) * d] = (e @ values) / e.sum(dtype=np.float32)
 
 
+def _gelu(flat: int, p: dict[str, Any], gate: np.ndarray, up: np.ndarray, out: np.ndarray) -> None:
+    """The example op plugin's kernel (ops/example: kernels/gelu.metal)."""
+    if flat >= p["groups"]:
+        return
+    i = np.arange(flat * 256, min(flat * 256 + 256, p["total"]))
+    half = p["half_count"]
+    _need(gate, half, "gate")
+    _need(up, p["total"] - half, "up")
+    x = np.where(i < half, gate[np.minimum(i, half - 1)], up[np.maximum(i - half, 0)])
+    u = np.clip(np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x), -10, 10)
+    out[i] = np.float32(0.5) * x * (np.float32(1.0) + np.tanh(u))
+
+
 KERNELS: dict[str, Callable[..., None]] = {
     "gemm_f32_v2": _gemm,
     "gemv_f32": _gemv,
@@ -161,4 +174,5 @@ KERNELS: dict[str, Callable[..., None]] = {
     "add_rms_norm_f32": _add_rms_norm,
     "rope_f32": _rope,
     "attention_f32": _attention,
+    "gelu_f32": _gelu,
 }

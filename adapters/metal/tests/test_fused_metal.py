@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from fused_cases import CASES, prepare, run_prepared
 
-import diffcheck_metal._runtime
+import diffcheck_metal._kernels
 from diffcheck.adapters import Adapter
 from diffcheck.differ import diff
 from diffcheck.ops import get_op
@@ -122,7 +122,7 @@ def test_a_source_off_the_launch_contract_fails(
     faulty = _swap_slots(source, *edit) if len(edit) == 3 else source.replace(*edit)
     assert faulty != source
     monkeypatch.setattr(
-        diffcheck_metal._runtime,
+        diffcheck_metal._kernels,
         "kernel_source",
         lambda name: faulty if name == filename else kernel_source(name),
     )
@@ -138,7 +138,7 @@ def test_a_parameter_block_shorter_than_the_struct_is_refused(
     assert source.count(old) == 1
     faulty = source.replace(old, "float temperature;\n    uint extra;\n};")
     monkeypatch.setattr(
-        diffcheck_metal._runtime,
+        diffcheck_metal._kernels,
         "kernel_source",
         lambda name: faulty if name == "softmax.metal" else kernel_source(name),
     )

@@ -9,9 +9,8 @@ import sys
 import pytest
 
 from diffcheck.adapters import resolve
-from diffcheck.adapters.raw_kernels import KERNEL_OPS
-from diffcheck.gpu_plan import Kernel, check_kernel_source
-from diffcheck.ops import get_op
+from diffcheck.gpu_plan import check_kernel_source, kernel_named
+from diffcheck.ops import OPS, get_op
 from diffcheck_wgpu import WgpuAdapter
 from diffcheck_wgpu._kernels import KERNEL_FILES, KERNEL_NAMES, kernel_source
 
@@ -50,11 +49,27 @@ def test_the_entry_point_resolves_every_device_variant() -> None:
     assert adapter.spec == "wgpu:opengl"
 
 
+#: diffcheck's ops with raw-GPU kernels, all shipped in WGSL.
+BUILTIN_RAW_OPS = {
+    "gemm",
+    "rms-norm",
+    "silu-mul",
+    "context-lifecycle",
+    "softmax",
+    "layer-norm",
+    "rope",
+    "attention",
+    "add-rms-norm",
+}
+
+
 def test_capabilities_and_refusals(wgpu_adapter: WgpuAdapter) -> None:
     capabilities = wgpu_adapter.capabilities()
     assert capabilities.precisions in (("f32",), ("f32", "f16"))
     assert (capabilities.float64, capabilities.command_contexts) == (False, True)
-    assert capabilities.ops == KERNEL_OPS
+    # The example op plugin (when installed) brings its own WGSL kernel through Op.raw_launch.
+    plugin = {"gelu"} & set(OPS)
+    assert capabilities.ops == BUILTIN_RAW_OPS | plugin
     assert any("shader-f16" in note for note in capabilities.notes)
     assert capabilities.refusals["bf16"] == "WGSL has no bf16 type"
     assert wgpu_adapter.has_command_contexts
@@ -81,10 +96,10 @@ def test_labels_name_the_kernels_and_the_adapter(wgpu_adapter: WgpuAdapter) -> N
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNEL_FILES))
-def test_kernel_sources_ship_and_match_the_launch_plan(kernel: Kernel) -> None:
+def test_kernel_sources_ship_and_match_the_launch_plan(kernel: str) -> None:
     filename, entry = KERNEL_FILES[kernel]
     source = kernel_source(filename)
-    check_kernel_source(kernel, source, origin=filename)
+    check_kernel_source(kernel_named(kernel), source, origin=filename)
     assert f"fn {entry}(" in source
     assert KERNEL_NAMES[kernel] == entry
 

@@ -3,9 +3,11 @@
 Metal (MSL through PyObjC) and WebGPU (WGSL through wgpu) differ only in driver calls; what
 they share lives here: the ops they run, the storage precisions they offer (f32 always; a
 subclass may add f16 where its device supports it, saying why not elsewhere), the labels,
-and ``execute`` (every op goes through :func:`diffcheck.gpu_plan.run_op` on the adapter's
-command device). A subclass provides the probe, the command device, the kernel names and
-the wording of its execution path.
+the ops it runs (every registered op whose raw launch dispatches only kernels with a source
+in its shading language: the op's own, or one the adapter ships) and ``execute`` (every op
+goes through :func:`diffcheck.gpu_plan.run_op` on the adapter's command device). A subclass
+provides the probe, the command device, its shipped kernels' names and the wording of its
+execution path.
 """
 
 from __future__ import annotations
@@ -14,40 +16,22 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..errors import UnknownOpError
-from ..gpu_plan import Kernel, KernelDevice, entrypoint_label, op_kernels, run_op
-from ..ops import ContextLifecycle, HostInputs, Op, get_op
+from ..gpu_plan import (
+    MAX_WORKGROUPS_PER_DIMENSION,
+    Kernel,
+    KernelDevice,
+    RawLaunch,
+    ShadingLanguage,
+    entrypoint_label,
+    raw_launch,
+    run_op,
+    step_names,
+)
+from ..ops import OPS, HostInputs, Op
 from ..precision import PrecisionName
 from ._protocol import Adapter, Capabilities, Execution, Role
 
-__all__ = ["KERNEL_OPS", "RawKernelAdapter", "kernel_ops"]
-
-#: The ops every raw-kernel adapter implements.
-KERNEL_OPS = frozenset(
-    {
-        "gemm",
-        "rms-norm",
-        "silu-mul",
-        "context-lifecycle",
-        "softmax",
-        "layer-norm",
-        "rope",
-        "attention",
-        "add-rms-norm",
-    }
-)
-
-
-def kernel_ops() -> frozenset[str]:
-    """The :data:`KERNEL_OPS` registered in this installation (an op may come from a plugin)."""
-    registered = set()
-    for name in KERNEL_OPS:
-        try:
-            get_op(name)
-        except UnknownOpError:
-            continue
-        registered.add(name)
-    return frozenset(registered)
+__all__ = ["RawKernelAdapter"]
 
 
 class RawKernelAdapter(Adapter):
@@ -55,8 +39,12 @@ class RawKernelAdapter(Adapter):
 
     #: The shading language, for messages ("WGSL", "MSL").
     kernel_language: ClassVar[str]
-    #: The name each kernel (and the copy step) has in this adapter's sources and labels.
-    kernel_names: ClassVar[Mapping[Kernel, str]]
+    #: Which of a kernel's own sources this adapter compiles (``Kernel.sources`` key).
+    shading_language: ClassVar[ShadingLanguage]
+    #: The entry point of each kernel whose source this adapter ships, by kernel name.
+    kernel_names: ClassVar[Mapping[str, str]]
+    #: What the buffer-to-buffer copy step is called in labels.
+    copy_name: ClassVar[str]
     #: Appended to the lifecycle's entrypoint label (what kind of context records it).
     lifecycle_suffix: ClassVar[str]
     #: Backend facts for ``Capabilities.notes``.
@@ -110,22 +98,70 @@ class RawKernelAdapter(Adapter):
             "namespace; use it through execute() for the ops listed in its capabilities"
         )
 
+    def kernel_name(self, kernel: Kernel) -> str | None:
+        """The entry point this adapter runs for ``kernel``: the op's own source, else a shipped one.
+
+        None when neither exists in this adapter's shading language.
+        """
+        own = kernel.sources.get(self.shading_language)
+        return own.entry if own is not None else self.kernel_names.get(kernel.name)
+
+    def _entry(self, kernel: Kernel) -> str:
+        name = self.kernel_name(kernel)
+        if name is None:
+            raise TypeError(self._missing_source(kernel))
+        return name
+
+    def _missing_source(self, kernel: Kernel) -> str:
+        return (
+            f"kernel {kernel.name!r} has no {self.kernel_language} source: its op gives none "
+            f"and {self.name} ships none"
+        )
+
+    def raw_ops(self) -> tuple[frozenset[str], dict[str, str]]:
+        """The registered ops this adapter runs, and why each other op with kernels is not run.
+
+        An op runs here when its :meth:`~diffcheck.ops.Op.raw_launch` (at its default params)
+        dispatches only kernels with a source in this adapter's language.
+        """
+        ops: set[str] = set()
+        refusals: dict[str, str] = {}
+        for name, op in OPS.items():
+            try:
+                launch = op.raw_launch(op.params(), MAX_WORKGROUPS_PER_DIMENSION)
+            except Exception as error:  # a plugin's hook: report it instead of failing the probe
+                refusals[name] = f"its raw_launch failed at default params: {error}"
+                continue
+            if launch is None:
+                continue
+            missing = [k for k in launch.kernels if self.kernel_name(k) is None]
+            if missing:
+                refusals[name] = self._missing_source(missing[0])
+            else:
+                ops.add(name)
+        return frozenset(ops), refusals
+
     def capabilities(self) -> Capabilities:
+        ops, refusals = self.raw_ops()
         return Capabilities(
             precisions=self.storage_precisions(),
             float64=False,
             command_contexts=True,
-            ops=kernel_ops(),
+            ops=ops,
             notes=self.notes,
-            refusals=self.precision_refusals(),
+            refusals={**refusals, **self.precision_refusals()},
         )
 
+    def _labels(self, launch: RawLaunch) -> tuple[str, ...]:
+        return step_names(launch, self._entry, self.copy_name)
+
     def kernel_entrypoint(self, op: Op[Any], params: Any, precision: PrecisionName) -> str:
-        suffix = self.lifecycle_suffix if isinstance(op, ContextLifecycle) else ""
+        launch = raw_launch(op, params)
+        suffix = self.lifecycle_suffix if launch.lifecycle else ""
         if precision != "f32":
             # The entry points keep their names; the build differs in its storage type only.
             suffix = f"{suffix} [{precision} storage, f32 arithmetic]".lstrip()
-        return entrypoint_label(op_kernels(op, params), self.kernel_names, suffix=suffix)
+        return entrypoint_label(self._labels(launch), suffix=suffix)
 
     def execute(
         self,
@@ -151,7 +187,7 @@ class RawKernelAdapter(Adapter):
         entrypoint = self.kernel_entrypoint(op, params, precision)
         with self.execution_scope(device):
             output = run_op(device, op, params, inputs, lifecycle=role == "candidate")
-        kernels = entrypoint_label(op_kernels(op, params), self.kernel_names)
+        kernels = entrypoint_label(self._labels(raw_launch(op, params, device.limit)))
         path = self.executed_path(op, kernels, device)
         return Execution(
             output,

@@ -4,46 +4,72 @@ The raw-GPU adapters (WebGPU through wgpu, Metal through PyObjC) run the same ke
 the same tiling. Everything about a launch that is not a driver call lives here, so the
 adapters stay thin and this logic is tested without a GPU:
 
-* the kernel chosen per op and shape (``gemv`` when m == 1, the tiled ``gemm`` otherwise;
-  one kernel each for softmax, layer-norm, rope, attention and add-rms-norm);
-* the tile and workgroup constants every kernel source must declare (checked on load);
+* the kernels, an open registry keyed by name (:class:`Kernel`: diffcheck's own and any an
+  op plugin registers with its WGSL and MSL sources), and the constants every kernel
+  source must declare (checked on load);
+* what each op runs: the op describes it (:meth:`diffcheck.ops.Op.raw_launch` returns a
+  :class:`RawLaunch` of buffers, kernel dispatches and copies; ``gemv`` when m == 1, the
+  tiled ``gemm`` otherwise), so no op is named here;
 * the number of workgroups, split into an (x, y, z) grid under a per-dimension limit
   (WebGPU allows 65535 workgroups per dimension); the kernels linearize the grid back to a
   flat workgroup index and return early past ``groups``;
 * the kernel's parameter block, packed as little-endian 32-bit words;
 * the entrypoint labels written to reports;
-* :func:`run_op`, which runs any op on a :class:`KernelDevice` (upload, record, submit,
-  checked wait, read), so adapters implement only the driver calls.
+* :func:`run_op`, which runs any op's raw launch on a :class:`KernelDevice` (upload,
+  record, submit, checked wait, read), so adapters implement only the driver calls.
 
-Backend-neutral: nothing here imports a GPU library, and backends name their kernels
-through a ``Mapping[Kernel, str]`` they own. The launch arithmetic (kernels, constants,
-grids, plans) lives in :mod:`diffcheck.launch`, below the ops, and is re-exported here;
-``_run`` (kernel choice, labels, protocols, :func:`run_op`) sits above the ops.
+Backend-neutral: nothing here imports a GPU library; each backend names a kernel by the entry
+point of its source (shipped with the adapter, or the op's own). The launch arithmetic
+(kernels, constants, grids, plans, raw launches) lives in :mod:`diffcheck.launch`, below the
+ops, and is re-exported here; ``_run`` (labels, protocols, :func:`run_op`) sits above the ops.
 """
 
 from __future__ import annotations
 
 from ..launch import (
+    ADD_RMS_NORM_KERNEL,
     ATTENTION_DIMS_PER_THREAD,
+    ATTENTION_KERNEL,
     ATTENTION_THREADS,
+    BUILTIN_KERNELS,
     ELEMENTWISE_THREADS,
+    GEMM_KERNEL,
     GEMM_THREADS,
     GEMM_TILE_K,
     GEMM_TILE_M,
     GEMM_TILE_N,
+    GEMV_KERNEL,
     GEMV_LANES,
     GEMV_ROWS,
-    KERNEL_CONSTANTS,
+    LAYER_NORM_KERNEL,
     MAX_WORKGROUPS_PER_DIMENSION,
+    RMS_NORM_KERNEL,
     RMS_NORM_THREADS,
+    ROPE_KERNEL,
     ROPE_THREADS,
     ROW_THREADS,
+    SHADING_LANGUAGES,
+    SILU_MUL_KERNEL,
+    SOFTMAX_KERNEL,
+    UNWRITTEN,
+    Buffer,
+    Chain,
+    Copy,
+    Dispatch,
+    Filled,
     Grid,
+    Input,
     Kernel,
+    KernelSource,
     Launch,
+    RawLaunch,
+    ShadingLanguage,
+    Step,
+    Table,
     check_kernel_source,
     declared_constants,
     gemm_kernel,
+    kernel_named,
     plan_add_rms_norm,
     plan_attention,
     plan_gemm,
@@ -52,46 +78,69 @@ from ..launch import (
     plan_rope,
     plan_silu_mul,
     plan_softmax,
+    register_kernel,
+    registered_kernels,
+    rope_turn_words,
     rope_turns,
     split_grid,
 )
 from ._run import (
-    FUSED_KERNELS,
     KernelContext,
     KernelDevice,
     entrypoint_label,
-    op_kernels,
-    record_fused,
-    run_independent_chains,
+    raw_launch,
+    record_chain,
     run_op,
+    step_names,
 )
 
 __all__ = [
+    "ADD_RMS_NORM_KERNEL",
     "ATTENTION_DIMS_PER_THREAD",
+    "ATTENTION_KERNEL",
     "ATTENTION_THREADS",
+    "BUILTIN_KERNELS",
     "ELEMENTWISE_THREADS",
-    "FUSED_KERNELS",
+    "GEMM_KERNEL",
     "GEMM_THREADS",
     "GEMM_TILE_K",
     "GEMM_TILE_M",
     "GEMM_TILE_N",
+    "GEMV_KERNEL",
     "GEMV_LANES",
     "GEMV_ROWS",
-    "KERNEL_CONSTANTS",
+    "LAYER_NORM_KERNEL",
     "MAX_WORKGROUPS_PER_DIMENSION",
+    "RMS_NORM_KERNEL",
     "RMS_NORM_THREADS",
+    "ROPE_KERNEL",
     "ROPE_THREADS",
     "ROW_THREADS",
+    "SHADING_LANGUAGES",
+    "SILU_MUL_KERNEL",
+    "SOFTMAX_KERNEL",
+    "UNWRITTEN",
+    "Buffer",
+    "Chain",
+    "Copy",
+    "Dispatch",
+    "Filled",
     "Grid",
+    "Input",
     "Kernel",
     "KernelContext",
     "KernelDevice",
+    "KernelSource",
     "Launch",
+    "RawLaunch",
+    "ShadingLanguage",
+    "Step",
+    "Table",
     "check_kernel_source",
     "declared_constants",
     "entrypoint_label",
     "gemm_kernel",
-    "op_kernels",
+    "kernel_named",
     "plan_add_rms_norm",
     "plan_attention",
     "plan_gemm",
@@ -100,9 +149,13 @@ __all__ = [
     "plan_rope",
     "plan_silu_mul",
     "plan_softmax",
-    "record_fused",
+    "raw_launch",
+    "record_chain",
+    "register_kernel",
+    "registered_kernels",
+    "rope_turn_words",
     "rope_turns",
-    "run_independent_chains",
     "run_op",
     "split_grid",
+    "step_names",
 ]

@@ -1,94 +1,103 @@
-"""Running an op on a command device: kernel choice, labels, and upload-record-submit-wait-read."""
+"""Running an op on a command device: its raw launch, labels, and upload-record-submit-wait-read.
+
+Nothing here knows an op: every op (diffcheck's own and a plugin's) describes what it runs
+through :meth:`diffcheck.ops.Op.raw_launch`, and this module records that description.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from ..launch import (
+    MAX_WORKGROUPS_PER_DIMENSION,
+    Chain,
+    Copy,
+    Dispatch,
+    Filled,
+    Input,
     Kernel,
     Launch,
-    gemm_kernel,
-    plan_add_rms_norm,
-    plan_attention,
-    plan_layer_norm,
-    plan_rope,
-    plan_softmax,
-    rope_turns,
+    RawLaunch,
+    Table,
+    kernel_named,
 )
-from ..ops import ContextLifecycle, Gemm, HostInputs, Op, OpParams, RmsNorm, SiluMul
-from ..ops.gemm import GemmParams
-from ..ops.lifecycle import OUTPUT_SENTINEL, PHASES, ContextLifecycleParams
-from ..ops.rms_norm import RmsNormParams
-from ..ops.silu_mul import SiluMulParams
-from ..programs import CommandContext, CommandDevice, record_segment, run_lifecycle
+from ..ops import HostInputs, Op, OpParams
+from ..programs import CommandContext, CommandDevice, run_phases
 
 __all__ = [
-    "FUSED_KERNELS",
     "KernelContext",
     "KernelDevice",
     "entrypoint_label",
-    "op_kernels",
-    "record_fused",
-    "run_independent_chains",
+    "raw_launch",
+    "record_chain",
     "run_op",
+    "step_names",
 ]
 
-#: The inference ops run by one kernel each, by op name (their params are read by field name,
-#: as the op definitions declare them).
-FUSED_KERNELS: Final[Mapping[str, Kernel]] = {
-    "softmax": Kernel.SOFTMAX,
-    "layer-norm": Kernel.LAYER_NORM,
-    "rope": Kernel.ROPE,
-    "attention": Kernel.ATTENTION,
-    "add-rms-norm": Kernel.ADD_RMS_NORM,
-}
 
-
-def op_kernels(op: Op[OpParams], params: OpParams) -> tuple[Kernel, ...]:
-    """The steps that execute ``op`` with ``params`` on a raw-GPU backend, in order.
+def raw_launch(
+    op: Op[OpParams], params: OpParams, limit: int = MAX_WORKGROUPS_PER_DIMENSION
+) -> RawLaunch:
+    """What ``op`` runs with ``params`` on a raw-GPU backend (its :meth:`~diffcheck.ops.Op.raw_launch`).
 
     Raises
     ------
     TypeError
-        For an op that has no hand-written kernels.
+        For an op that has no raw-GPU kernels.
+    ValueError
+        When the launch dispatches a kernel that is not the one registered under its name
+        (a pipeline compiled for one would run for the other).
     """
-    if isinstance(op, Gemm) and isinstance(params, GemmParams):
-        return (gemm_kernel(params.m),)
-    if isinstance(op, RmsNorm) and isinstance(params, RmsNormParams):
-        return (Kernel.RMS_NORM,)
-    if isinstance(op, SiluMul) and isinstance(params, SiluMulParams):
-        return (Kernel.SILU_MUL,)
-    if isinstance(op, ContextLifecycle) and isinstance(params, ContextLifecycleParams):
-        return (gemm_kernel(params.tokens), Kernel.COPY, Kernel.SILU_MUL)
-    if op.name in FUSED_KERNELS:
-        return (FUSED_KERNELS[op.name],)
-    raise TypeError(f"op {op.name!r} has no raw-GPU kernels (params {type(params).__name__})")
+    launch = op.raw_launch(params, limit)
+    if launch is None:
+        raise TypeError(
+            f"op {op.name!r} has no raw-GPU kernels (its raw_launch returns None for "
+            f"{type(params).__name__})"
+        )
+    for kernel in launch.kernels:
+        try:
+            registered = kernel_named(kernel.name)
+        except KeyError as error:
+            raise ValueError(
+                f"op {op.name!r} dispatches kernel {kernel.name!r}, which is not registered; "
+                "create it with diffcheck.launch.register_kernel"
+            ) from error
+        if registered != kernel:
+            raise ValueError(
+                f"op {op.name!r} dispatches a kernel named {kernel.name!r} that differs from "
+                "the one registered under that name"
+            )
+    return launch
 
 
-def entrypoint_label(
-    kernels: tuple[Kernel, ...], names: Mapping[Kernel, str], *, suffix: str = ""
-) -> str:
-    """The report's entrypoint label: the backend's kernel names joined by ``->``.
+def step_names(
+    launch: RawLaunch, name_of: Callable[[Kernel], str], copy_name: str
+) -> tuple[str, ...]:
+    """The backend's name of each step of one chain: its kernels' entry points and its copy."""
+    return tuple(
+        name_of(step.launch.kernel) if isinstance(step, Dispatch) else copy_name
+        for step in launch.steps
+    )
+
+
+def entrypoint_label(names: tuple[str, ...], *, suffix: str = "") -> str:
+    """The report's entrypoint label: the backend's step names joined by ``->``.
 
     Examples
     --------
-    >>> names = {Kernel.GEMV: "gemv_f32", Kernel.COPY: "blit", Kernel.SILU_MUL: "silu_mul_split_f32"}
-    >>> entrypoint_label((Kernel.GEMV, Kernel.COPY, Kernel.SILU_MUL), names, suffix="(legacy MetalContext)")
+    >>> entrypoint_label(("gemv_f32", "blit", "silu_mul_split_f32"), suffix="(legacy MetalContext)")
     'gemv_f32 -> blit -> silu_mul_split_f32 (legacy MetalContext)'
     """
-    label = " -> ".join(names[kernel] for kernel in kernels)
+    label = " -> ".join(names)
     return f"{label} {suffix}" if suffix else label
 
 
 class KernelContext(CommandContext, Protocol):
-    """A command context that also records the standalone kernels."""
-
-    def rms_norm(self, x: Any, w: Any, out: Any, tokens: int, dim: int, eps: float) -> None:
-        """Record out[t, :] = x[t, :] / sqrt(mean(x[t, :]²) + eps) · w."""
+    """A command context that also records any kernel launch."""
 
     def dispatch(self, launch: Launch, buffers: tuple[Any, ...]) -> None:
         """Record ``launch`` with ``buffers`` bound in order, then its parameter block."""
@@ -107,48 +116,26 @@ class KernelDevice(CommandDevice, Protocol):
         """A read-only buffer of u32 words (kernel tables, never converted to the storage type)."""
 
 
-def record_fused(
-    device: KernelDevice, context: KernelContext, op: Op[OpParams], p: Any, inputs: HostInputs
+def record_chain(
+    device: KernelDevice, context: KernelContext, chain: Chain, inputs: HostInputs
 ) -> Any:
-    """Upload the inputs of an inference op, record its kernel, and return its output buffer.
-
-    The output starts as the sentinel (see :func:`run_op`); inputs bind in the order of the
-    kernel's bindings, the output after them.
-    """
-    limit = device.limit
-    launch: Launch
-    if op.name == "softmax":
-        names: tuple[str, ...] = ("x",)
-        launch = plan_softmax(p.tokens, p.dim, p.causal, p.temperature, limit=limit)
-        count = p.tokens * p.dim
-    elif op.name == "layer-norm":
-        names = ("x", "weight", "bias")
-        launch = plan_layer_norm(p.tokens, p.dim, p.eps, limit=limit)
-        count = p.tokens * p.dim
-    elif op.name == "add-rms-norm":
-        names = ("x", "residual", "weight")
-        launch = plan_add_rms_norm(p.tokens, p.dim, p.eps, limit=limit)
-        count = 2 * p.tokens * p.dim
-    elif op.name == "attention":
-        names = ("q", "k", "v")
-        launch = plan_attention(
-            p.tokens, p.kv_len, p.heads, p.kv_heads, p.head_dim, p.causal, limit=limit
-        )
-        count = p.heads * p.tokens * p.head_dim
-    elif op.name == "rope":
-        x = device.upload(inputs["x"])
-        turns = device.upload_words(rope_turns(p.base, p.head_dim))
-        out = device.filled(p.tokens * p.heads * p.head_dim, OUTPUT_SENTINEL)
-        interleaved = p.layout == "interleaved"
-        launch = plan_rope(p.tokens, p.heads, p.head_dim, interleaved, p.offset, limit=limit)
-        context.dispatch(launch, (x, turns, out))
-        return out
-    else:
-        raise TypeError(f"op {op.name!r} has no raw-GPU kernels")
-    buffers = tuple(device.upload(inputs[name]) for name in names)
-    out = device.filled(count, OUTPUT_SENTINEL)
-    context.dispatch(launch, (*buffers, out))
-    return out
+    """Create the chain's buffers, record its steps on ``context``, and return its output buffer."""
+    buffers: dict[str, Any] = {}
+    for name, buffer in chain.buffers.items():
+        if isinstance(buffer, Input):
+            buffers[name] = device.upload(inputs[buffer.name])
+        elif isinstance(buffer, Table):
+            buffers[name] = device.upload_words(np.array(buffer.words, dtype=np.uint32))
+        else:
+            assert isinstance(buffer, Filled)
+            buffers[name] = device.filled(buffer.count, buffer.value)
+    for step in chain.steps:
+        if isinstance(step, Dispatch):
+            context.dispatch(step.launch, tuple(buffers[name] for name in step.bind))
+        else:
+            assert isinstance(step, Copy)
+            context.copy(buffers[step.src], buffers[step.dst], step.count)
+    return buffers[chain.output]
 
 
 def run_op(
@@ -159,54 +146,32 @@ def run_op(
     *,
     lifecycle: bool = True,
 ) -> npt.NDArray[np.float32]:
-    """Execute ``op`` on ``device`` with a context of its own; return the flat f32 output.
+    """Execute ``op`` on ``device``; return the flat f32 output (its chains' outputs in order).
 
-    ``context-lifecycle`` runs its four submission phases (:func:`run_lifecycle`), or, with
-    ``lifecycle=False`` (the reference role), its four chains independently. Every other op
-    records its kernel, submits, waits (checked) and reads.
+    A launch marked ``lifecycle`` runs its chains under the four submission phases
+    (:func:`~diffcheck.programs.run_phases`), or, with ``lifecycle=False`` (the reference
+    role), independently. Every other chain is recorded on a context of its own, submitted,
+    waited (checked) and read.
 
     Raises
     ------
     TypeError
         For an op without raw-GPU kernels.
     """
-    if isinstance(op, ContextLifecycle) and isinstance(params, ContextLifecycleParams):
-        if lifecycle:
-            return run_lifecycle(device, params, inputs).reshape(-1)
-        return run_independent_chains(device, params, inputs)
-    # Outputs start as the lifecycle's output sentinel, so a kernel that writes nothing (or
-    # skips a tail) is a numerical failure rather than zeros that might pass.
-    context = device.new_context()
-    if isinstance(op, Gemm) and isinstance(params, GemmParams):
-        a, b = device.upload(inputs["a"]), device.upload(inputs["b"])
-        out = device.filled(params.m * params.n, OUTPUT_SENTINEL)
-        context.gemm(a, b, out, params.m, params.n, params.k)
-    elif isinstance(op, SiluMul) and isinstance(params, SiluMulParams):
-        src = device.upload(inputs["gate_up"])
-        out = device.filled(params.tokens * params.intermediate, OUTPUT_SENTINEL)
-        context.silu_mul(src, out, params.tokens, params.intermediate)
-    elif isinstance(op, RmsNorm) and isinstance(params, RmsNormParams):
-        x, w = device.upload(inputs["x"]), device.upload(inputs["w"])
-        out = device.filled(params.tokens * params.dim, OUTPUT_SENTINEL)
-        context.rms_norm(x, w, out, params.tokens, params.dim, params.eps)
-    elif op.name in FUSED_KERNELS:
-        out = record_fused(device, context, op, params, inputs)
-    else:
-        raise TypeError(f"op {op.name!r} has no raw-GPU kernels")
-    context.submit()
-    context.wait()
-    return device.read(out)
+    launch = raw_launch(op, params, device.limit)
+    if launch.lifecycle and lifecycle:
 
+        def record(context: CommandContext, phase: int) -> Any:
+            # The contexts are the device's own (KernelContext); run_phases sees the base protocol.
+            chain = launch.chains[phase]
+            return record_chain(device, cast(KernelContext, context), chain, inputs)
 
-def run_independent_chains(
-    device: CommandDevice, params: ContextLifecycleParams, inputs: HostInputs
-) -> npt.NDArray[np.float32]:
-    """The lifecycle's four chains, each on a context of its own, submitted and waited in turn."""
+        return run_phases(device, record).reshape(-1)
     outputs = []
-    for phase in range(len(PHASES)):
+    for chain in launch.chains:
         context = device.new_context()
-        buffers = record_segment(device, context, params, inputs, phase)
+        out = record_chain(device, context, chain, inputs)
         context.submit()
         context.wait()
-        outputs.append(np.asarray(device.read(buffers.output), dtype=np.float32).reshape(-1))
+        outputs.append(np.asarray(device.read(out), dtype=np.float32).reshape(-1))
     return np.concatenate(outputs)

@@ -24,12 +24,17 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from .kernels import Kernel
 from .plans import (
+    ADD_RMS_NORM_KERNEL,
+    ATTENTION_KERNEL,
     ATTENTION_THREADS,
+    LAYER_NORM_KERNEL,
     MAX_WORKGROUPS_PER_DIMENSION,
+    ROPE_KERNEL,
     ROPE_THREADS,
     ROW_THREADS,
-    Kernel,
+    SOFTMAX_KERNEL,
     Launch,
     _ceil_div,
     _f32_word,
@@ -43,6 +48,7 @@ __all__ = [
     "plan_layer_norm",
     "plan_rope",
     "plan_softmax",
+    "rope_turn_words",
     "rope_turns",
 ]
 
@@ -65,7 +71,7 @@ def plan_softmax(
 ) -> Launch:
     """Softmax over rows: parameters ``(tokens, dim, causal, temperature as f32 bits)``."""
     return _row_launch(
-        Kernel.SOFTMAX, tokens, limit, tokens, dim, int(causal), _f32_word(temperature)
+        SOFTMAX_KERNEL, tokens, limit, tokens, dim, int(causal), _f32_word(temperature)
     )
 
 
@@ -73,14 +79,14 @@ def plan_layer_norm(
     tokens: int, dim: int, eps: float, *, limit: int = MAX_WORKGROUPS_PER_DIMENSION
 ) -> Launch:
     """LayerNorm with weight and bias: parameters ``(tokens, dim, eps as f32 bits)``."""
-    return _row_launch(Kernel.LAYER_NORM, tokens, limit, tokens, dim, _f32_word(eps))
+    return _row_launch(LAYER_NORM_KERNEL, tokens, limit, tokens, dim, _f32_word(eps))
 
 
 def plan_add_rms_norm(
     tokens: int, dim: int, eps: float, *, limit: int = MAX_WORKGROUPS_PER_DIMENSION
 ) -> Launch:
     """Residual add then RMSNorm, both written: parameters ``(tokens, dim, eps as f32 bits)``."""
-    return _row_launch(Kernel.ADD_RMS_NORM, tokens, limit, tokens, dim, _f32_word(eps))
+    return _row_launch(ADD_RMS_NORM_KERNEL, tokens, limit, tokens, dim, _f32_word(eps))
 
 
 def plan_rope(
@@ -96,7 +102,7 @@ def plan_rope(
     pairs = tokens * heads * (head_dim // 2)
     groups = _ceil_div(pairs, ROPE_THREADS)
     return Launch(
-        Kernel.ROPE,
+        ROPE_KERNEL,
         groups,
         (ROPE_THREADS, 1),
         split_grid(groups, limit),
@@ -122,7 +128,7 @@ def plan_attention(
     groups = heads * tokens
     scale = 1.0 / math.sqrt(head_dim)
     return Launch(
-        Kernel.ATTENTION,
+        ATTENTION_KERNEL,
         groups,
         (ATTENTION_THREADS, 1),
         split_grid(groups, limit),
@@ -142,6 +148,11 @@ def _turns(base: float, head_dim: int) -> tuple[int, ...]:
     return tuple(words)
 
 
+def rope_turn_words(base: float, head_dim: int) -> tuple[int, ...]:
+    """:func:`rope_turns` as plain words (the table a RoPE launch uploads)."""
+    return _turns(float(np.float32(base)), head_dim)
+
+
 def rope_turns(base: float, head_dim: int) -> npt.NDArray[np.uint32]:
     """Per pair index i, ``base^(-2i/head_dim) / 2π`` modulo 1 in 64-bit fixed point.
 
@@ -149,4 +160,4 @@ def rope_turns(base: float, head_dim: int) -> npt.NDArray[np.uint32]:
     bits of ``p · word`` modulo 2⁶⁴, in units of 2⁻³² of a turn. ``base`` is taken as the
     f32 value the op stores, widened to float64 as the reference does.
     """
-    return np.array(_turns(float(np.float32(base)), head_dim), dtype=np.uint32)
+    return np.array(rope_turn_words(base, head_dim), dtype=np.uint32)

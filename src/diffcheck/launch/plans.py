@@ -1,56 +1,45 @@
-"""Launch geometry shared by every hand-written kernel: kernels, constants, grids, parameter blocks."""
+"""Launch geometry shared by every hand-written kernel: built-in kernels, constants, grids, parameter blocks."""
 
 from __future__ import annotations
 
-import enum
-import re
 import struct
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from .kernels import Kernel, register_kernel
+
 __all__ = [
+    "ADD_RMS_NORM_KERNEL",
     "ATTENTION_DIMS_PER_THREAD",
+    "ATTENTION_KERNEL",
     "ATTENTION_THREADS",
+    "BUILTIN_KERNELS",
     "ELEMENTWISE_THREADS",
+    "GEMM_KERNEL",
     "GEMM_THREADS",
     "GEMM_TILE_K",
     "GEMM_TILE_M",
     "GEMM_TILE_N",
+    "GEMV_KERNEL",
     "GEMV_LANES",
     "GEMV_ROWS",
-    "KERNEL_CONSTANTS",
+    "LAYER_NORM_KERNEL",
     "MAX_WORKGROUPS_PER_DIMENSION",
+    "RMS_NORM_KERNEL",
     "RMS_NORM_THREADS",
+    "ROPE_KERNEL",
     "ROPE_THREADS",
     "ROW_THREADS",
+    "SILU_MUL_KERNEL",
+    "SOFTMAX_KERNEL",
     "Grid",
-    "Kernel",
     "Launch",
-    "check_kernel_source",
-    "declared_constants",
     "gemm_kernel",
     "plan_gemm",
     "plan_rms_norm",
     "plan_silu_mul",
     "split_grid",
 ]
-
-
-class Kernel(enum.StrEnum):
-    """The steps a raw-GPU backend runs; each backend maps them to its own kernel names."""
-
-    GEMM = "gemm"
-    GEMV = "gemv"
-    SILU_MUL = "silu_mul"
-    RMS_NORM = "rms_norm"
-    SOFTMAX = "softmax"
-    LAYER_NORM = "layer_norm"
-    ROPE = "rope"
-    ATTENTION = "attention"
-    ADD_RMS_NORM = "add_rms_norm"
-    #: The buffer-to-buffer copy of the lifecycle (a blit on Metal, a queue copy on WebGPU).
-    COPY = "copy"
 
 
 #: Output rows of one GEMM workgroup tile (the contract's 64x32 Metal tile).
@@ -81,53 +70,45 @@ ATTENTION_DIMS_PER_THREAD: Final = 4
 #: hardware limit is larger, so both backends launch the same grids.
 MAX_WORKGROUPS_PER_DIMENSION: Final = 65535
 
-#: The integer constants each kernel source declares; the adapters refuse a source whose
-#: values differ, so the launch arithmetic here and the kernel's indexing cannot drift apart.
-KERNEL_CONSTANTS: Final[Mapping[Kernel, Mapping[str, int]]] = {
-    Kernel.GEMM: {
-        "TILE_M": GEMM_TILE_M,
-        "TILE_N": GEMM_TILE_N,
-        "TILE_K": GEMM_TILE_K,
-        "THREADS_X": GEMM_THREADS[0],
-        "THREADS_Y": GEMM_THREADS[1],
-    },
-    Kernel.GEMV: {"ROWS": GEMV_ROWS, "LANES": GEMV_LANES},
-    Kernel.SILU_MUL: {"THREADS": ELEMENTWISE_THREADS},
-    Kernel.RMS_NORM: {"THREADS": RMS_NORM_THREADS},
-    Kernel.SOFTMAX: {"THREADS": ROW_THREADS},
-    Kernel.LAYER_NORM: {"THREADS": ROW_THREADS},
-    Kernel.ADD_RMS_NORM: {"THREADS": ROW_THREADS},
-    Kernel.ROPE: {"THREADS": ROPE_THREADS},
-    Kernel.ATTENTION: {"THREADS": ATTENTION_THREADS, "DIMS_PER_THREAD": ATTENTION_DIMS_PER_THREAD},
-}
 
-_U32_MAX: Final = 2**32 - 1
-# `const TILE_M: u32 = 64u;` (WGSL) or `constant uint TILE_M = 64;` (MSL).
-_CONSTANT = re.compile(
-    r"^\s*(?:const|constant)\s+(?:uint\s+)?(\w+)\s*(?::\s*u32\s*)?=\s*(\d+)u?\s*;", re.M
+def _builtin(name: str, **constants: int) -> Kernel:
+    return register_kernel(Kernel(name, constants))
+
+
+# diffcheck's own kernels, with the constants their shipped sources declare (the adapters
+# refuse a source whose values differ). Their sources ship with the adapters, by these names.
+GEMM_KERNEL: Final = _builtin(
+    "gemm",
+    TILE_M=GEMM_TILE_M,
+    TILE_N=GEMM_TILE_N,
+    TILE_K=GEMM_TILE_K,
+    THREADS_X=GEMM_THREADS[0],
+    THREADS_Y=GEMM_THREADS[1],
+)
+GEMV_KERNEL: Final = _builtin("gemv", ROWS=GEMV_ROWS, LANES=GEMV_LANES)
+SILU_MUL_KERNEL: Final = _builtin("silu_mul", THREADS=ELEMENTWISE_THREADS)
+RMS_NORM_KERNEL: Final = _builtin("rms_norm", THREADS=RMS_NORM_THREADS)
+SOFTMAX_KERNEL: Final = _builtin("softmax", THREADS=ROW_THREADS)
+LAYER_NORM_KERNEL: Final = _builtin("layer_norm", THREADS=ROW_THREADS)
+ADD_RMS_NORM_KERNEL: Final = _builtin("add_rms_norm", THREADS=ROW_THREADS)
+ROPE_KERNEL: Final = _builtin("rope", THREADS=ROPE_THREADS)
+ATTENTION_KERNEL: Final = _builtin(
+    "attention", THREADS=ATTENTION_THREADS, DIMS_PER_THREAD=ATTENTION_DIMS_PER_THREAD
+)
+#: The built-in kernels, in registration order.
+BUILTIN_KERNELS: Final = (
+    GEMM_KERNEL,
+    GEMV_KERNEL,
+    SILU_MUL_KERNEL,
+    RMS_NORM_KERNEL,
+    SOFTMAX_KERNEL,
+    LAYER_NORM_KERNEL,
+    ADD_RMS_NORM_KERNEL,
+    ROPE_KERNEL,
+    ATTENTION_KERNEL,
 )
 
-
-def declared_constants(source: str) -> dict[str, int]:
-    """The unsigned integer constants a WGSL or MSL kernel source declares at file scope."""
-    return {name: int(value) for name, value in _CONSTANT.findall(source)}
-
-
-def check_kernel_source(kernel: Kernel, source: str, *, origin: str) -> None:
-    """Refuse a kernel source whose tile constants differ from :data:`KERNEL_CONSTANTS`.
-
-    Raises
-    ------
-    ValueError
-        Naming the source, the constant, what it declares and what the launch plan uses.
-    """
-    declared = declared_constants(source)
-    for name, expected in KERNEL_CONSTANTS[kernel].items():
-        if declared.get(name) != expected:
-            raise ValueError(
-                f"{origin} declares {name}={declared.get(name)}, but the launch plan uses "
-                f"{name}={expected}; update the kernel or diffcheck.gpu_plan together"
-            )
+_U32_MAX: Final = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -222,7 +203,7 @@ def _f32_word(value: float) -> int:
 
 def gemm_kernel(m: int) -> Kernel:
     """The GEMM kernel for ``m`` rows: the GEMV kernel for one row, the tiled kernel otherwise."""
-    return Kernel.GEMV if m == 1 else Kernel.GEMM
+    return GEMV_KERNEL if m == 1 else GEMM_KERNEL
 
 
 def plan_gemm(m: int, n: int, k: int, *, limit: int = MAX_WORKGROUPS_PER_DIMENSION) -> Launch:
@@ -232,10 +213,10 @@ def plan_gemm(m: int, n: int, k: int, *, limit: int = MAX_WORKGROUPS_PER_DIMENSI
     tiles numbered row-major. GEMV (m == 1): parameters ``(n, k, groups)``, one workgroup per
     ``GEMV_ROWS`` outputs.
     """
-    if gemm_kernel(m) is Kernel.GEMV:
+    if gemm_kernel(m) is GEMV_KERNEL:
         groups = _ceil_div(n, GEMV_ROWS)
         return Launch(
-            Kernel.GEMV,
+            GEMV_KERNEL,
             groups,
             (GEMV_LANES, GEMV_ROWS),
             split_grid(groups, limit),
@@ -244,7 +225,7 @@ def plan_gemm(m: int, n: int, k: int, *, limit: int = MAX_WORKGROUPS_PER_DIMENSI
     tiles_n = _ceil_div(n, GEMM_TILE_N)
     groups = _ceil_div(m, GEMM_TILE_M) * tiles_n
     return Launch(
-        Kernel.GEMM,
+        GEMM_KERNEL,
         groups,
         GEMM_THREADS,
         split_grid(groups, limit),
@@ -259,7 +240,7 @@ def plan_silu_mul(
     total = tokens * intermediate
     groups = _ceil_div(total, ELEMENTWISE_THREADS)
     return Launch(
-        Kernel.SILU_MUL,
+        SILU_MUL_KERNEL,
         groups,
         (ELEMENTWISE_THREADS, 1),
         split_grid(groups, limit),
@@ -272,7 +253,7 @@ def plan_rms_norm(
 ) -> Launch:
     """The launch of RMSNorm, one workgroup per row: parameters ``(tokens, dim, eps as f32 bits)``."""
     return Launch(
-        Kernel.RMS_NORM,
+        RMS_NORM_KERNEL,
         tokens,
         (RMS_NORM_THREADS, 1),
         split_grid(tokens, limit),

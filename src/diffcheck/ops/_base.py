@@ -14,6 +14,7 @@ from ..differ import Segment
 from ..precision import PrecisionName, default_max_nmse
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["HostInputs", "Op", "OpParams"]
@@ -125,6 +126,25 @@ class Op(abc.ABC, Generic[P]):
 
         An op overrides it with an :class:`~diffcheck.ops.space.OpSpace` over its dimensions,
         the tiles of its kernels (:mod:`diffcheck.launch`) marking the edges worth drawing.
+        """
+        return None
+
+    def raw_launch(self, params: P, limit: int) -> RawLaunch | None:
+        """What runs this op on a raw-GPU backend (wgpu, Metal); None when it has no kernels.
+
+        The raw-GPU adapters run an op only through this hook: its buffers, kernel dispatches
+        (each a :class:`~diffcheck.launch.Launch` of a registered
+        :class:`~diffcheck.launch.Kernel`) and copies, and the buffer read back. An op plugin
+        registers its kernels, with their WGSL and MSL sources, in :mod:`diffcheck.launch`;
+        an adapter with no source in its language for one of them does not run the op.
+
+        Parameters
+        ----------
+        params
+            Already validated.
+        limit
+            The device's most workgroups per grid dimension (pass it to
+            :func:`~diffcheck.launch.split_grid` or the ``plan_*`` functions).
         """
         return None
 

@@ -19,6 +19,7 @@ from ._base import HostInputs, Op, OpParams
 from ._limits import check_buffer, check_positive_f32, check_rows, checked_mul
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["AddRmsNorm", "AddRmsNormParams"]
@@ -75,6 +76,15 @@ class AddRmsNorm(Op[AddRmsNormParams]):
         normed = h * (1.0 / xp.sqrt(mean_square + float(np.float32(params.eps)))) * weight
         flat = (params.tokens * params.dim,)
         return xp.astype(xp.stack([xp.reshape(h, flat), xp.reshape(normed, flat)], axis=0), storage)
+
+    def raw_launch(self, params: AddRmsNormParams, limit: int) -> RawLaunch:
+        from ..launch import Filled, Input, RawLaunch, plan_add_rms_norm
+
+        p = params
+        launch = plan_add_rms_norm(p.tokens, p.dim, p.eps, limit=limit)
+        inputs = (Input("x"), Input("residual"), Input("weight"))
+        # Both outputs, the residual sum then the normed rows, in one buffer.
+        return RawLaunch.kernel(launch, *inputs, Filled(2 * p.tokens * p.dim))
 
     def fuzz_space(self) -> OpSpace:
         """Rows and row length (tails of a 256-thread row block) and epsilons."""

@@ -22,6 +22,7 @@ from ._limits import check_buffer, checked_mul, require
 from ._xp import causal_visible, masked_softmax
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["Attention", "AttentionParams"]
@@ -114,6 +115,16 @@ class Attention(Op[AttentionParams]):
         )
         out = xp.matmul(weights, v)  # [kv_heads, group * tokens, d]
         return xp.astype(xp.reshape(out, (heads, tokens * head_dim)), storage)
+
+    def raw_launch(self, params: AttentionParams, limit: int) -> RawLaunch:
+        from ..launch import Filled, Input, RawLaunch, plan_attention
+
+        p = params
+        launch = plan_attention(
+            p.tokens, p.kv_len, p.heads, p.kv_heads, p.head_dim, p.causal, limit=limit
+        )
+        inputs = (Input("q"), Input("k"), Input("v"))
+        return RawLaunch.kernel(launch, *inputs, Filled(p.heads * p.tokens * p.head_dim))
 
     def fuzz_space(self) -> OpSpace:
         """Query and KV lengths, grouped heads and head widths, causal or not."""

@@ -10,7 +10,9 @@ It checks that the op is registered through the ``diffcheck.ops`` entry points u
 own name; that its params model is strict and documented and its default shape validates
 to the output shape's element count; that its inputs are float32 and fully determined by the
 seed; that the NumPy reference is finite and as long as the output; that its segments tile
-the output; that its default tolerances are finite and positive; that its fuzz space draws
+the output; that its default tolerances are finite and positive; that its raw-GPU launch,
+if it has one, dispatches registered kernels whose sources declare the constants of their
+plans and reads back exactly the output; that its fuzz space draws
 only shapes the op accepts, within the budget; that a candidate (``array_api_strict`` by
 default: the strictest namespace, so a definition that leaves the Array API fails here)
 passes with a report that replays; and that the suite can fail: the candidate's output
@@ -121,6 +123,37 @@ class OpConformanceTests:
             assert segment.start >= end, f"segment {segment.name} overlaps the one before"
             assert segment.start < segment.stop <= op.validate(params)
             end = segment.stop
+
+    def test_raw_launch_is_registered_and_covers_the_output(self, op: Op[Any]) -> None:
+        """Its raw-GPU launch (if any): registered kernels, sources that match their plans,
+        inputs the op makes, and outputs exactly as long as the op's."""
+        from ..launch import (
+            MAX_WORKGROUPS_PER_DIMENSION,
+            Filled,
+            Input,
+            check_kernel_source,
+            kernel_named,
+        )
+
+        params = op.params()
+        launch = op.raw_launch(params, MAX_WORKGROUPS_PER_DIMENSION)
+        if launch is None:
+            pytest.skip(f"{op.name} has no raw-GPU kernels (its raw_launch returns None)")
+        inputs = op.inputs(params, 1)
+        produced = 0
+        for chain in launch.chains:
+            output = chain.buffers[chain.output]
+            assert isinstance(output, Filled), "a chain reads back a Filled buffer"
+            produced += output.count
+            for buffer in chain.buffers.values():
+                if isinstance(buffer, Input):
+                    assert buffer.name in inputs, f"the launch uploads unknown input {buffer.name}"
+        assert produced == op.validate(params)
+        for kernel in launch.kernels:
+            assert kernel_named(kernel.name) == kernel, f"kernel {kernel.name} is not registered"
+            for language, source in kernel.sources.items():
+                check_kernel_source(kernel, source.text, origin=f"{kernel.name} ({language})")
+                assert source.entry in source.text, f"no entry point {source.entry} ({language})"
 
     def test_fuzz_space_draws_only_valid_shapes(self, op: Op[Any]) -> None:
         space = op.fuzz_space()

@@ -12,6 +12,7 @@ from ._base import HostInputs, Op, OpParams
 from ._limits import check_gemm
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["Gemm", "GemmParams"]
@@ -50,6 +51,13 @@ class Gemm(Op[GemmParams]):
         a = xp.reshape(xp.astype(arrays["a"], accumulate), (params.m, params.k))
         b = xp.reshape(xp.astype(arrays["b"], accumulate), (params.n, params.k))
         return xp.astype(xp.matmul(a, xp.matrix_transpose(b)), storage)
+
+    def raw_launch(self, params: GemmParams, limit: int) -> RawLaunch:
+        from ..launch import Filled, Input, RawLaunch, plan_gemm
+
+        p = params
+        launch = plan_gemm(p.m, p.n, p.k, limit=limit)
+        return RawLaunch.kernel(launch, Input("a"), Input("b"), Filled(p.m * p.n))
 
     def fuzz_space(self) -> OpSpace:
         """m, n and k, each over the tails of the GEMM tiles (and GEMV's when m == 1)."""

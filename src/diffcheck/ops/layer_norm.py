@@ -17,6 +17,7 @@ from ._base import HostInputs, Op, OpParams
 from ._limits import check_positive_f32, check_rows
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["LayerNorm", "LayerNormParams"]
@@ -62,6 +63,14 @@ class LayerNorm(Op[LayerNormParams]):
         variance = xp.sum(centred * centred, axis=1, keepdims=True) / params.dim
         inverse = 1.0 / xp.sqrt(variance + float(np.float32(params.eps)))
         return xp.astype(centred * inverse * weight + bias, storage)
+
+    def raw_launch(self, params: LayerNormParams, limit: int) -> RawLaunch:
+        from ..launch import Filled, Input, RawLaunch, plan_layer_norm
+
+        p = params
+        launch = plan_layer_norm(p.tokens, p.dim, p.eps, limit=limit)
+        inputs = (Input("x"), Input("weight"), Input("bias"))
+        return RawLaunch.kernel(launch, *inputs, Filled(p.tokens * p.dim))
 
     def fuzz_space(self) -> OpSpace:
         """Rows and row length (tails of a 256-thread row block) and epsilons."""

@@ -22,11 +22,13 @@ from pydantic import Field
 from .._numbers import I64_MAX, U64_MAX
 from ..differ import Segment
 from ..inputs import offset_seed, random_vec
+from ..launch.raw import UNWRITTEN
 from ._base import HostInputs, Op, OpParams
 from ._limits import check_gemm, check_silu_mul, checked_mul, require
 from .silu_mul import silu_mul
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = [
@@ -57,7 +59,7 @@ CHAIN_COVERAGE: Final = (
 # Distinct finite fills, so a skipped compute or copy step is a numerical failure, not zeros.
 PRODUCT_SENTINEL: Final = 11.0
 COPIED_SENTINEL: Final = -7.0
-OUTPUT_SENTINEL: Final = 13.0
+OUTPUT_SENTINEL: Final = UNWRITTEN
 
 
 class ContextLifecycleParams(OpParams):
@@ -148,6 +150,40 @@ class ContextLifecycle(Op[ContextLifecycleParams]):
             out = silu_mul(xp, copied, tokens, params.intermediate)
             outputs.append(xp.reshape(xp.astype(out, storage), (tokens * params.intermediate,)))
         return xp.stack(outputs, axis=0)
+
+    def raw_launch(self, params: ContextLifecycleParams, limit: int) -> RawLaunch:
+        """gemm -> copy -> silu-mul per phase, each from its phase's inputs, into sentinel buffers."""
+        from ..launch import (
+            Chain,
+            Copy,
+            Dispatch,
+            Filled,
+            Input,
+            RawLaunch,
+            plan_gemm,
+            plan_silu_mul,
+        )
+
+        p = params
+        width = 2 * p.intermediate
+        gemm = Dispatch(plan_gemm(p.tokens, width, p.k, limit=limit), ("a", "b", "product"))
+        copy = Copy("product", "copied", p.tokens * width)
+        silu = Dispatch(plan_silu_mul(p.tokens, p.intermediate, limit=limit), ("copied", "output"))
+        chains = tuple(
+            Chain(
+                {
+                    "a": Input(f"a{phase}"),
+                    "b": Input(f"b{phase}"),
+                    "product": Filled(p.tokens * width, PRODUCT_SENTINEL),
+                    "copied": Filled(p.tokens * width, COPIED_SENTINEL),
+                    "output": Filled(p.tokens * p.intermediate, OUTPUT_SENTINEL),
+                },
+                (gemm, copy, silu),
+                "output",
+            )
+            for phase in range(len(PHASES))
+        )
+        return RawLaunch(chains, lifecycle=True)
 
     def fuzz_space(self) -> OpSpace:
         """Tokens, intermediate width and k over the tails of the GEMM and elementwise tiles."""

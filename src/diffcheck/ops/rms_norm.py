@@ -14,6 +14,7 @@ from ._base import HostInputs, Op, OpParams
 from ._limits import ceil_to, checked_mul, require
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["RmsNorm", "RmsNormParams"]
@@ -67,6 +68,13 @@ class RmsNorm(Op[RmsNormParams]):
         mean_square = xp.sum(x * x, axis=1, keepdims=True) / params.dim
         inverse = 1.0 / xp.sqrt(mean_square + params.eps)
         return xp.astype(x * inverse * w, storage)
+
+    def raw_launch(self, params: RmsNormParams, limit: int) -> RawLaunch:
+        from ..launch import Filled, Input, RawLaunch, plan_rms_norm
+
+        p = params
+        launch = plan_rms_norm(p.tokens, p.dim, p.eps, limit=limit)
+        return RawLaunch.kernel(launch, Input("x"), Input("w"), Filled(p.tokens * p.dim))
 
     def fuzz_space(self) -> OpSpace:
         """Tokens, the row length over the tails of a row block, and the epsilon."""

@@ -23,6 +23,7 @@ from ._limits import check_buffer, check_positive_f32, checked_mul, require
 from ._xp import arange_like
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["U32_MAX", "Rope", "RopeParams"]
@@ -95,6 +96,15 @@ class Rope(Op[RopeParams]):
             a, b = pairs[:, :, :, 0], pairs[:, :, :, 1]
             rotated = xp.stack([a * cos - b * sin, a * sin + b * cos], axis=3)
         return xp.astype(xp.reshape(rotated, (tokens, heads * head_dim)), storage)
+
+    def raw_launch(self, params: RopeParams, limit: int) -> RawLaunch:
+        from ..launch import Filled, Input, RawLaunch, Table, plan_rope, rope_turn_words
+
+        p = params
+        interleaved = p.layout == "interleaved"
+        launch = plan_rope(p.tokens, p.heads, p.head_dim, interleaved, p.offset, limit=limit)
+        turns = Table(rope_turn_words(p.base, p.head_dim))
+        return RawLaunch.kernel(launch, Input("x"), turns, Filled(p.tokens * p.heads * p.head_dim))
 
     def fuzz_space(self) -> OpSpace:
         """Positions, heads and even head widths in both layouts, offsets and bases.

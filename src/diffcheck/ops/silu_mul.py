@@ -12,6 +12,7 @@ from ._base import HostInputs, Op, OpParams
 from ._limits import check_silu_mul
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["SiluMul", "SiluMulParams", "silu_mul"]
@@ -53,6 +54,13 @@ class SiluMul(Op[SiluMulParams]):
         storage = arrays["gate_up"].dtype
         wide = xp.astype(arrays["gate_up"], accumulate)
         return xp.astype(silu_mul(xp, wide, params.tokens, params.intermediate), storage)
+
+    def raw_launch(self, params: SiluMulParams, limit: int) -> RawLaunch:
+        from ..launch import Filled, Input, RawLaunch, plan_silu_mul
+
+        p = params
+        launch = plan_silu_mul(p.tokens, p.intermediate, limit=limit)
+        return RawLaunch.kernel(launch, Input("gate_up"), Filled(p.tokens * p.intermediate))
 
     def fuzz_space(self) -> OpSpace:
         """Tokens, and the intermediate width over the tails of an elementwise workgroup."""

@@ -21,6 +21,7 @@ from ._limits import check_positive_f32, check_rows, require
 from ._xp import causal_visible, masked_softmax
 
 if TYPE_CHECKING:
+    from ..launch import RawLaunch
     from .space import OpSpace
 
 __all__ = ["Softmax", "SoftmaxParams"]
@@ -73,6 +74,13 @@ class Softmax(Op[SoftmaxParams]):
         logits = x / float(np.float32(params.temperature))
         visible = causal_visible(xp, params.tokens, params.dim, x) if params.causal else None
         return xp.astype(masked_softmax(xp, logits, visible), storage)
+
+    def raw_launch(self, params: SoftmaxParams, limit: int) -> RawLaunch:
+        from ..launch import Filled, Input, RawLaunch, plan_softmax
+
+        p = params
+        launch = plan_softmax(p.tokens, p.dim, p.causal, p.temperature, limit=limit)
+        return RawLaunch.kernel(launch, Input("x"), Filled(p.tokens * p.dim))
 
     def fuzz_space(self) -> OpSpace:
         """Rows and row length (tails of a 256-thread row block), mask and temperature."""

@@ -12,7 +12,7 @@ from diffcheck.ops import Op, OpParams
 from diffcheck.precision import PrecisionName
 
 from ._commands import MetalCommandDevice
-from ._kernels import KERNEL_NAMES
+from ._kernels import COPY_NAME, KERNEL_NAMES
 from ._runtime import MetalRuntime, NoDeviceError, open_runtime
 
 __all__ = ["PYOBJC_INSTALL", "MetalAdapter"]
@@ -32,7 +32,9 @@ class MetalAdapter(RawKernelAdapter):
     description = "Metal (PyObjC): MSL compute kernels, command buffers and blits (macOS)"
     namespace_label = "metal"
     kernel_language = "MSL"
+    shading_language = "msl"
     kernel_names = KERNEL_NAMES
+    copy_name = COPY_NAME
     # The contract's label for the lifecycle ("gemv_f32 -> blit -> silu_mul_split_f32 (legacy
     # MetalContext)"); the command-buffer sequence is the one the reference tool's context ran.
     lifecycle_suffix = "(legacy MetalContext)"

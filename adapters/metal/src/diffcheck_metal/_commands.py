@@ -21,7 +21,6 @@ from diffcheck.gpu_plan import (
     MAX_WORKGROUPS_PER_DIMENSION,
     Launch,
     plan_gemm,
-    plan_rms_norm,
     plan_silu_mul,
 )
 
@@ -150,10 +149,6 @@ class MetalCommandContext:
     def silu_mul(self, src: Any, dst: Any, tokens: int, intermediate: int) -> None:
         """Record dst[t, j] = silu(src[t, j]) · src[t, intermediate + j]."""
         self.dispatch(plan_silu_mul(tokens, intermediate, limit=self._device.limit), (src, dst))
-
-    def rms_norm(self, x: Any, w: Any, out: Any, tokens: int, dim: int, eps: float) -> None:
-        """Record out[t, :] = x[t, :] / sqrt(mean(x[t, :]²) + eps) · w."""
-        self.dispatch(plan_rms_norm(tokens, dim, eps, limit=self._device.limit), (x, w, out))
 
     def _commit(self) -> None:
         command_buffer, self._recording = self._recording, None

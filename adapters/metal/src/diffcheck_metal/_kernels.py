@@ -6,27 +6,26 @@ import functools
 from importlib import resources
 from typing import Final
 
-from diffcheck.gpu_plan import Kernel
+from diffcheck.gpu_plan import Kernel, KernelSource
 
-__all__ = ["KERNEL_FILES", "KERNEL_NAMES", "kernel_source"]
+__all__ = ["COPY_NAME", "KERNEL_FILES", "KERNEL_NAMES", "kernel_source", "source_of"]
 
-#: Source file and kernel function of each kernel (the contract's Metal names).
+#: Source file and kernel function of each built-in kernel, by kernel name (the contract's Metal names).
 KERNEL_FILES: Final = {
-    Kernel.GEMM: ("gemm.metal", "gemm_f32_v2"),
-    Kernel.GEMV: ("gemv.metal", "gemv_f32"),
-    Kernel.SILU_MUL: ("silu_mul.metal", "silu_mul_split_f32"),
-    Kernel.RMS_NORM: ("rms_norm.metal", "rms_norm_f32"),
-    Kernel.SOFTMAX: ("softmax.metal", "softmax_f32"),
-    Kernel.LAYER_NORM: ("layer_norm.metal", "layer_norm_f32"),
-    Kernel.ROPE: ("rope.metal", "rope_f32"),
-    Kernel.ATTENTION: ("attention.metal", "attention_f32"),
-    Kernel.ADD_RMS_NORM: ("add_rms_norm.metal", "add_rms_norm_f32"),
+    "gemm": ("gemm.metal", "gemm_f32_v2"),
+    "gemv": ("gemv.metal", "gemv_f32"),
+    "silu_mul": ("silu_mul.metal", "silu_mul_split_f32"),
+    "rms_norm": ("rms_norm.metal", "rms_norm_f32"),
+    "softmax": ("softmax.metal", "softmax_f32"),
+    "layer_norm": ("layer_norm.metal", "layer_norm_f32"),
+    "rope": ("rope.metal", "rope_f32"),
+    "attention": ("attention.metal", "attention_f32"),
+    "add_rms_norm": ("add_rms_norm.metal", "add_rms_norm_f32"),
 }
-#: What each step is called in entrypoint labels (the copy is a blit encoder copy).
-KERNEL_NAMES: Final = {
-    **{kernel: entry for kernel, (_, entry) in KERNEL_FILES.items()},
-    Kernel.COPY: "blit",
-}
+#: The entry point of each shipped kernel, by kernel name (what reports call the step).
+KERNEL_NAMES: Final = {name: entry for name, (_, entry) in KERNEL_FILES.items()}
+#: What the buffer-to-buffer copy step is called in entrypoint labels (the copy is a blit encoder copy).
+COPY_NAME: Final = "blit"
 
 
 @functools.cache
@@ -34,3 +33,25 @@ def kernel_source(filename: str) -> str:
     """The text of ``kernels/<filename>`` from the installed package."""
     files = resources.files("diffcheck_metal")
     return files.joinpath("kernels", filename).read_text(encoding="utf-8")
+
+
+def source_of(kernel: Kernel) -> tuple[KernelSource, str]:
+    """The MSL source this adapter compiles for ``kernel``, and where it came from (for messages).
+
+    The kernel's own source (an op plugin's) first, else the one shipped here under its name.
+
+    Raises
+    ------
+    KeyError
+        When neither exists.
+    """
+    own = kernel.sources.get("msl")
+    if own is not None:
+        return own, f"{kernel.name}.metal (the {kernel.name!r} kernel's own MSL source)"
+    shipped = KERNEL_FILES.get(kernel.name)
+    if shipped is None:
+        raise KeyError(
+            f"kernel {kernel.name!r} has no MSL source: its op gives none and none ships here"
+        )
+    filename, entry = shipped
+    return KernelSource(entry, kernel_source(filename)), filename

@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from diffcheck.gpu_plan import Kernel, Launch, check_kernel_source
+from diffcheck.gpu_plan import Launch, check_kernel_source
 
-from ._kernels import KERNEL_FILES, kernel_source
+from ._kernels import source_of
 
 __all__ = [
     "MTL_COMMAND_BUFFER_STATUS_COMPLETED",
@@ -87,7 +87,8 @@ class MetalRuntime:
     objc: Any
     device: Any
     queue: Any
-    _pipelines: dict[Kernel, Any] = field(default_factory=dict)
+    #: Compiled pipelines by kernel name (names are unique: diffcheck.launch's registry).
+    _pipelines: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -110,10 +111,13 @@ class MetalRuntime:
         Fast math is off: its approximate exp, division and square root would move results
         by more than the differential check allows.
         """
-        pipeline = self._pipelines.get(launch.kernel)
+        pipeline = self._pipelines.get(launch.kernel.name)
         if pipeline is None:
-            filename, entry = KERNEL_FILES[launch.kernel]
-            source = kernel_source(filename)
+            try:
+                own, filename = source_of(launch.kernel)
+            except KeyError as missing:
+                raise MetalExecutionError(missing.args[0]) from None
+            source, entry = own.text, own.entry
             check_kernel_source(launch.kernel, source, origin=filename)
             with self.pool():
                 options = self.metal.MTLCompileOptions.alloc().init()
@@ -133,7 +137,7 @@ class MetalRuntime:
                 )
                 if pipeline is None:
                     raise MetalExecutionError(f"Metal could not build {entry}: {_describe(error)}")
-            self._pipelines[launch.kernel] = pipeline
+            self._pipelines[launch.kernel.name] = pipeline
         threads = launch.threads[0] * launch.threads[1]
         if int(pipeline.maxTotalThreadsPerThreadgroup()) < threads:
             raise MetalExecutionError(

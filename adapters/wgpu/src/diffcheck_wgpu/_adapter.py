@@ -10,7 +10,7 @@ from diffcheck.ops import ContextLifecycle, Op, OpParams
 from diffcheck.precision import PrecisionName
 
 from ._commands import WgpuCommandDevice
-from ._kernels import KERNEL_NAMES
+from ._kernels import COPY_NAME, KERNEL_NAMES
 from ._runtime import BACKEND_TYPES, NoAdapterError, WgpuRuntime, open_runtime
 
 __all__ = ["WgpuAdapter"]
@@ -36,7 +36,9 @@ class WgpuAdapter(RawKernelAdapter):
     description = "WebGPU (wgpu-py): WGSL compute kernels and command encoders"
     namespace_label = "wgpu"
     kernel_language = "WGSL"
+    shading_language = "wgsl"
     kernel_names = KERNEL_NAMES
+    copy_name = COPY_NAME
     lifecycle_suffix = "(wgpu command encoders, one queue)"
     notes = (
         "f16 storage (f32 arithmetic) only where the adapter offers the 'shader-f16' feature",

@@ -21,7 +21,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from diffcheck.gpu_plan import Launch, plan_gemm, plan_rms_norm, plan_silu_mul
+from diffcheck.gpu_plan import Launch, plan_gemm, plan_silu_mul
 from diffcheck.precision import PrecisionName
 
 from ._runtime import WgpuRuntime, checked
@@ -200,10 +200,6 @@ class WgpuCommandContext:
     def silu_mul(self, src: Any, dst: Any, tokens: int, intermediate: int) -> None:
         """Record dst[t, j] = silu(src[t, j]) · src[t, intermediate + j]."""
         self.dispatch(plan_silu_mul(tokens, intermediate, limit=self._device.limit), (src, dst))
-
-    def rms_norm(self, x: Any, w: Any, out: Any, tokens: int, dim: int, eps: float) -> None:
-        """Record out[t, :] = x[t, :] / sqrt(mean(x[t, :]²) + eps) · w."""
-        self.dispatch(plan_rms_norm(tokens, dim, eps, limit=self._device.limit), (x, w, out))
 
     def submit(self) -> None:
         """Finish the encoder, submit its command buffer, and start a new encoder on next use."""

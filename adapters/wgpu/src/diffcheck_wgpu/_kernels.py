@@ -6,27 +6,26 @@ import functools
 from importlib import resources
 from typing import Final
 
-from diffcheck.gpu_plan import Kernel
+from diffcheck.gpu_plan import Kernel, KernelSource
 
-__all__ = ["KERNEL_FILES", "KERNEL_NAMES", "kernel_source"]
+__all__ = ["COPY_NAME", "KERNEL_FILES", "KERNEL_NAMES", "kernel_source", "source_of"]
 
-#: Source file and entry point of each kernel.
+#: Source file and entry point of each built-in kernel, by kernel name.
 KERNEL_FILES: Final = {
-    Kernel.GEMM: ("gemm.wgsl", "gemm_f32_tiled"),
-    Kernel.GEMV: ("gemv.wgsl", "gemv_f32"),
-    Kernel.SILU_MUL: ("silu_mul.wgsl", "silu_mul_split_f32"),
-    Kernel.RMS_NORM: ("rms_norm.wgsl", "rms_norm_f32"),
-    Kernel.SOFTMAX: ("softmax.wgsl", "softmax_f32"),
-    Kernel.LAYER_NORM: ("layer_norm.wgsl", "layer_norm_f32"),
-    Kernel.ROPE: ("rope.wgsl", "rope_f32"),
-    Kernel.ATTENTION: ("attention.wgsl", "attention_f32"),
-    Kernel.ADD_RMS_NORM: ("add_rms_norm.wgsl", "add_rms_norm_f32"),
+    "gemm": ("gemm.wgsl", "gemm_f32_tiled"),
+    "gemv": ("gemv.wgsl", "gemv_f32"),
+    "silu_mul": ("silu_mul.wgsl", "silu_mul_split_f32"),
+    "rms_norm": ("rms_norm.wgsl", "rms_norm_f32"),
+    "softmax": ("softmax.wgsl", "softmax_f32"),
+    "layer_norm": ("layer_norm.wgsl", "layer_norm_f32"),
+    "rope": ("rope.wgsl", "rope_f32"),
+    "attention": ("attention.wgsl", "attention_f32"),
+    "add_rms_norm": ("add_rms_norm.wgsl", "add_rms_norm_f32"),
 }
-#: What each step is called in entrypoint labels (the copy is a command-encoder copy).
-KERNEL_NAMES: Final = {
-    **{kernel: entry for kernel, (_, entry) in KERNEL_FILES.items()},
-    Kernel.COPY: "copy_buffer_to_buffer",
-}
+#: The entry point of each shipped kernel, by kernel name (what reports call the step).
+KERNEL_NAMES: Final = {name: entry for name, (_, entry) in KERNEL_FILES.items()}
+#: What the buffer-to-buffer copy step is called in entrypoint labels (the copy is a command-encoder copy).
+COPY_NAME: Final = "copy_buffer_to_buffer"
 
 
 @functools.cache
@@ -35,3 +34,25 @@ def kernel_source(filename: str) -> str:
     return (
         resources.files("diffcheck_wgpu").joinpath("kernels", filename).read_text(encoding="utf-8")
     )
+
+
+def source_of(kernel: Kernel) -> tuple[KernelSource, str]:
+    """The WGSL source this adapter compiles for ``kernel``, and where it came from (for messages).
+
+    The kernel's own source (an op plugin's) first, else the one shipped here under its name.
+
+    Raises
+    ------
+    KeyError
+        When neither exists.
+    """
+    own = kernel.sources.get("wgsl")
+    if own is not None:
+        return own, f"{kernel.name}.wgsl (the {kernel.name!r} kernel's own WGSL source)"
+    shipped = KERNEL_FILES.get(kernel.name)
+    if shipped is None:
+        raise KeyError(
+            f"kernel {kernel.name!r} has no WGSL source: its op gives none and none ships here"
+        )
+    filename, entry = shipped
+    return KernelSource(entry, kernel_source(filename)), filename

@@ -36,7 +36,7 @@ from typing import Any, Final
 from diffcheck.gpu_plan import Kernel, check_kernel_source
 from diffcheck.precision import PrecisionName
 
-from ._kernels import KERNEL_FILES, kernel_source
+from ._kernels import source_of
 
 __all__ = [
     "BACKEND_TYPES",
@@ -148,13 +148,14 @@ class WgpuRuntime:
     device: Any
     #: The probe's detail line.
     line: str
-    #: Kernel sources used instead of the shipped ones (tests compile faulty variants).
-    sources: Mapping[Kernel, str] = field(default_factory=dict)
-    _pipelines: dict[tuple[Kernel, PrecisionName], Any] = field(default_factory=dict)
+    #: WGSL texts used instead of the kernels' own or shipped ones, by kernel name (tests
+    #: compile faulty variants).
+    sources: Mapping[str, str] = field(default_factory=dict)
+    _pipelines: dict[tuple[str, PrecisionName], Any] = field(default_factory=dict)
     _fence: tuple[Any, Any] | None = None
 
-    def with_sources(self, sources: Mapping[Kernel, str]) -> WgpuRuntime:
-        """This adapter and device with some kernels compiled from ``sources`` instead."""
+    def with_sources(self, sources: Mapping[str, str]) -> WgpuRuntime:
+        """This adapter and device with some kernels (by name) compiled from ``sources`` instead."""
         return replace(self, sources=dict(sources), _pipelines={}, _fence=None)
 
     @property
@@ -183,19 +184,22 @@ class WgpuRuntime:
 
     def pipeline(self, kernel: Kernel, storage: PrecisionName = "f32") -> Any:
         """The compute pipeline of ``kernel`` for ``storage`` (f32 or f16), compiled on first use."""
-        pipeline = self._pipelines.get((kernel, storage))
+        pipeline = self._pipelines.get((kernel.name, storage))
         if pipeline is None:
-            filename, entry = KERNEL_FILES[kernel]
-            source = self.sources.get(kernel) or kernel_source(filename)
-            check_kernel_source(kernel, source, origin=filename)
+            try:
+                own, origin = source_of(kernel)
+            except KeyError as missing:
+                raise WgpuExecutionError(missing.args[0]) from None
+            source, entry = self.sources.get(kernel.name) or own.text, own.entry
+            check_kernel_source(kernel, source, origin=origin)
             if storage == "f16":
-                source = f16_source(source, origin=filename)
-            with checked(f"compile {filename} ({storage} storage)"):
-                module = self.device.create_shader_module(label=filename, code=source)
+                source = f16_source(source, origin=origin)
+            with checked(f"compile {origin} ({storage} storage)"):
+                module = self.device.create_shader_module(label=origin, code=source)
                 pipeline = self.device.create_compute_pipeline(
                     label=entry, layout="auto", compute={"module": module, "entry_point": entry}
                 )
-            self._pipelines[(kernel, storage)] = pipeline
+            self._pipelines[(kernel.name, storage)] = pipeline
         return pipeline
 
     def wait_idle(self) -> None:

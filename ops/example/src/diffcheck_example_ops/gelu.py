@@ -2,8 +2,10 @@
 
 Everything an op needs, in one module of a third-party package: the params model, validation
 with one-line messages, seeded inputs, the Array-API definition, the output shape, named
-segments, default tolerances per precision and a fuzz space. Nothing in diffcheck changes
-to add it; the entry point in ``pyproject.toml`` registers it.
+segments, default tolerances per precision and a fuzz space, plus a hand-written GPU kernel
+of its own (``kernels/gelu.wgsl`` for the ``wgpu`` backend, ``kernels/gelu.metal`` for
+``metal``) and the launch that runs it (:meth:`Gelu.raw_launch`). Nothing in diffcheck
+changes to add it; the entry point in ``pyproject.toml`` registers it.
 
 Heavy dependencies (none here) belong inside methods, never at module level: diffcheck
 imports this module when it first looks up an op.
@@ -13,23 +15,47 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from importlib import resources
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pydantic import Field
 
 from diffcheck.differ import Segment
 from diffcheck.errors import ConfigError
 from diffcheck.inputs import offset_seed, random_vec
+from diffcheck.launch import Kernel, KernelSource, register_kernel
 from diffcheck.ops import HostInputs, Op, OpParams
 from diffcheck.precision import PrecisionName
 
 if TYPE_CHECKING:
+    from diffcheck.launch import RawLaunch
     from diffcheck.ops.space import OpSpace
 
-__all__ = ["Gelu", "GeluParams"]
+__all__ = ["GELU_KERNEL", "THREADS", "Gelu", "GeluParams"]
 
 _I32_MAX = 2**31 - 1
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+#: Threads per workgroup of the kernel (one output element each); both sources declare it.
+THREADS: Final = 256
+
+
+def _source(filename: str) -> str:
+    return resources.files(__package__).joinpath("kernels", filename).read_text(encoding="utf-8")
+
+
+#: The kernel, registered under a name of its own: its sources (read once, at import) travel
+#: with it, so the wgpu and metal adapters compile them without knowing this package.
+GELU_KERNEL: Final = register_kernel(
+    Kernel(
+        "example_gelu_tanh",
+        {"THREADS": THREADS},
+        {
+            "wgsl": KernelSource("gelu_f32", _source("gelu.wgsl")),
+            "msl": KernelSource("gelu_f32", _source("gelu.metal")),
+        },
+    )
+)
 
 
 class GeluParams(OpParams):
@@ -89,6 +115,16 @@ class Gelu(Op[GeluParams]):
         ]
         shape = (params.tokens, params.dim)
         return xp.astype(xp.reshape(xp.stack(out, axis=0), shape), storage)
+
+    def raw_launch(self, params: GeluParams, limit: int) -> RawLaunch:
+        """One thread per output element: ``(half_count, total, groups)``, gate, up, out."""
+        from diffcheck.launch import Filled, Input, Launch, RawLaunch, split_grid
+
+        total = params.tokens * params.dim
+        groups = -(-total // THREADS)
+        words = (total // 2, total, groups)
+        launch = Launch(GELU_KERNEL, groups, (THREADS, 1), split_grid(groups, limit), words)
+        return RawLaunch.kernel(launch, Input("gate"), Input("up"), Filled(total))
 
     def fuzz_space(self) -> OpSpace:
         """Rows and even widths (odd draws rounded up, and costed so), 256-wide tails."""
