@@ -61,7 +61,7 @@ def test_the_read_limit_assumes_no_more_segments_than_the_budget_admits() -> Non
 
 _MEASURE = textwrap.dedent(
     """
-    import json, os, resource, sys, tempfile
+    import json, sys, tempfile
     from pathlib import Path
     from diffcheck.config import make_check
     from diffcheck.differ._measure import load_kernel
@@ -73,19 +73,27 @@ _MEASURE = textwrap.dedent(
             tokens=1, kv_len=1, heads=heads, kv_heads=1, head_dim=1,
         )
 
-    load_kernel()  # loaded once per process (~110 MB), not a cost of the check
+    def status_kib(field):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+        raise SystemExit(f"no {field} in /proc/self/status")
+
+    print(load_kernel(), file=sys.stderr)  # loaded once per process, not a cost of the check
     with tempfile.TemporaryDirectory() as directory:
         run_check(attention(2), Path(directory) / "warm.json")  # lazy imports, first calls
-        pages = int(Path("/proc/self/statm").read_text().split()[1])
-        before = pages * os.sysconf("SC_PAGE_SIZE")
+        # The high-water mark from here on: compiling the kernel (a cold numba cache) can
+        # peak far above what the process holds after it.
+        Path("/proc/self/clear_refs").write_text("5")
+        before = status_kib("VmRSS")
         document = run_check(attention(int(sys.argv[1])), Path(directory) / "r.json")
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"peak": peak - before, "status": document.result.status}))
+        peak = status_kib("VmHWM")
+    print(json.dumps({"peak": (peak - before) * 1024, "status": document.result.status}))
     """
 )
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads RSS from /proc")
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="Linux peak RSS reset")
 def test_a_real_many_head_run_peaks_within_its_estimate() -> None:
     heads = 10_000
     done = subprocess.run(
@@ -93,13 +101,13 @@ def test_a_real_many_head_run_peaks_within_its_estimate() -> None:
         capture_output=True,
         text=True,
         check=True,
-        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
         timeout=120,
     )
     measured = json.loads(done.stdout.strip().splitlines()[-1])
+    kernel = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "None"
     assert measured["status"] == "passed"
     estimate = estimate_memory(_attention(heads)).total
     peak = measured["peak"]
     assert peak > heads * 1024, peak  # the run did hold per-segment memory
-    assert estimate >= peak, (estimate, peak)
+    assert estimate >= peak, (estimate, peak, f"differ kernel failure: {kernel}")
     assert estimate < 4 * peak, (estimate, peak)

@@ -67,7 +67,7 @@ def test_max_memory_too_large_to_be_a_size_is_one_line(tmp_path: Path, size: str
 
 
 def test_max_memory_at_the_bound_still_parses() -> None:
-    from diffcheck.runner.budget import MAX_SIZE, parse_size
+    from diffcheck.memory import MAX_SIZE, parse_size
 
     assert parse_size(str(MAX_SIZE)) == MAX_SIZE
     assert parse_size("1.5GiB") == 3 * 2**29
