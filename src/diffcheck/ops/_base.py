@@ -148,6 +148,14 @@ class Op(abc.ABC, Generic[P]):
         """
         return None
 
+    def segment_count(self, params: P) -> int:
+        """How many segments :meth:`segments` returns, without building them.
+
+        The memory budget counts a run's per-segment objects from this before anything is
+        built; an op with many segments (one per head) overrides it.
+        """
+        return len(self.segments(params))
+
     def segments(self, params: P) -> list[Segment]:
         """The segments of the flattened output that are judged on their own."""
         if not self.segment_names:

@@ -79,6 +79,9 @@ class Attention(Op[AttentionParams]):
     def output_shape(self, params: AttentionParams) -> tuple[int, int]:
         return (params.heads, params.tokens * params.head_dim)
 
+    def segment_count(self, params: AttentionParams) -> int:
+        return int(params.heads)  # 2e9 heads are counted, never built
+
     def segments(self, params: AttentionParams) -> list[Segment]:
         size = params.tokens * params.head_dim
         return [Segment(f"head{h}", h * size, (h + 1) * size) for h in range(params.heads)]

@@ -26,6 +26,7 @@ from ..memory import (
 )
 
 __all__ = [
+    "BYTES_PER_SEGMENT",
     "DEFAULT_FRACTION",
     "MemoryEstimate",
     "available_memory",
@@ -39,6 +40,11 @@ __all__ = [
 # A v2 report holds each output's 4 bytes an element as raw bytes, their base64 text, the
 # JSON document and its encoded bytes while it is written (4 + 3 x 5.34, rounded up).
 _REPORT_BYTES_PER_OUTPUT: Final = 2 * 21
+#: What a run holds per judged segment at its peak: the segment, its verdict, its report and
+#: submission-metrics records and their JSON text. Measured (peak RSS over the process's
+#: own before the run, the differ's kernel loaded): 5.2 KB a segment for attention with
+#: 2,000 to 40,000 heads of one element; a test re-measures it against this figure.
+BYTES_PER_SEGMENT: Final = 6 * 1024
 
 
 @dataclass(frozen=True)
@@ -50,10 +56,19 @@ class MemoryEstimate:
     reference_wide: int
     outputs: int
     report: int
+    #: The per-segment objects of the verdict and the report (one segment per head...).
+    segments: int = 0
 
     @property
     def total(self) -> int:
-        return self.inputs + self.device_inputs + self.reference_wide + self.outputs + self.report
+        return (
+            self.inputs
+            + self.device_inputs
+            + self.reference_wide
+            + self.outputs
+            + self.report
+            + self.segments
+        )
 
     def describe(self) -> str:
         """One line: the total, then each part."""
@@ -63,6 +78,7 @@ class MemoryEstimate:
             ("float64 reference", self.reference_wide),
             ("outputs", self.outputs),
             ("report", self.report),
+            ("segments", self.segments),
         )
         return (
             f"{format_bytes(self.total)} ("
@@ -95,9 +111,11 @@ def estimate_memory(check: Any) -> MemoryEstimate:
 
     Counts the float32 host inputs, one device copy of them (host memory on a CPU backend),
     the reference's float64 widening of inputs and output where the op accumulates wide,
-    the float32 outputs (reference, candidate, and the candidate's storage copy), and the
-    report, whose two outputs are serialized as base64 of their bytes. The differ's scratch is
-    bounded by its chunk size and left out.
+    the float32 outputs (reference, candidate, and the candidate's storage copy), the
+    report, whose two outputs are serialized as base64 of their bytes, and
+    :data:`BYTES_PER_SEGMENT` for each judged segment (counted by the op, never built: an
+    attention check has one per head). The differ's scratch is bounded by its chunk size
+    and left out, as is what a process loads once (the differ's compiled kernel, ~110 MB).
     """
     outputs = check.expected_elements
     inputs = _input_elements(check.op, check.params, outputs)
@@ -108,6 +126,7 @@ def estimate_memory(check: Any) -> MemoryEstimate:
         reference_wide=8 * (inputs + outputs) if wide else 0,
         outputs=3 * 4 * outputs,
         report=_REPORT_BYTES_PER_OUTPUT * outputs,
+        segments=BYTES_PER_SEGMENT * check.op.segment_count(check.params),
     )
 
 

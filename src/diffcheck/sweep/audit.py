@@ -29,6 +29,8 @@ from pydantic import ValidationError
 from ..adapters import KnownDivergence
 from ..errors import ReportError
 from ..files import MAX_MATRIX_BYTES, read_regular
+from ..report.read import load_json
+from ..text import one_line
 from .isolate import WorkerOutcome
 from .junit import junit_xml
 from .known import classify
@@ -36,7 +38,15 @@ from .matrix import load_matrix
 from .plan import PlannedCheck, SweepPlan, plan_matrix
 from .records import read_document
 from .reuse import plan_mismatch, replay_problem
-from .summary import SummaryRow, SweepSummary, build_row, counts, group_rows, judge
+from .summary import (
+    SUMMARY_SCHEMA_VERSION,
+    SummaryRow,
+    SweepSummary,
+    build_row,
+    counts,
+    group_rows,
+    judge,
+)
 
 __all__ = ["SweepAudit", "audit_sweep"]
 
@@ -60,17 +70,45 @@ class SweepAudit:
 
 
 def _stored_summary(directory: Path) -> SweepSummary:
+    """The stored ``summary.json``, read as hostile input: one ReportError line, or the model.
+
+    As strict as reports: at most :data:`MAX_SUMMARY_BYTES` (refused from the file's size),
+    a bounded decode (keys per object and text per value, :func:`~..report.read.load_json`),
+    ``schema_version`` exactly the integer 1, no coercion (``"4"`` is no int, ``true`` no
+    version, ``2.0`` no count) and no key the schema does not name.
+    """
     path = directory / "summary.json"
+    source = one_line(str(path))
     try:
         data = read_regular(path, limit=MAX_SUMMARY_BYTES, follow_symlinks=False)
     except FileNotFoundError:
-        raise ReportError(f"sweep {directory}: no summary.json") from None
+        raise ReportError(f"sweep {one_line(str(directory))}: no summary.json") from None
     try:
-        return SweepSummary.model_validate_json(data)
+        parsed = load_json(data, source)
+    except ReportError as error:  # its line speaks of a report: say what this file is
+        text = str(error).removeprefix(f"report {source} ")
+        raise ReportError(f"{source}: not a sweep summary ({text})") from None
+    version = parsed.get("schema_version") if isinstance(parsed, dict) else None
+    if not isinstance(parsed, dict) or type(version) is not int or version != 1:
+        found = "no JSON object" if not isinstance(parsed, dict) else f"schema_version {version!r}"
+        raise ReportError(
+            f"{source}: not a sweep summary ({found}; this diffcheck reads summary "
+            f"schema_version {SUMMARY_SCHEMA_VERSION}, an integer)"
+        )
+    try:
+        return SweepSummary.model_validate(parsed, strict=True)
+    except MemoryError:
+        raise ReportError(
+            f"{source}: ran out of memory validating a {len(data)}-byte sweep summary"
+        ) from None
+    except RecursionError:
+        raise ReportError(f"{source}: nested too deeply to be a sweep summary") from None
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the document"
-        raise ReportError(f"{path}: not a sweep summary ({where}: {first['msg']})") from None
+        raise ReportError(
+            f"{source}: not a sweep summary ({one_line(where)[:200]}: {one_line(first['msg'])})"
+        ) from None
 
 
 def _plan(summary: SweepSummary, directory: Path) -> SweepPlan:

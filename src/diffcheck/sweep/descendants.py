@@ -10,8 +10,9 @@ a scan of ~100 processes takes about 2 ms).
 
 What it cannot see: a helper that clears its environment before executing, and (for warm
 workers, which get the token after they start) a helper forked without executing a new
-program, whose ``/proc`` environment is still its parent's original one. Where ``/proc`` is
-missing (macOS), only the process group is ended.
+program, whose ``/proc`` environment is still its parent's original one. On Linux those are
+found by ancestry instead (:mod:`.reaper`: workers and the sweep parent are child
+subreapers). Where ``/proc`` is missing (macOS), only the process group is ended.
 """
 
 from __future__ import annotations

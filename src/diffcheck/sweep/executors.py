@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from ..errors import ConfigError
 from .isolate import WorkerOutcome, run_isolated
 from .pool import DEFAULT_WORKER_CHECKS, WarmWorkers
+from .reaper import adopting
 from .remote import Landing, RemoteResult, remote_spec, run_remote
 from .spec import WorkerSpec
 
@@ -108,18 +109,21 @@ class LocalExecutor(Executor):
         pool = ThreadPoolExecutor(max_workers=self._jobs, thread_name_prefix="diffcheck-sweep")
         warm = WarmWorkers(self.worker_checks) if self.isolation == "warm" and specs else None
         unit = warm.run if warm is not None else run_isolated
-        try:
-            futures = [
-                pool.submit(unit, spec.model_dump_json(), timeout_s, stop=stop) for spec in specs
-            ]
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            # Reached early only on an interrupt or an error: kill the workers still running.
-            stop.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-            if warm is not None:
-                warm.close()
+        # What a worker that died by itself left behind is re-parented here and ended.
+        with adopting():
+            try:
+                futures = [
+                    pool.submit(unit, spec.model_dump_json(), timeout_s, stop=stop)
+                    for spec in specs
+                ]
+                for future in as_completed(futures):
+                    yield future.result()
+            finally:
+                # Reached early only on an interrupt or an error: kill the workers still running.
+                stop.set()
+                pool.shutdown(wait=True, cancel_futures=True)
+                if warm is not None:
+                    warm.close()
 
 
 class DaskExecutor(Executor):

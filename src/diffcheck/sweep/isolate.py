@@ -2,8 +2,10 @@
 
 :func:`run_isolated` is the cold unit (``--isolation cold``, and every dask task): it
 spawns ``python -m diffcheck.sweep.worker`` in a new session (its own process group, so a
-timeout kills the worker and anything it started; what left the group is found by the
-worker's environment token, :mod:`.descendants`), waits, and then settles the report file with :func:`~diffcheck.sweep.records.settle_report`, turning a
+timeout kills the worker and anything it started; what left the group is found in the
+worker's process tree, :mod:`.reaper`, or by its environment token, :mod:`.descendants`),
+waits, and then settles the report file with :func:`~diffcheck.sweep.records.settle_report`,
+turning a
 signal, a timeout or a bad exit status into a ``failed`` record with the cause. The warm
 workers of :mod:`.pool` settle their checks through the same :func:`conclude`.
 
@@ -24,6 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import reaper
 from .descendants import TOKEN_ENV, end_tagged, new_token
 from .records import OWN_IO_STATUS, ReportState, read_state, set_aside, settle_report
 from .spec import WorkerSpec
@@ -110,9 +113,9 @@ def _exited(process: subprocess.Popen[bytes]) -> bool:
 
 
 def kill_group(pid: int) -> None:
+    """Kill the worker ``pid`` (it leads its group), its group and its process tree."""
     # The group may already be empty; that is the outcome we wanted.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+    reaper.stop_and_end_tree(pid)
 
 
 def _wait(
@@ -184,13 +187,15 @@ def run_isolated(
             os.environ,
             **{PARENT_ENV: str(os.getpid()), TIMEOUT_ENV: repr(timeout_s), TOKEN_ENV: token},
         )
-        process = subprocess.Popen(
-            [python or sys.executable, "-m", "diffcheck.sweep.worker", spec_json],
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+        process = reaper.spawn(
+            lambda: subprocess.Popen(
+                [python or sys.executable, "-m", "diffcheck.sweep.worker", spec_json],
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         )
     finally:
         os.close(sink)
@@ -204,7 +209,9 @@ def run_isolated(
         process.wait()
         raise
     finally:
+        reaper.release(process.pid)
         end_tagged(token)  # helpers that left the group (setsid, a daemon) end with it
+        reaper.end_orphans()  # and those that also cleared their environment (env -i)
     wall_s = time.perf_counter() - started
     ended = WorkerEnd(killed, process.returncode if killed is None else None)
     return conclude(spec, log, ended, wall_s, earlier_log=earlier_log, moved=moved)

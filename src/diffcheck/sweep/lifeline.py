@@ -55,8 +55,11 @@ def die_with_parent(expected_parent: int | None = None) -> bool:
 
 
 def _kill_own_group(why: str) -> None:
+    from .reaper import end_descendants
+
     with contextlib.suppress(OSError):
         os.write(2, f"diffcheck sweep worker: {why}; killing itself\n".encode())
+    end_descendants(os.getpid())  # a subreaper's tree: even what left its group
     with contextlib.suppress(OSError):
         os.killpg(os.getpgrp(), signal.SIGKILL)
     os._exit(137)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import signal
 import sys
 import threading
 import time
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BackendError
+from . import reaper
 from .descendants import TOKEN_ENV, end_tagged, new_token
 from .isolate import (
     INTERRUPTED,
@@ -109,12 +109,13 @@ class _Worker:
         """Kill the worker and its process group now."""
         pid = self.process.pid
         if pid is not None and self.process.exitcode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)  # it leads its own group (os.setsid)
+            # It leads its own group (os.setsid); its tree holds what left the group.
+            reaper.stop_and_end_tree(pid)
             with contextlib.suppress(ProcessLookupError, PermissionError, ValueError):
                 self.process.kill()  # in case it died or had not called setsid yet
         self.process.join()
         end_tagged(self.token)  # helpers that left the group (setsid, a daemon) end with it
+        reaper.end_orphans()  # what a worker that died by itself left: re-parented here
         self._close()
 
     def close(self) -> None:
@@ -125,6 +126,7 @@ class _Worker:
         if self.process.exitcode is None:
             self.kill()
         end_tagged(self.token)
+        reaper.end_orphans()
         self._close()
 
     def _close(self) -> None:

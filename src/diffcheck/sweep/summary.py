@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..report.models import ReportDocument, Status
+from ..report.models import JsonFloat, ReportDocument, Status, Version1
 from .isolate import WorkerOutcome
 from .plan import PlannedCheck
 
@@ -45,6 +45,8 @@ Outcome = Literal["passed", "failed", "known", "not_run"]
 
 
 class _Strict(BaseModel):
+    # Read back strictly (sweep.audit): floats as written, "NaN"/"Infinity" included
+    # (JsonFloat), no other coercion, and the version exactly the integer 1.
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
 
 
@@ -53,7 +55,7 @@ class SegmentNmse(_Strict):
 
     name: str = Field(description="Segment (phase) wire name.")
     status: Literal["passed", "failed"]
-    nmse: float | None = Field(description="The segment's NMSE, when it was measured.")
+    nmse: JsonFloat | None = Field(description="The segment's NMSE, when it was measured.")
 
 
 class KnownDivergenceNote(_Strict):
@@ -85,13 +87,13 @@ class SummaryRow(_Strict):
     seed: int
     status: Status
     reason: str | None = Field(description="Null only when passed.")
-    nmse: float | None = Field(description="Aggregate NMSE, when the comparator measured one.")
-    tolerance: float = Field(description="The NMSE tolerance (max_nmse) of the check.")
-    ratio: float | None = Field(description="nmse / tolerance; below 1 passes.")
+    nmse: JsonFloat | None = Field(description="Aggregate NMSE, when the comparator measured one.")
+    tolerance: JsonFloat = Field(description="The NMSE tolerance (max_nmse) of the check.")
+    ratio: JsonFloat | None = Field(description="nmse / tolerance; below 1 passes.")
     segments: list[SegmentNmse] = Field(description="Per-segment NMSE (lifecycle phases).")
     report: str = Field(description="Report path relative to the sweep directory.")
-    elapsed_ms: float | None = Field(description="The report's execution_elapsed_ms.")
-    worker_wall_s: float | None = Field(
+    elapsed_ms: JsonFloat | None = Field(description="The report's execution_elapsed_ms.")
+    worker_wall_s: JsonFloat | None = Field(
         description="Worker process wall time (spawn to exit); null when no worker ran."
     )
     worker: str = Field(description="How the worker ended (exit 0, killed by signal ...).")
@@ -131,9 +133,9 @@ class GroupSummary(_Strict):
     failed: int = Field(ge=0, description="Failed checks with no known divergence.")
     known: int = Field(ge=0, description="Failed checks with a known divergence.")
     not_run: int = Field(ge=0)
-    worst_nmse: float | None = Field(description="NMSE of the check with the largest ratio.")
-    worst_tolerance: float | None = Field(description="That check's tolerance.")
-    worst_ratio: float | None = Field(description="The largest nmse / tolerance in the group.")
+    worst_nmse: JsonFloat | None = Field(description="NMSE of the check with the largest ratio.")
+    worst_tolerance: JsonFloat | None = Field(description="That check's tolerance.")
+    worst_ratio: JsonFloat | None = Field(description="The largest nmse / tolerance in the group.")
     worst_check: str | None = Field(description="Id of that check.")
 
 
@@ -158,16 +160,16 @@ class Counts(_Strict):
 class SweepSummary(_Strict):
     """A sweep's machine-readable summary, schema version 1."""
 
-    schema_version: Literal[1] = SUMMARY_SCHEMA_VERSION
+    schema_version: Version1 = SUMMARY_SCHEMA_VERSION
     matrix: str = Field(description="The matrix file as given on the command line.")
     matrix_sha256: str = Field(description="SHA-256 of the matrix file's bytes.")
     description: str = Field(description="The matrix's description.")
     diffcheck_version: str
     executor: str = Field(description="Where the workers ran (local, N jobs / dask at ADDR).")
-    timeout_s: float = Field(description="Per-check worker timeout.")
+    timeout_s: JsonFloat = Field(description="Per-check worker timeout.")
     started_at: str
     finished_at: str
-    elapsed_s: float = Field(description="Wall time of the whole sweep.")
+    elapsed_s: JsonFloat = Field(description="Wall time of the whole sweep.")
     counts: Counts
     exit_status: int = Field(description="The exit status of the sweep command.")
     exit_reasons: list[str] = Field(description="Why the exit status is nonzero (empty if 0).")

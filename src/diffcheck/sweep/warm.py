@@ -30,6 +30,7 @@ from .. import runner  # noqa: F401  (preloaded in the fork server: NumPy, pydan
 from ..adapters import resolve
 from ..errors import DiffcheckError, ReportError
 from .lifeline import Watchdog, die_with_parent, own_deadline
+from .reaper import become_subreaper, end_descendants
 from .records import OWN_IO_STATUS, OwnIOError, run_guarded
 from .spec import WorkerSpec
 from .worker import inject
@@ -102,6 +103,7 @@ def serve(connection: Any, lifeline: Any) -> None:
         A pipe end whose other end only the parent holds: end-of-file means it is gone.
     """
     os.setsid()  # its own group: a timeout kills the worker and whatever the check started
+    become_subreaper()  # what a check orphans (a daemon, setsid -f) stays in this tree
     parent = os.getppid()
     die_with_parent(parent)
     watchdog = Watchdog(parent, lifeline)
@@ -110,8 +112,9 @@ def serve(connection: Any, lifeline: Any) -> None:
         try:
             task = connection.recv()
         except (EOFError, OSError):
-            return
+            task = None
         if task is None:
+            end_descendants(os.getpid())  # nothing its checks started outlives the worker
             return
         if task.environment is not None and task.environment != os.environ:
             os.environ.clear()
@@ -129,6 +132,7 @@ def serve(connection: Any, lifeline: Any) -> None:
             except BaseException:  # a bug: its traceback goes to the check's log, then exit
                 traceback.print_exc()
                 sys.stderr.flush()
+                end_descendants(os.getpid())
                 os._exit(1)
             watchdog.disarm()
         connection.send(status)

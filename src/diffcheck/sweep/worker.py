@@ -24,7 +24,11 @@ into its candidate's ``execute``, after the incomplete record exists: ``kill`` (
 itself), ``abort`` (SIGABRT), ``segv`` (SIGSEGV), ``hang`` (sleep until killed), ``exit``
 (``os._exit(3)``), ``enospc`` (diffcheck's later writes fail as on a full disk; the
 check itself runs on) or ``helper`` (starts a daemon in a session of its own, prints its
-pid, and the check runs on).
+pid, and the check runs on). Two more start a ``sleep 300`` whose ``argv[0]`` is the text of
+``DIFFCHECK_SWEEP_TEST_MARKER`` (so a test finds it by its command line) and let the check
+run on: ``setsid`` (``setsid sleep 300``, not waited for) and ``envless`` (a double-forked
+daemon in a session of its own, executed with an empty environment, as ``env -i`` does).
+Faults chain with ``+``: ``envless+kill`` starts the helper, then the worker dies.
 """
 
 from __future__ import annotations
@@ -40,9 +44,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["FAULTS", "FAULT_ENV", "PARENT_ENV", "TIMEOUT_ENV", "inject", "main", "requested_fault"]
+__all__ = [
+    "FAULTS",
+    "FAULT_ENV",
+    "MARKER_ENV",
+    "PARENT_ENV",
+    "TIMEOUT_ENV",
+    "inject",
+    "main",
+    "requested_fault",
+]
 
 FAULT_ENV: Final = "DIFFCHECK_SWEEP_TEST_FAULT"
+MARKER_ENV: Final = "DIFFCHECK_SWEEP_TEST_MARKER"
 PARENT_ENV: Final = "DIFFCHECK_SWEEP_PARENT"
 TIMEOUT_ENV: Final = "DIFFCHECK_SWEEP_TIMEOUT_S"
 
@@ -78,6 +92,54 @@ def _daemon_helper() -> None:
     print(f"diffcheck sweep worker: test helper pid {pid}", file=sys.stderr, flush=True)
 
 
+def _marked_sleep() -> list[str]:
+    """A ``sleep 300`` named by the test's marker: [program, argv[0]] for ``os.execv``."""
+    import shutil
+
+    marker = os.environ.get(MARKER_ENV) or "diffcheck-test-helper"
+    return [shutil.which("sleep") or "/bin/sleep", marker]
+
+
+def _setsid_helper() -> None:
+    """``setsid sleep 300``: a helper in a session of its own, never waited for."""
+    import shutil
+    import subprocess
+
+    program, marker = _marked_sleep()
+    run = "import os, sys; os.execv(sys.argv[1], [sys.argv[2], '300'])"
+    setsid = shutil.which("setsid")
+    prefix = [setsid] if setsid else []
+    helper = subprocess.Popen(
+        [*prefix, sys.executable, "-c", run, program, marker],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=setsid is None,
+    )
+    print(f"diffcheck sweep worker: test helper pid {helper.pid}", file=sys.stderr, flush=True)
+
+
+def _envless_helper() -> None:
+    """A double-forked daemon in a session of its own, with an empty environment (env -i)."""
+    import subprocess
+
+    program, marker = _marked_sleep()
+    daemon = (
+        "import os, sys\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    os.execve(sys.argv[1], [sys.argv[2], '300'], {})\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", daemon, program, marker],
+        env={},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    print("diffcheck sweep worker: test helper without environment", file=sys.stderr, flush=True)
+
+
 FAULTS: Final[dict[str, Callable[[], None]]] = {
     "kill": lambda: os.kill(os.getpid(), signal.SIGKILL),
     "abort": os.abort,
@@ -86,6 +148,8 @@ FAULTS: Final[dict[str, Callable[[], None]]] = {
     "exit": lambda: os._exit(3),
     "enospc": _disk_full,
     "helper": _daemon_helper,
+    "setsid": _setsid_helper,
+    "envless": _envless_helper,
 }
 
 
@@ -95,7 +159,7 @@ def requested_fault(check_id: str) -> str | None:
         return None
     for item in os.environ.get(FAULT_ENV, "").split(","):
         target, _, fault = item.strip().rpartition(":")
-        if target == check_id and fault in FAULTS:
+        if target == check_id and all(part in FAULTS for part in fault.split("+")):
             return fault
     return None
 
@@ -110,7 +174,8 @@ def inject(adapter: Any, fault: str) -> None:
 
     def execute(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("role", "candidate") == "candidate":
-            FAULTS[fault]()
+            for part in fault.split("+"):
+                FAULTS[part]()
         return original(*args, **kwargs)
 
     original = adapter.execute
@@ -133,6 +198,9 @@ def _probe(names: Sequence[str]) -> int:
 
 def _lifeline() -> None:
     from .lifeline import Watchdog, die_with_parent, own_deadline
+    from .reaper import become_subreaper
+
+    become_subreaper()  # what a check orphans (a daemon, setsid -f) stays in this tree
 
     parent = os.environ.get(PARENT_ENV, "")
     expected = int(parent) if parent.isdigit() else os.getppid()
@@ -146,17 +214,21 @@ def _lifeline() -> None:
 
 def _run(spec_json: str) -> int:
     from ..adapters import resolve
+    from .reaper import end_descendants
     from .records import run_guarded
     from .spec import WorkerSpec
 
     _lifeline()
-    spec = WorkerSpec.model_validate_json(spec_json)
-    check = spec.check()
-    candidate = resolve(check.require_backend)
-    fault = requested_fault(spec.id)
-    if fault is not None:
-        inject(candidate, fault)
-    run_guarded(check, Path(spec.report), candidate)
+    try:
+        spec = WorkerSpec.model_validate_json(spec_json)
+        check = spec.check()
+        candidate = resolve(check.require_backend)
+        fault = requested_fault(spec.id)
+        if fault is not None:
+            inject(candidate, fault)
+        run_guarded(check, Path(spec.report), candidate)
+    finally:
+        end_descendants(os.getpid())  # nothing the check started outlives its worker
     return 0
 
 
