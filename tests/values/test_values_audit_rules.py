@@ -72,3 +72,21 @@ def test_sign_of_a_complex_input_is_rounded_math_not_a_copy() -> None:
         ref, cand, function="sign", bound=bound_for("sign", "complex64", inputs=("complex64",))
     )
     assert verdict.passed, verdict
+
+
+def test_a_complex_result_whose_true_components_overflow_is_right_as_infinities() -> None:
+    # (3e19-1e37j) * (-1e28-7e36j) = (-7e73 + 1e65j): both true components overflow
+    # float32, so (-inf, +inf) is the rounded truth; (NaN, +inf) is wrong.
+    x1 = np.asarray([3.0e19 - 1.0e37j], np.complex64)
+    x2 = np.asarray([-1.0e28 - 7.0e36j], np.complex64)
+    truth = complex(x1[0]) * complex(x2[0])
+    assert abs(truth.real) > 3.5e38, truth
+    assert abs(truth.imag) > 3.5e38, truth
+    right = np.asarray([complex(-np.inf, np.inf)], np.complex64)
+    wrong = np.asarray([complex(np.nan, np.inf)], np.complex64)
+    verdict = compare_values(right, wrong, function="multiply")
+    assert verdict.kind == "nan"
+    found = blame("multiply", [x1, x2], {}, right, wrong, verdict)
+    assert found.side == "candidate", found
+    swapped = blame("multiply", [x1, x2], {}, wrong, right, compare_values(wrong, right))
+    assert swapped.side == "reference", swapped

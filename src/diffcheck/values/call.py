@@ -301,7 +301,7 @@ def _verdict(
     expected: list[str | tuple[str | None, ...] | None] = [None, None]
     if name is not None and named:  # a callable may cast inside: its inputs set no dtype rule
         # a scalar of another kind, or an input the standard does not document: left open
-        fits = scalars_fit(promote(dtypes), hosts) and outside is None
+        fits = _scalars_fit(dtypes, hosts) and outside is None
         for side, own in enumerate(defaults):  # each side under its own declared defaults
             options = {"dtype": kwargs.get("dtype"), **own.options()}
             if not fits:
@@ -331,6 +331,19 @@ def _verdict(
         signed_zero=signed_zero,
         reduced=reduced,
     )
+
+
+def _scalars_fit(dtypes: Sequence[str], hosts: Sequence[Any]) -> bool:
+    """Whether the standard's result dtype rule applies to a call with these inputs.
+
+    With array inputs, every Python scalar must take the arrays' dtype by its kind. A call
+    with no array input (``fft.fftfreq(n, d=...)``, ``linspace``, ``eye``) promotes nothing:
+    its result is a declared default, except that a complex scalar makes ``linspace``'s
+    result complex, which no rule here models, so a complex scalar leaves it open.
+    """
+    if dtypes:
+        return scalars_fit(promote(dtypes), hosts)
+    return not any(isinstance(h, complex) for h in hosts)
 
 
 def _spread_atol(
