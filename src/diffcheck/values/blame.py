@@ -100,12 +100,31 @@ def _blame_call(
     required = expected_result_dtype(function, *_input_dtypes(args))
     if required is None:
         return None  # the standard does not define a result here: raising may be right
+    if not _integers_fit(required, args):
+        return Blame(
+            "undecided",
+            f"a Python integer argument of {function} lies outside {required}'s range, which "
+            "the standard leaves unspecified, so raising is allowed",
+            "standard-rule",
+        )
     return Blame(
         side,
         f"the standard defines {function} for {', '.join(_input_dtypes(args))} inputs "
         f"(result {required}); the {side} raised",
         "standard-rule",
     )
+
+
+def _integers_fit(dtype: str, args: Sequence[Any]) -> bool:
+    """Whether every Python integer argument is a value of the integer ``dtype`` (or any
+    other dtype: the range matters to integers only)."""
+    from .rules import integer_range
+
+    limits = integer_range(dtype)
+    if limits is None:
+        return True
+    scalars = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+    return all(limits[0] <= a <= limits[1] for a in scalars)
 
 
 def _outside_domain(function: str, args: Sequence[Any]) -> bool:

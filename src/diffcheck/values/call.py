@@ -20,6 +20,7 @@ from ..provenance import provenance_of
 from .blame import blame
 from .bounds import bound_for
 from .compare import compare_values, failed_call, host_value
+from .complex_open import open_complex_elements
 from .defaults import DefaultDtypes, declared_defaults
 from .dtypes import (
     dtype_name,
@@ -234,19 +235,31 @@ def _blamed(
 ) -> ValueVerdict:
     """The verdict of both outcomes, with its blame when it failed."""
     reference, candidate = sides
-    verdict = _verdict(
-        name,
-        isinstance(fn, str),
-        hosts,
-        call_kwargs,
-        ref,
-        cand,
-        signed_zero,
-        (_defaults(reference), _defaults(candidate)),
-        api_version or default_version(reference.namespace()),
-    )
+    version = api_version or default_version(reference.namespace())
+
+    def judged_against(outcome: Outcome) -> ValueVerdict:
+        return _verdict(
+            name,
+            isinstance(fn, str),
+            hosts,
+            call_kwargs,
+            ref,
+            outcome,
+            signed_zero,
+            (_defaults(reference), _defaults(candidate)),
+            version,
+        )
+
+    verdict = judged_against(cand)
     if verdict.passed or name is None:
         return verdict
+    if ref.ok and cand.ok and verdict.kind in ("nan", "inf", "signed-zero"):
+        opened = open_complex_elements(name, hosts, call_kwargs, ref.value, cand.value)
+        if opened is not None:  # judge again without the elements the standard leaves open
+            cand = replace(cand, value=opened[0])
+            verdict = judged_against(cand)
+            if verdict.passed:
+                return replace(verdict, reason=f"not a finding: {opened[1]}")
     open_reason = left_open(name, dict(getattr(fn, "dtypes", ())))
     if open_reason is not None and verdict.kind == "value":
         return replace(verdict, status="passed", kind=None, reason=f"not a finding: {open_reason}")

@@ -180,7 +180,9 @@ def _judge_complex(
     cand_ulps = complex_ulps_from_truth(complex(cand_value), truth, dtype)
     side = judge_sides(ref_ulps <= share, cand_ulps <= share)
     if side is None:
-        return None
+        return _complex_zero_sign_by_truth(
+            function, args, complex(ref_value), complex(cand_value), truth, at
+        )
     return Blame(
         side,
         f"true {function}({', '.join(map(repr, args))}) = {complex(truth)!r}; reference is "
@@ -188,6 +190,40 @@ def _judge_complex(
         f"{share:.3g}) {at}",
         "oracle",
     )
+
+
+def _complex_zero_sign_by_truth(
+    function: str, args: Sequence[Any], r: complex, c: complex, truth: Any, at: str
+) -> Blame | None:
+    """A zero component of opposite signs where the true component is nonzero: its sign wins.
+
+    ``log1p(-0 - 6.6e-39j)`` has the real part ``+b**2/2`` (about 2e-77), which rounds to
+    ``+0`` in float32: a side returning ``-0`` there is wrong, as for real results.
+    """
+    for part, ref_part, cand_part, true_part in (
+        ("real", r.real, c.real, truth.real),
+        ("imaginary", r.imag, c.imag, truth.imag),
+    ):
+        if ref_part != 0 or cand_part != 0 or true_part == 0:
+            continue
+        if math.copysign(1.0, ref_part) == math.copysign(1.0, cand_part):
+            continue
+        positive = bool(true_part > 0)
+        side = judge_sides(
+            (math.copysign(1.0, ref_part) > 0) == positive,
+            (math.copysign(1.0, cand_part) > 0) == positive,
+        )
+        if side is None:
+            continue
+        sign = "+" if positive else "-"
+        return Blame(
+            side,
+            f"true {function}({', '.join(map(repr, args))}) has the {part} part "
+            f"{float(true_part)!r}, which rounds to {sign}0.0 (a zero keeps the sign of the "
+            f"value it rounds); reference {r!r}, candidate {c!r} {at}",
+            "oracle",
+        )
+    return None
 
 
 def _judge_integer_reduction(

@@ -69,6 +69,8 @@ def _evaluators() -> dict[str, Callable[..., Any]]:
         "atan2": _mp.atan2,
         "hypot": _mp.hypot,
         "logaddexp": _logaddexp,
+        # The standard's definition: 0 at zero, x / |x| otherwise (complex values too).
+        "sign": lambda x: x / abs(x) if x != 0 else 0 * x,
     }
 
 
@@ -218,6 +220,7 @@ _COMPLEX = frozenset(
         "subtract",
         "multiply",
         "divide",
+        "sign",
     ]
 )
 
