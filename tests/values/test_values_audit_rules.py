@@ -232,3 +232,14 @@ def test_full_like_refusing_a_fill_its_dtype_holds_is_blamed() -> None:
     small = np.zeros((), np.uint8)
     found = blame("full_like", [small, 300], {}, small, None, verdict)
     assert found.side == "undecided", found
+
+
+def test_complex_pow_is_judged_by_the_oracle() -> None:
+    # pow(z, 1) is z; a side 32 ULP off in the subnormal range is wrong.
+    z = _c64(1.1754944e-38 + 1.1754944e-38j)
+    one = np.asarray(1.0, np.float32)
+    off = _c64(1.1754899e-38 + 1.1754899e-38j)
+    verdict = compare_values(z, off, function="pow")
+    assert verdict.kind == "value", str(verdict)
+    found = blame("pow", [z, one], {}, z, off, verdict)
+    assert found.side == "candidate", found

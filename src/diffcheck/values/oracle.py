@@ -221,6 +221,7 @@ _COMPLEX = frozenset(
         "multiply",
         "divide",
         "sign",
+        "pow",  # mpmath's principal value, exp(x2*log(x1)) as the standard specifies
     ]
 )
 
