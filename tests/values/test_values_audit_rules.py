@@ -243,3 +243,53 @@ def test_complex_pow_is_judged_by_the_oracle() -> None:
     assert verdict.kind == "value", str(verdict)
     found = blame("pow", [z, one], {}, z, off, verdict)
     assert found.side == "candidate", found
+
+
+def test_refusing_complex_to_real_astype_is_allowed_but_complex_to_bool_is_not() -> None:
+    from diffcheck.adapters.numpy_ref import NumpyAdapter
+    from diffcheck.search.recipes import SpecCall
+    from diffcheck.values.call import compare_call
+
+    class Refusing:
+        """NumPy refusing every cast from a complex dtype, as array_api_strict does."""
+
+        def __getattr__(self, name: str) -> object:
+            import array_api_compat.numpy as cnp
+
+            return getattr(cnp, name)
+
+        def astype(self, x: np.ndarray, dtype: object, /) -> np.ndarray:
+            if x.dtype.kind == "c":
+                raise TypeError("casting complex64 should not be permitted")
+            return x.astype(dtype)
+
+    class RefusingAdapter(NumpyAdapter):
+        name = "refusing"
+
+        def __init__(self) -> None:
+            super().__init__(None)
+
+        def namespace(self) -> object:
+            return Refusing()
+
+    x = _c64(0j, 1 + 2j)
+    for target in ("float32", "int16"):  # "should not be permitted": either way conforms
+        verdict = compare_call(
+            SpecCall("astype", dtypes=(("#", target),)),
+            [x],
+            NumpyAdapter(),
+            RefusingAdapter(),
+            function="astype",
+        )
+        assert verdict.passed, str(verdict)
+    # "a value of 0 + 0j must cast to False": refusing it is the refusing side's fault
+    to_bool = compare_call(
+        SpecCall("astype", dtypes=(("#", "bool"),)),
+        [x],
+        NumpyAdapter(),
+        RefusingAdapter(),
+        function="astype",
+    )
+    assert to_bool.kind == "raises", str(to_bool)
+    assert to_bool.blame is not None
+    assert to_bool.blame.side == "candidate", to_bool.blame
