@@ -293,3 +293,21 @@ def test_refusing_complex_to_real_astype_is_allowed_but_complex_to_bool_is_not()
     assert to_bool.kind == "raises", str(to_bool)
     assert to_bool.blame is not None
     assert to_bool.blame.side == "candidate", to_bool.blame
+
+
+def test_a_complex_long_sum_is_judged_by_fsum_per_component() -> None:
+    from diffcheck.values.bounds import bound_for
+
+    x = np.full((1, 5000), 0.73696166 + 0.3697867j, np.complex64)
+    right = x.astype(np.complex128).sum(axis=-1).astype(np.complex64)
+    wrong = np.zeros(1, np.complex64)
+    total = np.complex64(0)
+    for value in x[0]:  # left to right in complex64
+        total = np.complex64(total + value)
+    wrong[0] = total
+    for function, ref, cand in (("sum", right, wrong), ("mean", right / 5000, wrong / 5000)):
+        bound = bound_for(function, "complex64", reduced=5000)
+        verdict = compare_values(ref, cand, function=function, bound=bound, reduced=5000)
+        assert verdict.kind == "value", str(verdict)
+        found = blame(function, [x], {"axis": -1}, ref, cand, verdict)
+        assert found.side == "candidate", found
