@@ -18,7 +18,7 @@ import numpy as np
 
 from value_fakes import FaultyAdapter, FaultyNamespace
 
-MISBEHAVIOURS = ("sigfpe", "abort", "hang", "slow", "float32-only")
+MISBEHAVIOURS = ("sigfpe", "abort", "hang", "slow", "float32-only", "wrong-then-crash")
 
 
 class _Namespace(FaultyNamespace):
@@ -36,6 +36,11 @@ class _Namespace(FaultyNamespace):
             if values.dtype == np.float32 and values.size:
                 return (np.asarray(result) * np.float32(1.001)).astype(np.float32)
             return result
+        if self.how == "wrong-then-crash":  # wrong everywhere; crashes once on a 0-d input
+            if values.ndim == 0 and values.dtype.kind == "f" and not os.path.exists(self.marker):
+                Path(self.marker).touch()
+                os.kill(os.getpid(), signal.SIGFPE)
+            return np.asarray(result) + np.asarray(1, dtype=np.asarray(result).dtype)
         if values.size and values.dtype.kind == "f" and not os.path.exists(self.marker):
             Path(self.marker).touch()
             if self.how == "sigfpe":
@@ -48,7 +53,8 @@ class _Namespace(FaultyNamespace):
 
 
 class Misbehaving(FaultyAdapter):
-    """``exp`` crashes (SIGFPE, abort), hangs, is slow, or is wrong in float32 only."""
+    """``exp`` crashes (SIGFPE, abort), hangs, is slow, is wrong in float32 only, or is
+    wrong everywhere and crashes once on a 0-d input (met while shrinking)."""
 
     def __init__(self, how: str, marker: str = "") -> None:
         if how not in MISBEHAVIOURS:

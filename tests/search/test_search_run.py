@@ -55,6 +55,26 @@ def test_a_call_that_kills_its_process_is_a_crash_finding_and_the_run_goes_on(
     assert doc.complete
 
 
+def test_a_crash_met_while_shrinking_another_failure_is_a_finding_too(tmp_path: Path) -> None:
+    # exp is wrong everywhere (a value finding, then shrunk towards a 0-d input) and
+    # crashes its worker on the first 0-d float input, which the shrink meets.
+    marker = tmp_path / "crashed"
+    result = search_api(
+        Misbehaving("wrong-then-crash", str(marker)),
+        functions=["exp"],
+        examples=10,
+        seed=0,
+        out=tmp_path / "out",
+    )
+    doc = result.document
+    assert marker.exists()
+    assert doc.isolation.workers_started == 2
+    kinds = [f.kind for f in doc.findings]
+    assert kinds.count("crash") == 1, kinds
+    assert "value" in kinds  # the failure being shrunk is still found
+    assert doc.complete
+
+
 def test_a_call_that_outlives_the_timeout_is_a_hang_finding(tmp_path: Path) -> None:
     started = time.monotonic()
     result = search_api(

@@ -188,3 +188,50 @@ def test_an_api_search_says_once_that_the_sides_declare_different_defaults() -> 
     (note,) = run_notes(NumpyAdapter(), Int32Adapter())
     assert "candidate declared integral int32" in note
     assert run_notes(NumpyAdapter(), NumpyAdapter()) == ()
+
+
+class _Float32Fft:
+    """``fft.fftfreq``/``rfftfreq`` in the declared float32 default, ``off`` relatively off."""
+
+    def __init__(self, off: float) -> None:
+        self.off = off
+
+    def _shifted(self, values: Any) -> Any:
+        return np.asarray(np.asarray(values) * (1.0 + self.off), np.float32)
+
+    def fftfreq(self, n: int, /, *, d: float = 1.0) -> Any:
+        return self._shifted(np.fft.fftfreq(n, d))
+
+    def rfftfreq(self, n: int, /, *, d: float = 1.0) -> Any:
+        return self._shifted(np.fft.rfftfreq(n, d))
+
+
+class Float32FftNamespace(Int32Namespace):
+    """A namespace declaring float32 defaults whose ``fft`` follows them."""
+
+    def __init__(self, off: float = 0.0) -> None:
+        super().__init__()
+        self.fft = _Float32Fft(off)
+
+
+class Float32FftAdapter(Int32Adapter):
+    def __init__(self, off: float = 0.0) -> None:
+        super().__init__()
+        self._namespace = Float32FftNamespace(off)
+
+
+@pytest.mark.parametrize("function", ["fft.fftfreq", "fft.rfftfreq"])
+def test_a_call_without_array_inputs_is_held_to_each_sides_default_float(function: str) -> None:
+    # No array input: NumPy's float64 and a float32-default side's float32 both conform,
+    # and are compared in float32 (float64's bound would fail correctly rounded float32).
+    right = compare_call(function, [7], NumpyAdapter(), Float32FftAdapter(), kwargs={"d": 0.1})
+    assert right.passed, str(right)
+    wrong = compare_call(
+        function, [7], NumpyAdapter(), Float32FftAdapter(off=1e-2), kwargs={"d": 0.1}
+    )
+    assert wrong.kind == "value", str(wrong)
+    # A side returning the other's default, not its own, is a dtype finding.
+    swapped = compare_call(function, [7], Float32FftAdapter(), NumpyAdapter(), kwargs={"d": 0.1})
+    assert swapped.passed, str(swapped)
+    both64 = compare_call(function, [7], NumpyAdapter(), Int32Adapter(), kwargs={"d": 0.1})
+    assert both64.kind == "dtype", str(both64)

@@ -197,10 +197,14 @@ class _Round:
             raise self.best
 
     def _call_failed(self, example: Example, failure: CallFailure) -> None:
-        """A crash or hang: a finding at once, unshrunk; the search goes on past it."""
+        """A crash or hang: a finding at once, unshrunk; the search goes on past it.
+
+        Also while another failure is being shrunk: to that shrink it is just not the same
+        failure, but the crash or hang itself is reported (it cost a worker).
+        """
         key = (failure.kind, example.input_dtypes())
-        if self.target is not None or key in self.excluded:
-            return  # while shrinking another failure, it is just not that failure
+        if key in self.excluded:
+            return
         self.excluded.add(key)
         self.result.findings.append(_failure_finding(self.function, example, failure, self.calls))
 

@@ -27,7 +27,15 @@ import numpy as np
 
 from .compare import host_value
 from .defaults import DefaultDtypes
-from .dtypes import expected_result_dtype, expected_result_dtypes, promote, scalars_fit
+from .dtypes import (
+    COMPLEX,
+    INTEGER,
+    REAL_FLOATING,
+    expected_result_dtype,
+    expected_result_dtypes,
+    promote,
+    scalars_fit,
+)
 from .elements import element_args
 from .exact import blame_by_exact_answer
 from .judges import judge_element, judge_reduction, judge_sides
@@ -36,7 +44,7 @@ from .rules import expected_shape
 from .spec import is_standard_name
 from .vote import vote
 
-__all__ = ["Blame", "Evidence", "Side", "blame"]
+__all__ = ["Blame", "Evidence", "Side", "astype_refusal_allowed", "blame"]
 
 
 def _input_dtypes(args: Sequence[Any]) -> list[str]:
@@ -65,6 +73,7 @@ def _blame_call(
     reference: Any,
     candidate: Any,
     verdict: ValueVerdict,
+    dtype_args: Mapping[str, str] | None = None,
 ) -> Blame | None:
     missing_ref, missing_cand = reference is None, candidate is None
     if not (missing_ref or missing_cand):
@@ -83,6 +92,8 @@ def _blame_call(
         return Blame(
             side, f"the standard defines {lacked}; the {side} namespace lacks it", "standard-rule"
         )
+    if function.removeprefix("xp.") == "astype":
+        return _blame_astype(args, dtype_args, side)
     if _outside_domain(function, args):
         return Blame(
             "undecided",
@@ -100,12 +111,64 @@ def _blame_call(
     required = expected_result_dtype(function, *_input_dtypes(args))
     if required is None:
         return None  # the standard does not define a result here: raising may be right
+    if not _integers_fit(required, args):
+        return Blame(
+            "undecided",
+            f"a Python integer argument of {function} lies outside {required}'s range, which "
+            "the standard leaves unspecified, so raising is allowed",
+            "standard-rule",
+        )
     return Blame(
         side,
         f"the standard defines {function} for {', '.join(_input_dtypes(args))} inputs "
         f"(result {required}); the {side} raised",
         "standard-rule",
     )
+
+
+def astype_refusal_allowed(args: Sequence[Any], dtype_args: Mapping[str, str] | None) -> str | None:
+    """Why refusing this ``astype`` conforms, or None when the standard defines the cast.
+
+    "Casting a complex floating-point array to a real-valued data type should not be
+    permitted" (2022.12 on); every other cast is defined, complex to ``bool`` included
+    ("a value of 0 + 0j must cast to False").
+    """
+    target = (dtype_args or {}).get("#")
+    sources = _input_dtypes(args)
+    if target is None or not sources:
+        return None
+    if sources[0] in COMPLEX and (target in INTEGER or target in REAL_FLOATING):
+        return (
+            f"the standard: casting a complex floating-point array to a real-valued data type "
+            f"({sources[0]} to {target}) should not be permitted"
+        )
+    return None
+
+
+def _blame_astype(
+    args: Sequence[Any], dtype_args: Mapping[str, str] | None, side: Side
+) -> Blame | None:
+    target = (dtype_args or {}).get("#")
+    sources = _input_dtypes(args)
+    if target is None or not sources or astype_refusal_allowed(args, dtype_args) is not None:
+        return None
+    return Blame(
+        side,
+        f"the standard defines astype from {sources[0]} to {target}; the {side} raised",
+        "standard-rule",
+    )
+
+
+def _integers_fit(dtype: str, args: Sequence[Any]) -> bool:
+    """Whether every Python integer argument is a value of the integer ``dtype`` (or any
+    other dtype: the range matters to integers only)."""
+    from .rules import integer_range
+
+    limits = integer_range(dtype)
+    if limits is None:
+        return True
+    scalars = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+    return all(limits[0] <= a <= limits[1] for a in scalars)
 
 
 def _outside_domain(function: str, args: Sequence[Any]) -> bool:
@@ -295,7 +358,7 @@ def blame(
     kind = verdict.kind
     found: Blame | None = None
     if kind in ("missing", "raises"):
-        found = _blame_call(function, args, reference, candidate, verdict)
+        found = _blame_call(function, args, reference, candidate, verdict, dtype_args)
     elif kind == "dtype":
         if defaults is None:
             same = DefaultDtypes(integral=default_int, indexing=default_int, declared=True)

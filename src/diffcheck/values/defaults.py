@@ -111,7 +111,9 @@ def common_view(
     Integers: the values are held in a dtype wide enough for both, and an element either
     side could only have reached by overflowing the narrower dtype (the wider side's value
     lies outside it, or the narrower side wrapped) is taken as agreed: the standard leaves
-    integer overflow unspecified. Floats: the candidate is rounded to the reference's dtype.
+    integer overflow unspecified. Floats: both are rounded to the narrower dtype, where the
+    narrower side's result was computed, and are judged by that dtype's bound (float32
+    values next to float64 ones would fail float64's bound for no fault of either side).
     None for pairs that have no common view (bool with a number, complex with real).
     """
     ints = (*INTEGER, BOOL)
@@ -129,5 +131,6 @@ def common_view(
         and cand_dtype in FLOATING
         and (ref_dtype in COMPLEX) == (cand_dtype in COMPLEX)
     ):
-        return ref, cand.astype(ref.dtype)
+        narrow = ref.dtype if ref.dtype.itemsize <= cand.dtype.itemsize else cand.dtype
+        return ref.astype(narrow), cand.astype(narrow)
     return None

@@ -212,6 +212,11 @@ _SAME = frozenset(
         "unique_values",
         "tril",
         "triu",
+        # "If dtype is None, the output array data type must be inferred from x."
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
     ]
 )
 #: Functions returning bool.

@@ -180,7 +180,9 @@ def _judge_complex(
     cand_ulps = complex_ulps_from_truth(complex(cand_value), truth, dtype)
     side = judge_sides(ref_ulps <= share, cand_ulps <= share)
     if side is None:
-        return None
+        return _complex_zero_sign_by_truth(
+            function, args, complex(ref_value), complex(cand_value), truth, at
+        )
     return Blame(
         side,
         f"true {function}({', '.join(map(repr, args))}) = {complex(truth)!r}; reference is "
@@ -188,6 +190,40 @@ def _judge_complex(
         f"{share:.3g}) {at}",
         "oracle",
     )
+
+
+def _complex_zero_sign_by_truth(
+    function: str, args: Sequence[Any], r: complex, c: complex, truth: Any, at: str
+) -> Blame | None:
+    """A zero component of opposite signs where the true component is nonzero: its sign wins.
+
+    ``log1p(-0 - 6.6e-39j)`` has the real part ``+b**2/2`` (about 2e-77), which rounds to
+    ``+0`` in float32: a side returning ``-0`` there is wrong, as for real results.
+    """
+    for part, ref_part, cand_part, true_part in (
+        ("real", r.real, c.real, truth.real),
+        ("imaginary", r.imag, c.imag, truth.imag),
+    ):
+        if ref_part != 0 or cand_part != 0 or true_part == 0:
+            continue
+        if math.copysign(1.0, ref_part) == math.copysign(1.0, cand_part):
+            continue
+        positive = bool(true_part > 0)
+        side = judge_sides(
+            (math.copysign(1.0, ref_part) > 0) == positive,
+            (math.copysign(1.0, cand_part) > 0) == positive,
+        )
+        if side is None:
+            continue
+        sign = "+" if positive else "-"
+        return Blame(
+            side,
+            f"true {function}({', '.join(map(repr, args))}) has the {part} part "
+            f"{float(true_part)!r}, which rounds to {sign}0.0 (a zero keeps the sign of the "
+            f"value it rounds); reference {r!r}, candidate {c!r} {at}",
+            "oracle",
+        )
+    return None
 
 
 def _judge_integer_reduction(
@@ -256,7 +292,9 @@ def judge_reduction(
     loc: Location,
 ) -> Blame | None:
     terms = reduced_terms(function, args, kwargs, loc.index)
-    if not terms or dtype in COMPLEX or dtype == "bool":
+    if terms and dtype in COMPLEX:
+        return _judge_complex_sum(function, terms, complex(r), complex(c), dtype, loc)
+    if not terms or dtype == "bool":
         return None
     if dtype not in EPSILON:
         return _judge_integer_reduction(function, terms, r, c, dtype, loc)
@@ -300,6 +338,40 @@ def judge_reduction(
         f"true {function} over {n} terms = {float(truth)!r} (allowed error "
         f"{limit:.3g}); reference is {ref_off:.3g} off, candidate {cand_off:.3g} "
         f"at {list(loc.index)}",
+        "oracle",
+    )
+
+
+def _judge_complex_sum(
+    function: str, terms: Sequence[Any], r: complex, c: complex, dtype: str, loc: Location
+) -> Blame | None:
+    """A complex ``sum``/``mean``/``cumulative_sum`` of finite terms, each component by fsum.
+
+    Each side's components must be within the robust-sum bound of the exact ones, measured
+    against ``sum |z|`` (the real case's bound, for both parts at once).
+    """
+    name = function.removeprefix("xp.")
+    values = [complex(t) for t in terms]
+    if name not in ("sum", "mean", "cumulative_sum") or not all(
+        math.isfinite(v.real) and math.isfinite(v.imag) for v in values
+    ):
+        return None
+    n = len(values)
+    truth = complex(math.fsum(v.real for v in values), math.fsum(v.imag for v in values))
+    magnitude = math.fsum(abs(v) for v in values)
+    if name == "mean":
+        truth, magnitude = truth / n, magnitude / n
+    eps = EPSILON["float32" if dtype == "complex64" else "float64"]
+    limit = summation_depth(name, n) * eps * magnitude + eps * abs(truth)
+    ref_off, cand_off = (max(abs(v.real - truth.real), abs(v.imag - truth.imag)) for v in (r, c))
+    side = judge_sides(ref_off <= limit, cand_off <= limit)
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"true {function} over {n} complex terms = {truth!r} (math.fsum per component; "
+        f"allowed error {limit:.3g}); reference is {ref_off:.3g} off, candidate "
+        f"{cand_off:.3g} at {list(loc.index)}",
         "oracle",
     )
 
