@@ -6,7 +6,7 @@ and then vouches for NumPy with NumPy. Two facts are recorded instead of trusted
 
 * a :class:`Fingerprint` of each side, read off the arrays the function returned: the
   top-level module of their type (``numpy`` for an ``ndarray``, whatever adapter returned
-  it) and that module's version;
+  it), that module's version and, for NumPy, the BLAS it was built with;
 * a cheap independence probe (:func:`same_bits_probe`): both namespaces sum the same long
   float32 vector; the summation order is each library's own (pairwise blocks, SIMD lanes,
   tree reductions), so two libraries that return the same bits for it are, as far as this
@@ -21,6 +21,7 @@ fingerprint names the wrapper; only the probe may notice).
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 from importlib import metadata
@@ -35,6 +36,7 @@ __all__ = [
     "Provenance",
     "fingerprint_of",
     "judge",
+    "numpy_blas",
     "probe_input",
     "probe_sum",
     "provenance_of",
@@ -47,15 +49,17 @@ PROBE_ELEMENTS: Final = 1 << 17
 @dataclass(frozen=True)
 class Fingerprint:
     """The library whose arrays one side returned: ``module`` (top level), its ``version``,
-    and the array type's qualified name."""
+    the array type's qualified name and, for NumPy, its BLAS (``name version``)."""
 
     module: str
     version: str | None
     array_type: str
+    blas: str | None = None
 
     def __str__(self) -> str:
         version = f" {self.version}" if self.version else ""
-        return f"{self.module}{version} ({self.array_type})"
+        blas = f"; BLAS {self.blas}" if self.blas else ""
+        return f"{self.module}{version} ({self.array_type}{blas})"
 
 
 @dataclass(frozen=True)
@@ -86,11 +90,27 @@ def _version(module: str) -> str | None:
         return None
 
 
+@functools.cache
+def numpy_blas() -> str | None:
+    """The BLAS NumPy was built with (``scipy-openblas 0.3.27``), from its build config; None
+    when the config does not say. Read once: it is fixed for the process."""
+    try:
+        config: Any = np.show_config(mode="dicts")
+        blas = config["Build Dependencies"]["blas"]
+        name, version = blas.get("name"), blas.get("version")
+    except Exception:  # an older or unusual build without the dict form: not recorded
+        return None
+    if not isinstance(name, str):
+        return None
+    return f"{name} {version}" if isinstance(version, str) and version else name
+
+
 def fingerprint_of(array: Any) -> Fingerprint:
     """The fingerprint of the library whose type ``array`` is (a Python scalar: ``builtins``)."""
     kind = type(array)
     module = kind.__module__.split(".")[0]
-    return Fingerprint(module, _version(module), f"{kind.__module__}.{kind.__qualname__}")
+    blas = numpy_blas() if module == "numpy" else None
+    return Fingerprint(module, _version(module), f"{kind.__module__}.{kind.__qualname__}", blas)
 
 
 def probe_input() -> npt.NDArray[np.float32]:
