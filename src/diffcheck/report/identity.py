@@ -49,12 +49,16 @@ def _sum_bytes(bits: str) -> bytes:
 
 
 def identity_problem(document: ReportDocument) -> str | None:
-    """Why a v3 document's ``computed_by`` cannot be right for its result, or None."""
-    if document.schema_version < 3 or document.result is None:
+    """Why a v3 document's ``computed_by`` cannot be right for its result, or None.
+
+    A record without the candidate's output cannot say what computed it. The converse is
+    allowed: ``computed_by`` null beside an output is a report upgraded from v2, which never
+    recorded it; replay then says it is not recorded (as it says nothing for v2).
+    """
+    if document.result is None or document.result.actual is not None:
         return None
-    ran = document.result.actual is not None
-    if ran != (computed_by_of(document) is not None):
-        return "computed_by is set exactly when the candidate returned output"
+    if computed_by_of(document) is not None:
+        return "computed_by is stored but the candidate returned no output"
     return None
 
 
@@ -81,6 +85,12 @@ def independence(document: ReportDocument) -> tuple[Provenance | None, str | Non
     """
     computed_by = computed_by_of(document)
     if computed_by is None:
+        ran = document.result is not None and document.result.actual is not None
+        if document.schema_version >= 3 and ran:
+            return None, (
+                "computed by: not recorded (upgraded from schema v2, or the record was "
+                "removed); the pair's independence is unknown"
+            )
         return None, None
     reference, candidate = _fingerprint(computed_by.reference), _fingerprint(computed_by.candidate)
     if reference is None or candidate is None:

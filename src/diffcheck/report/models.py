@@ -517,7 +517,8 @@ class ReportDocumentV3(ReportDocumentV2):
     computed_by: ComputedBy | None = Field(
         default=None,
         description=CLAIMED + "Which library computed each side (read off the arrays each "
-        "returned) and the independence probe; null until both sides ran to an output. Both "
+        "returned) and the independence probe; null until both sides ran to an output (and "
+        "in a report upgraded from v2, which never recorded it: replay says so). Both "
         "sides from one module counts like a self-test, never a pass. Replay binds the "
         "reference's module to its recomputation, and under --rerun the candidate's.",
     )
