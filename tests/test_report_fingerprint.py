@@ -141,6 +141,28 @@ def test_a_delegating_wrapper_is_printed_as_not_independent_by_its_probe(tmp_pat
     assert "bit-identical" in outcome.computed_by
 
 
+def test_a_backend_storing_numpy_arrays_with_functions_of_its_own_is_left_to_the_probe(
+    tmp_path: Path,
+) -> None:
+    # The example adapter stores its values in NumPy arrays and computes through its own
+    # namespace (a hand-written GEMM loop): the arrays alone would call it NumPy.
+    pytest.importorskip("diffcheck_example")
+    report = tmp_path / "example.json"
+    run_check(make_check("example:cpu", "gemm", **SMALL), report)
+    computed_by = json.loads(report.read_text())["computed_by"]
+    assert computed_by["candidate"]["module"] == "numpy"
+    assert computed_by["candidate"]["namespace"] == "diffcheck_example.xp"
+    assert computed_by["reference"]["namespace"] == "array_api_compat.numpy"
+    assert computed_by["probe"] is not None
+    outcome = replay(load_report(report))
+    assert not outcome.one_library
+    assert outcome.passed
+    # Its sum is NumPy's, so the probe shows that much of it is not independent.
+    assert outcome.independent is False
+    assert outcome.computed_by is not None
+    assert "bit-identical" in outcome.computed_by
+
+
 def test_a_declared_self_test_records_one_library(tmp_path: Path) -> None:
     report = tmp_path / "self.json"
     run_check(make_check("numpy:cpu", "gemm", allow_self_test=True, **SMALL), report)
@@ -195,6 +217,7 @@ def test_hiding_one_library_is_caught_by_rerun_and_renaming_the_reference_always
     run_check(make_check(fastlib, "gemm", **SMALL), report)
     honest = json.loads(report.read_text())
     # The candidate's library is its testimony: claimed without --rerun, bound with it.
+    assert honest["computed_by"]["candidate"]["namespace"] == "array_api_compat.numpy"
     hidden = json.loads(json.dumps(honest))
     hidden["computed_by"]["candidate"]["module"] = "fastlib"
     without = replay(document(hidden))
@@ -208,13 +231,19 @@ def test_hiding_one_library_is_caught_by_rerun_and_renaming_the_reference_always
         for p in rerun.disagreements
     )
     assert replay(document(honest), rerun=True).agrees
+    # Claiming a namespace of its own hides it the same way, and --rerun binds it too.
+    hidden = json.loads(json.dumps(honest))
+    hidden["computed_by"]["candidate"]["namespace"] = "fastlib.xp"
+    assert replay(document(hidden)).passed
+    assert any("via fastlib.xp" in p for p in replay(document(hidden), rerun=True).disagreements)
     # The reference's library is recomputed by every replay: renaming it disagrees.
-    renamed = json.loads(json.dumps(honest))
-    renamed["computed_by"]["reference"]["module"] = "fastlib"
-    assert any(
-        p.startswith("computed_by.reference: stored fastlib")
-        for p in replay(document(renamed)).disagreements
-    )
+    for key, value in (("module", "fastlib"), ("namespace", "fastlib.xp")):
+        renamed = json.loads(json.dumps(honest))
+        renamed["computed_by"]["reference"][key] = value
+        assert any(
+            p.startswith("computed_by.reference: stored ")
+            for p in replay(document(renamed)).disagreements
+        ), key
     # Deleting the reference's side disagrees; deleting the record leaves what an upgraded
     # v2 report says, and replay says that it is not recorded.
     gone = json.loads(json.dumps(honest))

@@ -36,7 +36,9 @@ __all__ = [
     "Provenance",
     "fingerprint_of",
     "judge",
+    "namespace_name",
     "numpy_blas",
+    "one_library",
     "probe_input",
     "probe_sum",
     "provenance_of",
@@ -49,17 +51,21 @@ PROBE_ELEMENTS: Final = 1 << 17
 @dataclass(frozen=True)
 class Fingerprint:
     """The library whose arrays one side returned: ``module`` (top level), its ``version``,
-    the array type's qualified name and, for NumPy, its BLAS (``name version``)."""
+    the array type's qualified name, for NumPy its BLAS (``name version``), and, where the
+    caller knows it, the ``namespace`` module whose functions computed them (a backend may
+    store its values in NumPy arrays and compute with functions of its own)."""
 
     module: str
     version: str | None
     array_type: str
     blas: str | None = None
+    namespace: str | None = None
 
     def __str__(self) -> str:
         version = f" {self.version}" if self.version else ""
         blas = f"; BLAS {self.blas}" if self.blas else ""
-        return f"{self.module}{version} ({self.array_type}{blas})"
+        via = f"; via {self.namespace}" if self.namespace else ""
+        return f"{self.module}{version} ({self.array_type}{blas}{via})"
 
 
 @dataclass(frozen=True)
@@ -105,12 +111,31 @@ def numpy_blas() -> str | None:
     return f"{name} {version}" if isinstance(version, str) and version else name
 
 
-def fingerprint_of(array: Any) -> Fingerprint:
-    """The fingerprint of the library whose type ``array`` is (a Python scalar: ``builtins``)."""
+def namespace_name(xp: Any) -> str:
+    """The module name of an array namespace (a module, or an object standing for one)."""
+    name = getattr(xp, "__name__", None)
+    return name if isinstance(name, str) else type(xp).__module__
+
+
+def fingerprint_of(array: Any, namespace: Any = None) -> Fingerprint:
+    """The fingerprint of the library whose type ``array`` is (a Python scalar: ``builtins``),
+    computed through ``namespace`` when the caller names it."""
     kind = type(array)
     module = kind.__module__.split(".")[0]
     blas = numpy_blas() if module == "numpy" else None
-    return Fingerprint(module, _version(module), f"{kind.__module__}.{kind.__qualname__}", blas)
+    via = None if namespace is None else namespace_name(namespace)
+    qualified = f"{kind.__module__}.{kind.__qualname__}"
+    return Fingerprint(module, _version(module), qualified, blas, via)
+
+
+def one_library(reference: Fingerprint, candidate: Fingerprint) -> bool:
+    """Whether both sides are one library: arrays of one module, computed through the same
+    namespace (or a namespace not known on a side). A backend that stores its values in
+    NumPy arrays but computes with functions of its own is left to the probe."""
+    if reference.module != candidate.module:
+        return False
+    known = reference.namespace is not None and candidate.namespace is not None
+    return not known or reference.namespace == candidate.namespace
 
 
 def probe_input() -> npt.NDArray[np.float32]:
@@ -127,7 +152,7 @@ def judge(
     sums: tuple[bytes, bytes] | None,
 ) -> Provenance:
     """The provenance of a comparison from both fingerprints and both probe sums' bits."""
-    if reference.module == candidate.module:
+    if one_library(reference, candidate):
         return Provenance(
             reference,
             candidate,

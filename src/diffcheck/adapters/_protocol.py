@@ -354,5 +354,5 @@ class Adapter(abc.ABC):
             entrypoint,
             path,
             independent_chains=is_lifecycle,
-            computed_by=fingerprint_of(result),
+            computed_by=fingerprint_of(result, namespace=xp),
         )

@@ -38,9 +38,7 @@ def computed_by_of(document: ReportDocument) -> ComputedBy | None:
 
 
 def _fingerprint(record: LibraryRecord | None) -> Fingerprint | None:
-    if record is None:
-        return None
-    return Fingerprint(record.module, record.version, record.array_type, record.blas)
+    return None if record is None else record.fingerprint()
 
 
 def _sum_bytes(bits: str) -> bytes:
@@ -70,10 +68,11 @@ def bind_library(
         return None  # replay's run returned host values only: nothing to bind to
     if stored is None:
         return f"{label}: stored null, {how} returned {found.module} arrays ({found.array_type})"
-    if (stored.module, stored.array_type) != (found.module, found.array_type):
+    ours = (stored.module, stored.array_type, stored.namespace)
+    if ours != (found.module, found.array_type, found.namespace):
         return (
-            f"{label}: stored {stored.module} ({stored.array_type}), {how} returned "
-            f"{found.module} arrays ({found.array_type})"
+            f"{label}: stored {stored.module} ({stored.array_type} via {stored.namespace}), "
+            f"{how} returned {found.module} arrays ({found.array_type} via {found.namespace})"
         )
     return None
 

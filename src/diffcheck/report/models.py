@@ -31,6 +31,7 @@ from pydantic import (
 from .._numbers import U64_MAX
 from ..config import AnyCheckConfig
 from ..differ import Metrics
+from ..provenance import Fingerprint, one_library
 
 __all__ = [
     "MODELS",
@@ -440,6 +441,15 @@ class LibraryRecord(_Strict):
         description=CLAIMED + "For NumPy, the BLAS it was built with (name and version, from "
         "numpy.show_config); null for other libraries."
     )
+    namespace: str | None = Field(
+        description=CLAIMED + "The module of the array namespace whose functions computed the "
+        "output (a backend may store values in NumPy arrays and compute with its own "
+        "functions); null when not known. For the reference, bound like module." + _REBOUND
+    )
+
+    def fingerprint(self) -> Fingerprint:
+        """The record as :class:`~diffcheck.provenance.Fingerprint`."""
+        return Fingerprint(self.module, self.version, self.array_type, self.blas, self.namespace)
 
 
 class ProbeRecord(_Strict):
@@ -467,7 +477,8 @@ class ComputedBy(_Strict):
 
     A name is a label (a NumPy adapter subclass under another name passes the name-based
     self-test check); the fingerprint is read off the arrays each side returned. Both sides
-    from one module is not an independent pair and counts like a self-test: never a pass.
+    from one module through one namespace is not an independent pair and counts like a
+    self-test: never a pass.
     A bit-identical probe (a wrapper that delegates to the other side's library) is printed
     as not independent.
     """
@@ -488,12 +499,11 @@ class ComputedBy(_Strict):
 
     @property
     def one_library(self) -> bool:
-        """Whether both sides name the same module: one library under two names."""
-        return (
-            self.reference is not None
-            and self.candidate is not None
-            and self.reference.module == self.candidate.module
-        )
+        """Whether both sides are one library under two names: arrays of one module,
+        computed through one namespace (or a namespace not known on a side)."""
+        if self.reference is None or self.candidate is None:
+            return False
+        return one_library(self.reference.fingerprint(), self.candidate.fingerprint())
 
 
 class CheckResultV3(CheckResultV2):

@@ -5,7 +5,7 @@ computation returned (:attr:`~diffcheck.adapters.Execution.computed_by`) and, wh
 sides name different modules, the independence probe of :mod:`diffcheck.provenance`: both
 namespaces sum one fixed float32 vector, and bit-identical sums mean one implementation under
 two names. The probe costs one sum of 2^17 elements per side; it is skipped when both sides
-already name the same module.
+are already one library (one module, computed through one namespace).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..adapters import Adapter, Execution
-from ..provenance import Fingerprint, probe_sum
+from ..provenance import Fingerprint, one_library, probe_sum
 
 __all__ = ["Identity", "identify"]
 
@@ -38,7 +38,7 @@ def identify(
 ) -> Identity:
     """The identity of a check whose two sides ran to an output; never raises."""
     ours, theirs = reference_run.computed_by, candidate_run.computed_by
-    if ours is not None and theirs is not None and ours.module == theirs.module:
+    if ours is not None and theirs is not None and one_library(ours, theirs):
         return Identity(ours, theirs, None)
     sums = _sum(reference), _sum(candidate)
     both = None if sums[0] is None or sums[1] is None else (sums[0], sums[1])

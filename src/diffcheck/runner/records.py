@@ -166,6 +166,7 @@ def _library(fingerprint: Fingerprint | None) -> LibraryRecord | None:
         version=fingerprint.version,
         array_type=fingerprint.array_type,
         blas=fingerprint.blas,
+        namespace=fingerprint.namespace,
     )
 
 
