@@ -138,12 +138,22 @@ def one_library(reference: Fingerprint, candidate: Fingerprint) -> bool:
     return not known or reference.namespace == candidate.namespace
 
 
-def probe_input() -> npt.NDArray[np.float32]:
-    """The probe's vector: fixed, spanning magnitudes so rounding depends on the order."""
+@functools.cache
+def _probe_vector() -> npt.NDArray[np.float32]:
     rng = np.random.default_rng(20240607)
-    return (
+    vector = (
         rng.standard_normal(PROBE_ELEMENTS) * np.exp2(rng.integers(-12, 12, PROBE_ELEMENTS))
     ).astype(np.float32)
+    vector.flags.writeable = False
+    return vector
+
+
+def probe_input() -> npt.NDArray[np.float32]:
+    """The probe's vector: fixed, spanning magnitudes so rounding depends on the order.
+
+    Drawn once per process (the draw costs more than the sum); each caller gets its own
+    writable copy, so no library can change what the next probe sums."""
+    return _probe_vector().copy()
 
 
 def judge(
