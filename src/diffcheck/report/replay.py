@@ -10,6 +10,10 @@ stored figure must agree with the recomputed one: status, reason, each segment r
 the per-phase metrics; counts, indices and flags exactly, floats within 8 float64 epsilons
 relative (a non-finite stored float only where the derived one is the same).
 
+Which library computed each side (``computed_by``, v3) is bound where replay runs it
+itself (the reference; the candidate under ``--rerun``) and printed otherwise; a pair of
+one library counts like a self-test (:mod:`.identity`).
+
 What cannot be derived is never taken as evidence: a result without both outputs (a
 candidate that raised, a backend that was not there) is reported as such by :attr:`Replay.notes`,
 and a tolerance looser than the op's default for its precision is pointed out there too.
