@@ -169,3 +169,12 @@ class FakeAdapter(NumpyAdapter):
         elif self.fault == "empty":
             output = output[:0]
         return dataclasses.replace(run, output=output)
+
+
+class NumpyUnderAnotherName(NumpyAdapter):
+    """NumPy registered as ``fastlib``: its name and identity differ from the reference's, so
+    the name-based self-test check lets it through; its arrays are still ``numpy.ndarray``."""
+
+    name = "fastlib"
+    namespace_label = "fastlib"
+    description = "NumPy under another name"

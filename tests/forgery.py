@@ -41,9 +41,20 @@ def set_output(data: dict[str, Any], which: str, values: npt.ArrayLike) -> None:
         data["result"][which] = encode_output(values).model_dump()
 
 
+def as_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """The same record in schema v2 (no ``computed_by``: which library computed each side
+    was not recorded before v3)."""
+    v2: dict[str, Any] = json.loads(json.dumps(data))
+    v2.pop("computed_by", None)
+    v2["schema_version"] = 2
+    if v2["result"] is not None:
+        v2["result"]["schema_version"] = 2
+    return v2
+
+
 def as_v1(data: dict[str, Any]) -> dict[str, Any]:
     """The same record in schema v1 (outputs as lists of float32 bit patterns)."""
-    v1: dict[str, Any] = json.loads(json.dumps(data))
+    v1: dict[str, Any] = as_v2(data)
     v1["schema_version"] = v1["result"]["schema_version"] = 1
     for which in ("reference", "actual"):
         if v1["result"][which] is not None:

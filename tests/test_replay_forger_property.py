@@ -1,6 +1,6 @@
 """The careful forger, as a property: no consistent edit of any field replays as agreeing.
 
-For every field of genuine v1 and v2 reports (every op, a failing report, a self-test, a
+For every field of genuine v1, v2 and v3 reports (every op, a failing report, a self-test, a
 lifecycle on a backend with command contexts and one without, a not_run record), a draw
 edits one field or one output, then re-stamps what any forger can (digests, counts, status,
 reason, metrics and segment records, from the edited bits). Replay must then say ``agrees``
@@ -13,7 +13,10 @@ candidate says its stored bits do not reproduce. An edit of the check (its ``con
 leaves the recomputed reference bit-exact is allowed to agree only when the candidate, re-run
 under the edited check, reproduces its stored bits: then the document is true of that check. A result without the candidate's output
 (not_run, a candidate that raised) keeps a reason nothing can re-derive; replay says so in a
-note, and the property treats that reason as claimed.
+note, and the property treats that reason as claimed. In v3's ``computed_by``, the
+reference's module and array type are bound (replay recomputes the reference), the
+candidate's are its testimony (bound by re-running it), and versions, BLAS and the probe's
+sums are claimed.
 """
 
 from __future__ import annotations
@@ -38,10 +41,10 @@ from diffcheck.ops import OPS
 from diffcheck.report import replay
 from diffcheck.runner import run_check
 from fakes import FakeAdapter
-from forgery import as_v1, document, output, restamp, set_output
+from forgery import as_v1, as_v2, document, output, restamp, set_output
 
-#: Draws per schema version; two versions make the CI run's total.
-CASES = int(os.environ.get("DIFFCHECK_FORGER_CASES", "1000"))
+#: Draws per schema version; three versions make the CI run's total (2,100).
+CASES = int(os.environ.get("DIFFCHECK_FORGER_CASES", "700"))
 
 CLAIMED = (
     ("environment",),
@@ -51,11 +54,16 @@ CLAIMED = (
     ("started_at",),
     ("finished_at",),
     ("execution_elapsed_ms",),
+    ("computed_by", "reference", "version"),
+    ("computed_by", "reference", "blas"),
+    ("computed_by", "candidate", "version"),
+    ("computed_by", "candidate", "blas"),
+    ("computed_by", "probe"),
 )
 #: Fields a forger writes directly; re-stamping them would undo the edit.
 STAMPED = ("status", "reason", "metrics", "segments", "submission_metrics")
 #: The candidate's testimony: bound only by re-running it.
-TESTIMONY = (("result", "actual"), ("executed_precision",))
+TESTIMONY = (("result", "actual"), ("executed_precision",), ("computed_by", "candidate"))
 #: The check the candidate ran: an edit of it that the recomputed reference does not notice
 #: (an ``eps`` 0.1% larger, say) is a true report of the edited check when the candidate,
 #: re-run under it, gives the stored bits again; only re-running it can tell.
@@ -104,6 +112,7 @@ def _genuine(directory: Path) -> dict[str, dict[str, Any]]:
         data = json.loads(path.read_text())
         assert replay(document(data)).agrees, name
         reports[name] = data
+        reports[f"{name} (v2)"] = as_v2(data)
         reports[f"{name} (v1)"] = as_v1(data)
     assert "submission_phases" not in reports["context-lifecycle"]  # four chains
     assert "submission_phases" in reports["lifecycle-contexts"]
@@ -174,7 +183,9 @@ def _canonical(data: dict[str, Any]) -> dict[str, Any]:
     """What the document says as evidence: the validated model less its claimed fields."""
     dumped: dict[str, Any] = document(data).model_dump()
     for path in CLAIMED:
-        parent = _get(dumped, path[:-1])
+        parent: Any = dumped
+        for key in path[:-1]:  # a claimed field the document's version or result lacks
+            parent = parent.get(key) if isinstance(parent, dict) else None
         if isinstance(parent, dict):
             parent.pop(path[-1], None)
     result = dumped["result"]
@@ -295,7 +306,12 @@ class Forgery:
 
 @st.composite
 def forgeries(draw: st.DrawFn, version: int) -> Forgery:
-    names = sorted(n for n in _reports() if n.endswith(" (v1)") == (version == 1))
+    suffix = {1: " (v1)", 2: " (v2)"}.get(version)
+    names = sorted(
+        n
+        for n in _reports()
+        if (n.endswith(suffix) if suffix else not n.endswith((" (v1)", " (v2)")))
+    )
     name = draw(st.sampled_from(names))
     original = _reports()[name]
     outputs = [w for w in ("reference", "actual") if original["result"][w] is not None]
@@ -320,6 +336,12 @@ def _check_forgery(forgery: Forgery) -> None:
     rerun = forgery.testimony or forgery.rerun_bound
     outcome = replay(forged, rerun=rerun)
     _check(original, data, outcome, forgery.testimony, forgery.rerun_bound)
+
+
+@settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forgery=forgeries(3))
+def test_no_consistent_forgery_of_a_v3_field_replays_as_agreeing(forgery: Forgery) -> None:
+    _check_forgery(forgery)
 
 
 @settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

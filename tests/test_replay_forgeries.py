@@ -95,8 +95,8 @@ def test_result_fields_are_checked_against_config(
     failing_gemm: dict[str, Any], where: str, value: object
 ) -> None:
     failing_gemm["result"][where] = value
-    if where == "schema_version":  # a v1 result inside a v2 report is a schema error
-        with pytest.raises(Exception, match="schema v2"):
+    if where == "schema_version":  # a v1 result inside a v3 report is a schema error
+        with pytest.raises(Exception, match="schema v3"):
             document(failing_gemm)
         return
     assert any(p.startswith(f"result.{where}: stored") for p in _disagreements(failing_gemm))
@@ -158,7 +158,7 @@ def test_a_failed_report_turned_into_not_run_is_never_evidence(
     result["reference"] = result["actual"] = result["metrics"] = None
     for key in ("segments", "submission_metrics"):
         failing_gemm.pop(key, None)
-    failing_gemm["executed_precision"] = None
+    failing_gemm["executed_precision"] = failing_gemm["computed_by"] = None
     outcome = replay(document(failing_gemm))
     # Nothing ran that replay could re-derive: it says so, and it never reads as a pass.
     assert outcome.agrees

@@ -242,6 +242,7 @@ def test_metrics_stored_where_none_can_be_derived_make_replay_disagree(
     data["result"].update(status="failed", reason="required backend execution failed: X")
     data["result"]["actual"] = None
     data["executed_precision"] = None
+    data["computed_by"] = None
     data["result"]["metrics"] = None
     assert _replayed(data, tmp_path / "honest.json", capsys) == []
     data["result"]["metrics"] = gemm_report["result"]["metrics"]

@@ -90,7 +90,7 @@ def test_a_changed_seed_or_shape_parameter_with_the_bits_kept_does_not_replay(
 def test_a_boolean_seed_is_refused_when_the_report_is_read(failing_gemm: dict[str, Any]) -> None:
     failing_gemm["config"]["seed"] = True
     failing_gemm["result"]["seed"] = True
-    with pytest.raises(ReportError, match=r"does not match schema v2 at config\.gemm\.seed"):
+    with pytest.raises(ReportError, match=r"does not match schema v3 at config\.gemm\.seed"):
         document(failing_gemm)
 
 

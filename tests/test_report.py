@@ -21,7 +21,7 @@ from fakes import FakeAdapter
 from forgery import document, output, set_output
 
 SCHEMA_DIR = Path(__file__).parents[1] / "reports" / "schema"
-SCHEMA_FILE = SCHEMA_DIR / "v2.json"
+SCHEMA_FILE = SCHEMA_DIR / "v3.json"
 
 
 def test_nan_payloads_signed_zero_and_infinities_survive_a_json_round_trip() -> None:
@@ -34,7 +34,7 @@ def test_nan_payloads_signed_zero_and_infinities_survive_a_json_round_trip() -> 
     assert np.isinf(values[1])
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_checked_in_schema_matches_the_models(version: int) -> None:
     assert (SCHEMA_DIR / f"v{version}.json").read_text() == schema_text(version), (
         f"run 'nox -s schema' and commit reports/schema/v{version}.json"
@@ -146,10 +146,10 @@ def test_unknown_fields_and_phase_names_are_rejected(tmp_path: Path) -> None:
     data["submission_phases"][0] = "unexecuted"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(ReportError, match="does not match schema v2"):
+    with pytest.raises(ReportError, match="does not match schema v3"):
         load_report(bad)
     data = json.loads(report.read_text())
     data["result"]["verdict"] = "trust me"
     bad.write_text(json.dumps(data))
-    with pytest.raises(ReportError, match="does not match schema v2"):
+    with pytest.raises(ReportError, match="does not match schema v3"):
         load_report(bad)

@@ -60,7 +60,7 @@ def report(tmp_path: Path) -> Path:
         (b'{"a": ' * 50_000, "nested too deeply"),
         (b"", "is not JSON"),
         (b"[1, 2]", "is not a JSON object"),
-        (b'{"schema_version": 3}', "has schema_version 3; this diffcheck reads 1 and 2"),
+        (b'{"schema_version": 4}', "has schema_version 4; this diffcheck reads 1, 2 and 3"),
         (b'{"schema_version": true}', "has schema_version True"),
         (b'{"schema_version": 2}', "does not match schema v2 at config"),
     ],
@@ -253,6 +253,7 @@ def test_schema_write_replaces_a_symlink_and_needs_an_existing_directory(
         "summary-v1.json",
         "v1.json",
         "v2.json",
+        "v3.json",
     ]
     capsys.readouterr()
     code = main(["schema", "--write", str(tmp_path / "missing")])

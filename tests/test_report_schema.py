@@ -17,7 +17,7 @@ from diffcheck.config import make_check
 from diffcheck.ops import OPS
 from diffcheck.report.models import MODELS
 from diffcheck.runner import run_check
-from forgery import as_v1
+from forgery import as_v1, as_v2
 
 SCHEMA_DIR = Path(__file__).parents[1] / "reports" / "schema"
 CLASSES = ("Derived: ", "Bound: ", "Claimed: ")
@@ -29,7 +29,7 @@ def _schema(version: int) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def genuine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """One genuine v2 report of every op (array_api_strict against NumPy), and a not_run."""
+    """One genuine v3 report of every op (array_api_strict against NumPy), and a not_run."""
     directory = tmp_path_factory.mktemp("schema")
     reports = {}
     for name in [*OPS, "not-run"]:
@@ -43,7 +43,7 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     return reports
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_the_schema_names_every_field_with_its_type_and_classification(version: int) -> None:
     schema = _schema(version)
     assert schema["additionalProperties"] is False
@@ -59,13 +59,13 @@ def test_the_schema_names_every_field_with_its_type_and_classification(version: 
     assert described > 100
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_a_genuine_report_of_every_op_validates(
     genuine: dict[str, dict[str, Any]], version: int
 ) -> None:
     schema = _schema(version)
     for name, data in genuine.items():
-        document = data if version == 2 else as_v1(data)
+        document = {3: data, 2: as_v2(data), 1: as_v1(data)}[version]
         jsonschema.validate(document, schema)
         assert name == "not-run" or data["result"]["status"] == "passed", name
 
@@ -98,17 +98,41 @@ def _bad_digest(data: dict[str, Any]) -> None:
     data["result"]["actual"]["sha256"] = "XYZ"
 
 
+def _missing_computed_by(data: dict[str, Any]) -> None:
+    del data["computed_by"]
+
+
+def _bad_probe_bits(data: dict[str, Any]) -> None:
+    data["computed_by"]["probe"]["candidate_sum_bits"] = "0x1234"
+
+
+def _extra_fingerprint(data: dict[str, Any]) -> None:
+    data["computed_by"]["candidate"]["independent"] = True
+
+
 @pytest.mark.parametrize(
-    "edit", [_wrong_type, _wrong_float, _missing, _missing_top, _extra, _extra_config, _bad_digest]
+    "edit",
+    [
+        _wrong_type,
+        _wrong_float,
+        _missing,
+        _missing_top,
+        _extra,
+        _extra_config,
+        _bad_digest,
+        _missing_computed_by,
+        _bad_probe_bits,
+        _extra_fingerprint,
+    ],
 )
 def test_a_wrong_type_missing_or_extra_field_does_not_validate(
     genuine: dict[str, dict[str, Any]], edit: Any
 ) -> None:
     data = json.loads(json.dumps(genuine["gemm"]))
-    jsonschema.validate(data, _schema(2))
+    jsonschema.validate(data, _schema(3))
     edit(data)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, _schema(2))
+        jsonschema.validate(data, _schema(3))
 
 
 def test_non_finite_metrics_validate_as_their_json_strings(
@@ -116,4 +140,4 @@ def test_non_finite_metrics_validate_as_their_json_strings(
 ) -> None:
     data = json.loads(json.dumps(genuine["gemm"]))
     data["result"]["metrics"]["nmse"] = "Infinity"
-    jsonschema.validate(data, _schema(2))
+    jsonschema.validate(data, _schema(3))

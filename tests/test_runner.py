@@ -194,7 +194,18 @@ def test_live_and_replayed_verdicts_agree(
     assert MetricsRecord.of(replayed.verdict.metrics) == live.result.metrics
     judged = [(s.segment.name, s.status) for s in replayed.verdict.segments]
     assert judged == [(s.name, s.status) for s in live.segments or ()]
-    assert main(["replay", "--require-pass", str(path)]) == (0 if fault == "none" else 1)
+    # The fake computes with NumPy, the reference's own library: its report records numpy
+    # on both sides (a lifecycle through its command device returns host values only), and
+    # such a pass is, like a self-test, never a pass for the backend.
+    one_library = live.one_library
+    assert one_library == (op != "context-lifecycle")
+    passes = fault == "none" and not one_library
+    assert main(["replay", "--require-pass", str(path)]) == (0 if passes else 1)
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f"{path}: agrees: {live.result.status}"
+    marker = (
+        " (NOT INDEPENDENT: one library on both sides, not a pass for the backend)"
+        if one_library and live.result.status == "passed"
+        else ""
+    )
+    assert lines[0] == f"{path}: agrees: {live.result.status}{marker}"
     assert f"{path}: checked: reference recomputed from config: bit-exact" in lines

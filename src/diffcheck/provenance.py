@@ -6,7 +6,7 @@ and then vouches for NumPy with NumPy. Two facts are recorded instead of trusted
 
 * a :class:`Fingerprint` of each side, read off the arrays the function returned: the
   top-level module of their type (``numpy`` for an ``ndarray``, whatever adapter returned
-  it) and that module's version;
+  it), that module's version and, for NumPy, the BLAS it was built with;
 * a cheap independence probe (:func:`same_bits_probe`): both namespaces sum the same long
   float32 vector; the summation order is each library's own (pairwise blocks, SIMD lanes,
   tree reductions), so two libraries that return the same bits for it are, as far as this
@@ -21,6 +21,7 @@ fingerprint names the wrapper; only the probe may notice).
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 from importlib import metadata
@@ -35,6 +36,9 @@ __all__ = [
     "Provenance",
     "fingerprint_of",
     "judge",
+    "namespace_name",
+    "numpy_blas",
+    "one_library",
     "probe_input",
     "probe_sum",
     "provenance_of",
@@ -47,15 +51,21 @@ PROBE_ELEMENTS: Final = 1 << 17
 @dataclass(frozen=True)
 class Fingerprint:
     """The library whose arrays one side returned: ``module`` (top level), its ``version``,
-    and the array type's qualified name."""
+    the array type's qualified name, for NumPy its BLAS (``name version``), and, where the
+    caller knows it, the ``namespace`` module whose functions computed them (a backend may
+    store its values in NumPy arrays and compute with functions of its own)."""
 
     module: str
     version: str | None
     array_type: str
+    blas: str | None = None
+    namespace: str | None = None
 
     def __str__(self) -> str:
         version = f" {self.version}" if self.version else ""
-        return f"{self.module}{version} ({self.array_type})"
+        blas = f"; BLAS {self.blas}" if self.blas else ""
+        via = f"; via {self.namespace}" if self.namespace else ""
+        return f"{self.module}{version} ({self.array_type}{blas}{via})"
 
 
 @dataclass(frozen=True)
@@ -86,19 +96,64 @@ def _version(module: str) -> str | None:
         return None
 
 
-def fingerprint_of(array: Any) -> Fingerprint:
-    """The fingerprint of the library whose type ``array`` is (a Python scalar: ``builtins``)."""
+@functools.cache
+def numpy_blas() -> str | None:
+    """The BLAS NumPy was built with (``scipy-openblas 0.3.27``), from its build config; None
+    when the config does not say. Read once: it is fixed for the process."""
+    try:
+        config: Any = np.show_config(mode="dicts")
+        blas = config["Build Dependencies"]["blas"]
+        name, version = blas.get("name"), blas.get("version")
+    except Exception:  # an older or unusual build without the dict form: not recorded
+        return None
+    if not isinstance(name, str):
+        return None
+    return f"{name} {version}" if isinstance(version, str) and version else name
+
+
+def namespace_name(xp: Any) -> str:
+    """The module name of an array namespace (a module, or an object standing for one)."""
+    name = getattr(xp, "__name__", None)
+    return name if isinstance(name, str) else type(xp).__module__
+
+
+def fingerprint_of(array: Any, namespace: Any = None) -> Fingerprint:
+    """The fingerprint of the library whose type ``array`` is (a Python scalar: ``builtins``),
+    computed through ``namespace`` when the caller names it."""
     kind = type(array)
     module = kind.__module__.split(".")[0]
-    return Fingerprint(module, _version(module), f"{kind.__module__}.{kind.__qualname__}")
+    blas = numpy_blas() if module == "numpy" else None
+    via = None if namespace is None else namespace_name(namespace)
+    qualified = f"{kind.__module__}.{kind.__qualname__}"
+    return Fingerprint(module, _version(module), qualified, blas, via)
+
+
+def one_library(reference: Fingerprint, candidate: Fingerprint) -> bool:
+    """Whether both sides are one library: arrays of one module, computed through the same
+    namespace (or a namespace not known on a side). A backend that stores its values in
+    NumPy arrays but computes with functions of its own is left to the probe."""
+    if reference.module != candidate.module:
+        return False
+    known = reference.namespace is not None and candidate.namespace is not None
+    return not known or reference.namespace == candidate.namespace
+
+
+@functools.cache
+def _probe_vector() -> npt.NDArray[np.float32]:
+    rng = np.random.default_rng(20240607)
+    vector = (
+        rng.standard_normal(PROBE_ELEMENTS) * np.exp2(rng.integers(-12, 12, PROBE_ELEMENTS))
+    ).astype(np.float32)
+    vector.flags.writeable = False
+    return vector
 
 
 def probe_input() -> npt.NDArray[np.float32]:
-    """The probe's vector: fixed, spanning magnitudes so rounding depends on the order."""
-    rng = np.random.default_rng(20240607)
-    return (
-        rng.standard_normal(PROBE_ELEMENTS) * np.exp2(rng.integers(-12, 12, PROBE_ELEMENTS))
-    ).astype(np.float32)
+    """The probe's vector: fixed, spanning magnitudes so rounding depends on the order.
+
+    Drawn once per process (the draw costs more than the sum); each caller gets its own
+    writable copy, so no library can change what the next probe sums."""
+    return _probe_vector().copy()
 
 
 def judge(
@@ -107,7 +162,7 @@ def judge(
     sums: tuple[bytes, bytes] | None,
 ) -> Provenance:
     """The provenance of a comparison from both fingerprints and both probe sums' bits."""
-    if reference.module == candidate.module:
+    if one_library(reference, candidate):
         return Provenance(
             reference,
             candidate,

@@ -28,6 +28,7 @@ from ..ops import ContextLifecycle, HostInputs, Op, OpParams
 from ..ops.lifecycle import ContextLifecycleParams
 from ..precision import PRECISIONS, PrecisionName
 from ..programs import CommandDevice, run_lifecycle
+from ..provenance import Fingerprint, fingerprint_of
 from .api_divergences import KnownApiDivergence
 from .divergences import KnownDivergence
 
@@ -101,6 +102,10 @@ class Execution:
     extras: dict[str, Any] = field(default_factory=dict)
     #: True when a lifecycle ran as four independent chains (no command contexts).
     independent_chains: bool = False
+    #: The library whose arrays the computation returned, read off the result before it was
+    #: brought to the host (:func:`~diffcheck.provenance.fingerprint_of`); None when the
+    #: adapter returned host values only (its own kernels), so nothing names the library.
+    computed_by: Fingerprint | None = None
 
 
 def storage_name(dtype: Any) -> str:
@@ -349,4 +354,5 @@ class Adapter(abc.ABC):
             entrypoint,
             path,
             independent_chains=is_lifecycle,
+            computed_by=fingerprint_of(result, namespace=xp),
         )

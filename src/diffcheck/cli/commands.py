@@ -21,6 +21,7 @@ __all__ = ["backends", "ops", "replay", "run", "schema", "upgrade"]
 
 def run(argv: Sequence[str]) -> int:
     """``diffcheck run``: one required check, one new report, exit 0 only on a pass."""
+    from ..report.identity import computed_by_of
     from ..runner import run_check
     from .run_args import USAGE, parse_run_args
 
@@ -41,6 +42,21 @@ def run(argv: Sequence[str]) -> int:
     if result.status == "passed":
         print(f"Numerical check completed; report: {args.report}")
         print(_status_line(document))
+        if document.one_library and not args.check.allow_self_test:
+            # Like a self-test: never a pass for the backend (an asked-for self-test is
+            # refused before it runs otherwise, and says so in its coverage).
+            computed_by = computed_by_of(document)
+            side = None if computed_by is None else computed_by.candidate
+            library = "one library's" if side is None else side.module
+            print(
+                one_line(
+                    f"diffcheck: NOT INDEPENDENT: both sides returned {library} arrays, so "
+                    f"{result.backend} computed with the reference's own library; like a "
+                    f"self-test, not a pass for the backend; report: {args.report}"
+                ),
+                file=sys.stderr,
+            )
+            return 1
         return 0
     print(_status_line(document))
     where = _where(document)
@@ -174,12 +190,16 @@ def replay(argv: Sequence[str]) -> int:
             exit_code = 1
             continue
         marker = " (SELF-TEST: not a pass for the backend)" if outcome.self_test else ""
+        if outcome.one_library and not outcome.self_test and outcome.status == "passed":
+            marker = " (NOT INDEPENDENT: one library on both sides, not a pass for the backend)"
         print(one_line(f"{path}: agrees: {outcome.status}{marker}"))
         where = failure_where(outcome) if outcome.status == "failed" else None
         if where is not None:
             print(one_line(f"{path}: note: where: {where}"))
         for line in outcome.checked:
             print(one_line(f"{path}: checked: {line}"))
+        if outcome.computed_by is not None:
+            print(one_line(f"{path}: note: {outcome.computed_by}"))
         for note in outcome.notes:
             print(one_line(f"{path}: note: {note}"))
         claims = ", ".join(f"{name}={value!r}" for name, value in outcome.claims)

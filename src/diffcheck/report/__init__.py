@@ -1,4 +1,4 @@
-"""Report documents: models (schema v2, v1 still read), exact output arrays, the hostile-input
+"""Report documents: models (schema v3, v2 and v1 still read), exact output arrays, the hostile-input
 reader, the create-new writer, the schema export, replay and upgrade."""
 
 from __future__ import annotations
@@ -8,12 +8,15 @@ from .models import (
     SCHEMA_VERSION,
     CheckResult,
     CheckResultV2,
+    CheckResultV3,
+    ComputedBy,
     MetricsRecord,
     OutputArray,
     OutputBits,
     PrecisionRecord,
     ReportDocument,
     ReportDocumentV2,
+    ReportDocumentV3,
 )
 from .read import parse_report, read_report
 from .replay import Replay, load_report, replay
@@ -23,6 +26,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "CheckResult",
     "CheckResultV2",
+    "CheckResultV3",
+    "ComputedBy",
     "MetricsRecord",
     "OutputArray",
     "OutputBits",
@@ -30,6 +35,7 @@ __all__ = [
     "Replay",
     "ReportDocument",
     "ReportDocumentV2",
+    "ReportDocumentV3",
     "ReportWriter",
     "decode_output",
     "encode_output",

@@ -8,8 +8,8 @@ Three checks, each a disagreement when it fails:
   (by adapter identity, :func:`~diffcheck.adapters.same_backend`), never read from a
   sentence in the report, and a self-test never counts as a pass;
 - what is only claimed (platform, execution path, kernel entrypoint, probe details,
-  versions, times) is listed by :func:`claimed_fields`, for replay to print as claimed and
-  keep out of ``agrees``.
+  versions, times, the candidate's library and the independence probe) is listed by
+  :func:`claimed_fields`, for replay to print as claimed and keep out of ``agrees``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from ..adapters import same_backend
 from ..errors import ConfigError
+from .identity import claimed_identity
 from .models import ReportDocument
 
 __all__ = ["claimed_fields", "is_self_test", "representability_problem"]
@@ -86,4 +87,4 @@ def claimed_fields(document: ReportDocument) -> list[tuple[str, str]]:
         ("finished_at", str(document.finished_at)),
         ("execution_elapsed_ms", str(document.execution_elapsed_ms)),
     ]
-    return claims
+    return claims + claimed_identity(document)

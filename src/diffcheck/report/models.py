@@ -1,4 +1,4 @@
-"""The report document: schema version 2 (written) and version 1 (still read).
+"""The report document: schema version 3 (written), versions 2 and 1 (still read).
 
 Field for field the reference tool's evidence document, plus ``reference_backend`` (the
 reference is selectable), ``segments`` (every segment's own verdict, for localization) and
@@ -6,8 +6,10 @@ reference is selectable), ``segments`` (every segment's own verdict, for localiz
 payloads, -0.0 and infinities survive and a reader can re-derive every metric: v1 as a list
 of float32 bit patterns (:class:`OutputBits`, the reference tool's layout), v2 as the base64
 of the little-endian float32 bytes with their count and SHA-256 (:class:`OutputArray`, about
-9x smaller). v2 differs from v1 only there. A new incompatible layout is a new model with a
-new number, never a reused one.
+9x smaller). v2 differs from v1 only there. v3 adds ``computed_by`` (:class:`ComputedBy`):
+the library that actually computed each side, read off the arrays each returned, and the
+independence probe's two sums. A new incompatible layout is a new model with a new number,
+never a reused one.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pydantic import (
 from .._numbers import U64_MAX
 from ..config import AnyCheckConfig
 from ..differ import Metrics
+from ..provenance import Fingerprint, one_library
 
 __all__ = [
     "MODELS",
@@ -36,21 +39,26 @@ __all__ = [
     "SCHEMA_VERSION",
     "CheckResult",
     "CheckResultV2",
+    "CheckResultV3",
+    "ComputedBy",
     "Environment",
+    "LibraryRecord",
     "MetricsRecord",
     "OutputArray",
     "OutputBits",
     "PrecisionRecord",
+    "ProbeRecord",
     "ReportDocument",
     "ReportDocumentV2",
+    "ReportDocumentV3",
     "SegmentRecord",
     "Status",
 ]
 
 #: The schema version new reports are written with.
-SCHEMA_VERSION: Literal[2] = 2
+SCHEMA_VERSION: Literal[3] = 3
 #: Every schema version this diffcheck reads (replay, upgrade, sweep --resume).
-READABLE_VERSIONS: tuple[int, ...] = (1, 2)
+READABLE_VERSIONS: tuple[int, ...] = (1, 2, 3)
 
 Status = Literal["passed", "failed", "not_run"]
 Phase = Literal["initial", "reused_context", "independent_context", "drop_flush"]
@@ -86,6 +94,7 @@ def exact_int(value: object) -> object:
 #: Schema versions, exactly ints (a JSON true or 1.0 is not a version).
 Version1 = Annotated[Literal[1], BeforeValidator(exact_int)]
 Version2 = Annotated[Literal[2], BeforeValidator(exact_int)]
+Version3 = Annotated[Literal[3], BeforeValidator(exact_int)]
 
 
 #: A float as reports write it: a JSON number, or "NaN" / "Infinity" / "-Infinity".
@@ -351,7 +360,14 @@ class ReportDocument(_Strict):
         if not (self.completed and self.result is not None and self.result.status == "passed"):
             return False
         paired, _ = is_self_test(self.result.backend, self.reference_backend)
-        return not paired and "SELF-TEST:" not in self.coverage
+        return not paired and "SELF-TEST:" not in self.coverage and not self.one_library
+
+    @property
+    def one_library(self) -> bool:
+        """Whether both sides' arrays came from one library (``computed_by``, v3): a pair
+        that is not independent, which counts like a self-test, never as a pass."""
+        computed_by: ComputedBy | None = getattr(self, "computed_by", None)
+        return computed_by is not None and computed_by.one_library
 
     def to_json(self) -> bytes:
         """Pretty JSON (2-space indent) with a trailing newline, as the reference tool writes."""
@@ -403,5 +419,124 @@ class ReportDocumentV2(ReportDocument):
     )
 
 
+_REBOUND = " `replay --rerun` re-runs the candidate and binds it to the module found then."
+
+
+class LibraryRecord(_Strict):
+    """One side's fingerprint: the library whose arrays its computation returned."""
+
+    module: str = Field(
+        description=CLAIMED + "Top-level module of the output array's type (numpy for a "
+        "numpy.ndarray, whatever adapter returned it). For the reference, bound: replay "
+        "recomputes the reference and reads the module off its arrays." + _REBOUND
+    )
+    version: str | None = Field(
+        description=CLAIMED + "That module's version where the check ran (null if unknown)."
+    )
+    array_type: str = Field(
+        description=CLAIMED + "The output array type's qualified name. For the reference, "
+        "bound like module." + _REBOUND
+    )
+    blas: str | None = Field(
+        description=CLAIMED + "For NumPy, the BLAS it was built with (name and version, from "
+        "numpy.show_config); null for other libraries."
+    )
+    namespace: str | None = Field(
+        description=CLAIMED + "The module of the array namespace whose functions computed the "
+        "output (a backend may store values in NumPy arrays and compute with its own "
+        "functions); null when not known. For the reference, bound like module." + _REBOUND
+    )
+
+    def fingerprint(self) -> Fingerprint:
+        """The record as :class:`~diffcheck.provenance.Fingerprint`."""
+        return Fingerprint(self.module, self.version, self.array_type, self.blas, self.namespace)
+
+
+class ProbeRecord(_Strict):
+    """The independence probe: both namespaces summed one fixed float32 vector.
+
+    Each library sums in its own order (pairwise blocks, SIMD lanes, trees), so two sides
+    whose sums have the same bits are, as far as this can tell, one implementation.
+    """
+
+    elements: int = Field(ge=1, description=CLAIMED + "Length of the probe's float32 vector.")
+    reference_sum_bits: str = Field(
+        pattern="^[0-9a-f]{8}$",
+        description=CLAIMED
+        + "The reference namespace's float32 sum: its bit pattern, 8 hex digits.",
+    )
+    candidate_sum_bits: str = Field(
+        pattern="^[0-9a-f]{8}$",
+        description=CLAIMED
+        + "The candidate namespace's float32 sum: its bit pattern, 8 hex digits.",
+    )
+
+
+class ComputedBy(_Strict):
+    """Which library computed each side, and the probe: whether the pair is independent.
+
+    A name is a label (a NumPy adapter subclass under another name passes the name-based
+    self-test check); the fingerprint is read off the arrays each side returned. Both sides
+    from one module through one namespace is not an independent pair and counts like a
+    self-test: never a pass.
+    A bit-identical probe (a wrapper that delegates to the other side's library) is printed
+    as not independent.
+    """
+
+    reference: LibraryRecord | None = Field(
+        description=BOUND + "The library of the reference's output arrays; its module and "
+        "array type must be what replay's recomputation returns (version and BLAS are "
+        "claimed). Null when the reference returned host values only."
+    )
+    candidate: LibraryRecord | None = Field(
+        description=CLAIMED + "The library of the candidate's output arrays; null when the "
+        "candidate ran its own kernels and returned host values only." + _REBOUND
+    )
+    probe: ProbeRecord | None = Field(
+        description=CLAIMED + "The independence probe's sums; null when a side's namespace "
+        "could not compute it, or both sides are one module (nothing left to probe)."
+    )
+
+    @property
+    def one_library(self) -> bool:
+        """Whether both sides are one library under two names: arrays of one module,
+        computed through one namespace (or a namespace not known on a side)."""
+        if self.reference is None or self.candidate is None:
+            return False
+        return one_library(self.reference.fingerprint(), self.candidate.fingerprint())
+
+
+class CheckResultV3(CheckResultV2):
+    """The result of a schema v3 report (as v2; the version moves with the document)."""
+
+    schema_version: Version3 = Field(  # type: ignore[assignment]
+        default=3, description=DERIVED + "The document's schema version."
+    )
+
+
+class ReportDocumentV3(ReportDocumentV2):
+    """A complete or incomplete evidence record of one check, schema v3 (the written one):
+    v2 and which library computed each side (``computed_by``)."""
+
+    schema_version: Version3 = Field(  # type: ignore[assignment]
+        default=3, description=BOUND + "Schema version; selects the model the file is read with."
+    )
+    result: CheckResultV3 | None = Field(
+        description=DERIVED + "The check's result; null while the check runs."
+    )
+    computed_by: ComputedBy | None = Field(
+        default=None,
+        description=CLAIMED + "Which library computed each side (read off the arrays each "
+        "returned) and the independence probe; null until both sides ran to an output (and "
+        "in a report upgraded from v2, which never recorded it: replay says so). Both "
+        "sides from one module counts like a self-test, never a pass. Replay binds the "
+        "reference's module to its recomputation, and under --rerun the candidate's.",
+    )
+
+
 #: The model of each readable schema version.
-MODELS: dict[int, type[ReportDocument]] = {1: ReportDocument, 2: ReportDocumentV2}
+MODELS: dict[int, type[ReportDocument]] = {
+    1: ReportDocument,
+    2: ReportDocumentV2,
+    3: ReportDocumentV3,
+}

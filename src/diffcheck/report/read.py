@@ -91,7 +91,8 @@ def _schema_version(data: Any, source: str) -> int:
     version = data.get("schema_version")
     # Exactly an int: 2.0 == 2 and True == 1 in Python, but neither is a schema version.
     if type(version) is not int or version not in READABLE_VERSIONS:
-        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+        readable = ", ".join(str(v) for v in READABLE_VERSIONS[:-1])
+        readable += f" and {READABLE_VERSIONS[-1]}"
         raise ReportError(
             f"report {source} has schema_version {version!r}; this diffcheck reads {readable}"
         )

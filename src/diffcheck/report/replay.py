@@ -10,6 +10,10 @@ stored figure must agree with the recomputed one: status, reason, each segment r
 the per-phase metrics; counts, indices and flags exactly, floats within 8 float64 epsilons
 relative (a non-finite stored float only where the derived one is the same).
 
+Which library computed each side (``computed_by``, v3) is bound where replay runs it
+itself (the reference; the candidate under ``--rerun``) and printed otherwise; a pair of
+one library counts like a self-test (:mod:`.identity`).
+
 What cannot be derived is never taken as evidence: a result without both outputs (a
 candidate that raised, a backend that was not there) is reported as such by :attr:`Replay.notes`,
 and a tolerance looser than the op's default for its precision is pointed out there too.
@@ -40,6 +44,7 @@ from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
 from .figures import compare_metrics, compare_segments, compare_submission_metrics
+from .identity import bind_library, computed_by_of, identity_problem, independence
 from .limits import report_read_limit
 from .models import CheckResult, MetricsRecord, ReportDocument
 from .read import load_json, report_from
@@ -63,6 +68,14 @@ class Replay:
     checked: list[str] = field(default_factory=list)
     #: (field, value) of every claimed field, which replay cannot verify.
     claims: list[tuple[str, str]] = field(default_factory=list)
+    #: Whether both sides' arrays came from one library (``computed_by``, v3): counted like
+    #: a self-test.
+    one_library: bool = False
+    #: Whether the pair is independent, judged from ``computed_by`` (None: not recorded).
+    independent: bool | None = None
+    #: Which library computed each side and whether the pair is independent, in one line
+    #: (None before schema v3).
+    computed_by: str | None = None
 
     @property
     def agrees(self) -> bool:
@@ -70,8 +83,11 @@ class Replay:
 
     @property
     def passed(self) -> bool:
-        """Agrees, stored passed, and is not a self-test (which is never a pass)."""
-        return self.agrees and self.status == "passed" and not self.self_test
+        """Agrees, stored passed, and is neither a self-test nor one library on both sides
+        (neither is ever a pass)."""
+        return (
+            self.agrees and self.status == "passed" and not self.self_test and not self.one_library
+        )
 
     @property
     def status(self) -> str:
@@ -274,6 +290,15 @@ def _check_world(
                     f"executed_precision.reference_storage: stored "
                     f"{executed.reference_storage!r}, recomputed {recomputed.storage!r}"
                 )
+            computed_by = computed_by_of(document)
+            if computed_by is not None:
+                problem = bind_library(
+                    "computed_by.reference",
+                    computed_by.reference,
+                    recomputed.computed_by,
+                    "the reference recomputed from config",
+                )
+                problems += [problem] if problem else []
     if actual is not None and executed is not None:
         problem = representability_problem(actual, executed.backend_output_storage)
         problems += [problem] if problem else []
@@ -306,12 +331,19 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
     reference, actual = _decoded(result, problems)
     if (result.actual is None) != (document.executed_precision is None):
         problems.append("executed_precision is set exactly when the candidate returned output")
+    if (problem := identity_problem(document)) is not None:
+        problems.append(problem)
     problems += _check_world(document, check, reference, actual, checked)
     if rerun:
         again = rerun_candidate(check, actual)
         checked.append(again.line)
         if again.status is not None and again.status != result.status:
             problems.append(f"re-run: stored {result.status}, the candidate now {again.status}")
+        computed_by = computed_by_of(document)
+        if computed_by is not None:
+            stored = computed_by.candidate
+            problem = bind_library("computed_by.candidate", stored, again.computed_by, "the re-run")
+            problems += [problem] if problem else []
 
     verdict: Verdict | None = None
     if result.reference is not None and result.actual is not None:
@@ -348,6 +380,12 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
             f"SELF-TEST: the candidate {check.require_backend} is the reference "
             f"{check.reference}'s own backend; it is never a pass for the backend"
         )
+    pair, line = independence(document)
+    if document.one_library:
+        notes.append(
+            f"NOT INDEPENDENT: the candidate {check.require_backend} returned the reference's "
+            "own library's arrays; like a self-test, it is never a pass for the backend"
+        )
     return Replay(
         document,
         verdict,
@@ -356,4 +394,7 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
         self_test=check.allow_self_test,
         checked=checked,
         claims=claimed_fields(document),
+        one_library=document.one_library,
+        independent=None if pair is None else pair.independent,
+        computed_by=line,
     )

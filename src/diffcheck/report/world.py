@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from ..adapters import resolve
 from ..config import Check
+from ..provenance import Fingerprint
 
 __all__ = [
     "WIDE_ULP_BOUND",
@@ -45,6 +46,8 @@ class Recomputed:
     output: npt.NDArray[np.float32] | None
     storage: str | None = None
     problem: str | None = None
+    #: The library whose arrays the recomputation returned (None: host values only).
+    computed_by: Fingerprint | None = None
 
 
 def _error_text(error: BaseException) -> str:
@@ -67,7 +70,11 @@ def recompute_reference(check: Check) -> Recomputed:
         run = adapter.execute(check.op, check.params, inputs, "f32", role="reference")
     except Exception as error:  # a missing or broken backend is a finding, not a crash
         return Recomputed(None, problem=f"backend {check.reference}: {_error_text(error)}")
-    return Recomputed(np.ascontiguousarray(run.output, np.float32).reshape(-1), run.output_storage)
+    return Recomputed(
+        np.ascontiguousarray(run.output, np.float32).reshape(-1),
+        run.output_storage,
+        computed_by=run.computed_by,
+    )
 
 
 def ulp_distance(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
@@ -121,6 +128,8 @@ class Rerun:
 
     line: str
     status: str | None = None
+    #: The library whose arrays the re-run candidate returned (None: host values only).
+    computed_by: Fingerprint | None = None
 
 
 def rerun_candidate(check: Check, stored: npt.NDArray[np.float32] | None) -> Rerun:
@@ -133,15 +142,23 @@ def rerun_candidate(check: Check, stored: npt.NDArray[np.float32] | None) -> Rer
     if outcome.actual is None:
         return Rerun(f"candidate not re-run to an output: {outcome.status} ({outcome.reason})")
     fresh = np.ascontiguousarray(outcome.actual, np.float32).reshape(-1)
+    run = outcome.candidate_execution
+    library = None if run is None else run.computed_by
     if stored is None:
-        return Rerun(f"candidate re-run: {status}; no stored output to compare with", status)
+        return Rerun(
+            f"candidate re-run: {status}; no stored output to compare with", status, library
+        )
     if stored.size != fresh.size:
         return Rerun(
-            f"candidate re-run: {status}; {fresh.size} elements, {stored.size} stored", status
+            f"candidate re-run: {status}; {fresh.size} elements, {stored.size} stored",
+            status,
+            library,
         )
     differs = int(np.count_nonzero(stored.view(np.uint32) != fresh.view(np.uint32)))
     if differs == 0:
-        return Rerun(f"candidate re-run: {status}; stored bits reproduce bit-exact", status)
+        return Rerun(
+            f"candidate re-run: {status}; stored bits reproduce bit-exact", status, library
+        )
     wide_stored, wide_fresh = stored.astype(np.float64), fresh.astype(np.float64)
     with np.errstate(all="ignore"):
         nmse = float(np.mean((wide_stored - wide_fresh) ** 2) / np.mean(wide_stored**2))
@@ -149,4 +166,5 @@ def rerun_candidate(check: Check, stored: npt.NDArray[np.float32] | None) -> Rer
         f"candidate re-run: {status}; stored bits do not reproduce: {differs} of {fresh.size} "
         f"elements differ, NMSE between stored and re-run {nmse:.3e}",
         status,
+        library,
     )

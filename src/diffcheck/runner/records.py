@@ -22,22 +22,27 @@ from ..adapters import Adapter, Execution, resolve
 from ..config import Check, coverage_of
 from ..differ import Verdict
 from ..ops import ContextLifecycle
+from ..provenance import PROBE_ELEMENTS, Fingerprint
 from ..report.arrays import encode_outputs
 from ..report.models import (
-    CheckResultV2,
+    CheckResultV3,
+    ComputedBy,
     Environment,
+    LibraryRecord,
     MetricsRecord,
     PrecisionRecord,
+    ProbeRecord,
     ReportDocument,
-    ReportDocumentV2,
+    ReportDocumentV3,
     SegmentRecord,
     Status,
 )
 
 if TYPE_CHECKING:
+    from .identity import Identity
     from .run import Outcome
 
-__all__ = ["completed_document", "initial_document", "result_record"]
+__all__ = ["completed_document", "computed_by_record", "initial_document", "result_record"]
 
 
 def _ran_as_chains(check: Check, run: Execution | None, adapter: Adapter | None = None) -> bool:
@@ -77,7 +82,7 @@ def initial_document(check: Check, candidate: Adapter | None = None) -> ReportDo
     entrypoint, path = _labels(check, candidate)
     chains = _ran_as_chains(check, None, candidate)
     segments = check.op.segment_names if not chains else ()
-    return ReportDocumentV2.model_validate(
+    return ReportDocumentV3.model_validate(
         {
             "config": check.record().model_dump(),
             "reference_backend": check.reference,
@@ -115,11 +120,11 @@ def result_record(
     reference: npt.NDArray[np.float32] | None = None,
     actual: npt.NDArray[np.float32] | None = None,
     verdict: Verdict | None = None,
-) -> CheckResultV2:
-    """The report's ``result`` object for ``check`` (schema v2: outputs as exact bytes)."""
+) -> CheckResultV3:
+    """The report's ``result`` object for ``check`` (outputs as exact bytes, as in v2)."""
     tolerance = check.max_nmse
     stored = encode_outputs(reference, actual)
-    return CheckResultV2(
+    return CheckResultV3(
         op=check.op.report_name,
         backend=check.require_backend,
         seed=check.seed,
@@ -134,12 +139,13 @@ def result_record(
 
 
 def completed_document(
-    document: ReportDocument, result: CheckResultV2, elapsed_ms: float | None, **updates: object
+    document: ReportDocument, result: CheckResultV3, elapsed_ms: float | None, **updates: object
 ) -> ReportDocument:
-    """``document`` as a final record holding ``result`` (a v1 incomplete record becomes v2)."""
-    if not isinstance(document, ReportDocumentV2):
-        document = ReportDocumentV2.model_validate(
-            document.model_dump() | {"schema_version": 2, "result": None}
+    """``document`` as a final record holding ``result`` (an older incomplete record becomes
+    the current version)."""
+    if not isinstance(document, ReportDocumentV3):
+        document = ReportDocumentV3.model_validate(
+            document.model_dump() | {"schema_version": 3, "result": None}
         )
     return document.model_copy(
         update={
@@ -149,6 +155,34 @@ def completed_document(
             "execution_elapsed_ms": elapsed_ms,
             **updates,
         }
+    )
+
+
+def _library(fingerprint: Fingerprint | None) -> LibraryRecord | None:
+    if fingerprint is None:
+        return None
+    return LibraryRecord(
+        module=fingerprint.module,
+        version=fingerprint.version,
+        array_type=fingerprint.array_type,
+        blas=fingerprint.blas,
+        namespace=fingerprint.namespace,
+    )
+
+
+def computed_by_record(found: Identity | None) -> ComputedBy | None:
+    """The report's ``computed_by`` from what the runner read off both sides' outputs."""
+    if found is None:
+        return None
+    probe = None
+    if found.sums is not None:
+        probe = ProbeRecord(
+            elements=PROBE_ELEMENTS,
+            reference_sum_bits=f"{int.from_bytes(found.sums[0], 'little'):08x}",
+            candidate_sum_bits=f"{int.from_bytes(found.sums[1], 'little'):08x}",
+        )
+    return ComputedBy(
+        reference=_library(found.reference), candidate=_library(found.candidate), probe=probe
     )
 
 
@@ -185,6 +219,7 @@ def _final_document(
             kernel_entrypoint=run.kernel_entrypoint,
         )
         updates["execution_path"] = run.execution_path
+        updates["computed_by"] = computed_by_record(outcome.computed_by)
     chains = _ran_as_chains(check, run)
     if chains:
         # What ran: four independent chains, no submissions; say so wherever the record

@@ -42,6 +42,7 @@ from ..differ import (
 from ..report.models import ReportDocument, Status
 from ..report.writer import ReportWriter
 from .budget import check_budget
+from .identity import Identity, identify
 from .records import (
     _final_document,
     _ran_as_chains,
@@ -72,6 +73,8 @@ class Outcome:
     reference_execution: Execution | None = None
     candidate_execution: Execution | None = None
     details: dict[str, str] = field(default_factory=dict)
+    #: Which library computed each side (set once both ran to an output).
+    computed_by: Identity | None = None
 
 
 def _error_text(error: BaseException) -> str:
@@ -178,6 +181,7 @@ def execute_check(
         outcome.reason = f"required backend execution failed: {_error_text(error)}"
         return outcome
     outcome.actual, outcome.candidate_execution = candidate_run.output, candidate_run
+    outcome.computed_by = identify(reference, candidate, reference_run, candidate_run)
     verdict = bind_precision(
         compare_outputs(expected, candidate_run.output, tolerance, ulp_dtype=check.precision),
         check.precision,
