@@ -300,6 +300,15 @@ def test_max_memory_sets_the_budget(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert parse_size("512MiB") == 512 * 2**20
 
 
+def test_format_bytes_names_every_size_even_past_float_range() -> None:
+    assert format_bytes(0) == "0 B"
+    assert format_bytes(1536) == "1.5 KiB"
+    assert format_bytes(3 * 2**50) == "3.0 PiB"
+    # Estimates of hostile inputs (shapes of int64 minima) are integers past 10**308.
+    for size in (1024**6, 2**80, 10**400):
+        assert format_bytes(size) == "over 1024 PiB"
+
+
 def test_an_error_while_preparing_inputs_is_a_completed_failed_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

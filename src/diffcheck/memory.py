@@ -95,8 +95,16 @@ def parse_size(text: str) -> int:
     return size
 
 
+_BEYOND_UNITS: Final = 1024**6
+
+
 def format_bytes(size: float) -> str:
-    """``size`` in the largest binary unit that keeps it at 1 or more (``1.5 GiB``)."""
+    """``size`` in the largest binary unit that keeps it at 1 or more (``1.5 GiB``).
+
+    Sizes past what any unit here names (estimates of hostile inputs reach 2**80 and beyond,
+    where float division overflows) read "over 1024 PiB"."""
+    if abs(size) >= _BEYOND_UNITS:
+        return "over 1024 PiB"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(size) < 1024 or unit == "PiB":
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"

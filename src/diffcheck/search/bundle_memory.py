@@ -302,7 +302,7 @@ def check_replay_budget(
         raise BundleError(
             f"{where}: replaying {function} needs about {needs} (inputs "
             f"{format_bytes(estimate.inputs)}, outputs {OUTPUT_COPIES} x "
-            f"{format_bytes(estimate.outputs / OUTPUT_COPIES)}), over the budget of "
+            f"{format_bytes(estimate.outputs // OUTPUT_COPIES)}), over the budget of "
             f"{format_bytes(budget)} ({source}); nothing was run. Raise --max-memory if the "
             "machine holds it"
         )
