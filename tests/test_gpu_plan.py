@@ -231,6 +231,32 @@ def test_declared_constants_reads_wgsl_and_msl() -> None:
     assert gpu_plan.declared_constants(msl) == {"TILE_M": 64, "THREADS": 256}
 
 
+def test_source_for_prefers_the_kernels_own_source_then_the_shipped_file() -> None:
+    read: list[str] = []
+
+    def shipped_text(filename: str) -> str:
+        read.append(filename)
+        return f"// {filename}"
+
+    shipped = {"silu_mul": ("silu_mul.wgsl", "silu_mul_split_f32")}
+    source, origin = gpu_plan.source_for(gpu_plan.SILU_MUL_KERNEL, "wgsl", shipped, shipped_text)
+    assert (source.entry, source.text, origin) == (
+        "silu_mul_split_f32",
+        "// silu_mul.wgsl",
+        "silu_mul.wgsl",
+    )
+    own = Kernel(
+        "test_own_gelu",
+        sources={"msl": gpu_plan.KernelSource("gelu_f32", "kernel void gelu_f32() {}")},
+    )
+    source, origin = gpu_plan.source_for(own, "msl", shipped, shipped_text)
+    assert source.entry == "gelu_f32"
+    assert origin == "test_own_gelu.metal (the 'test_own_gelu' kernel's own MSL source)"
+    assert read == ["silu_mul.wgsl"]  # the kernel's own source needs no shipped file
+    with pytest.raises(KeyError, match="'test_own_gelu' has no WGSL source: its op gives none"):
+        gpu_plan.source_for(own, "wgsl", shipped, shipped_text)
+
+
 def test_check_kernel_source_refuses_a_drifted_constant() -> None:
     good = "const THREADS: u32 = 256u;"
     silu = gpu_plan.SILU_MUL_KERNEL

@@ -35,6 +35,7 @@ from .kernels import (
     kernel_named,
     register_kernel,
     registered_kernels,
+    source_for,
 )
 from .plans import (
     ADD_RMS_NORM_KERNEL,
@@ -137,5 +138,6 @@ __all__ = [
     "registered_kernels",
     "rope_turn_words",
     "rope_turns",
+    "source_for",
     "split_grid",
 ]

@@ -15,7 +15,7 @@ the wrong code. :func:`register_kernel` refuses that.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -29,6 +29,7 @@ __all__ = [
     "kernel_named",
     "register_kernel",
     "registered_kernels",
+    "source_for",
 ]
 
 #: The shading languages of the raw-GPU adapters: WGSL (``wgpu``) and MSL (``metal``).
@@ -128,6 +129,43 @@ def kernel_named(name: str) -> Kernel:
 def registered_kernels() -> tuple[Kernel, ...]:
     """Every registered kernel, in registration order (the built-in ones first)."""
     return tuple(_REGISTRY.values())
+
+
+#: How messages name each language, and the file extension of its sources.
+_LANGUAGE_NAMES: Final[Mapping[ShadingLanguage, tuple[str, str]]] = {
+    "wgsl": ("WGSL", "wgsl"),
+    "msl": ("MSL", "metal"),
+}
+
+
+def source_for(
+    kernel: Kernel,
+    language: ShadingLanguage,
+    shipped: Mapping[str, tuple[str, str]],
+    read: Callable[[str], str],
+) -> tuple[KernelSource, str]:
+    """The ``language`` source an adapter compiles for ``kernel``, and where it came from.
+
+    The kernel's own source (an op plugin's) first, else the one the adapter ships:
+    ``shipped`` maps kernel names to ``(filename, entry)`` and ``read`` returns a shipped
+    file's text. The second value names the source in messages.
+
+    Raises
+    ------
+    KeyError
+        When neither exists.
+    """
+    label, extension = _LANGUAGE_NAMES[language]
+    own = kernel.sources.get(language)
+    if own is not None:
+        return own, f"{kernel.name}.{extension} (the {kernel.name!r} kernel's own {label} source)"
+    entry = shipped.get(kernel.name)
+    if entry is None:
+        raise KeyError(
+            f"kernel {kernel.name!r} has no {label} source: its op gives none and none ships here"
+        )
+    filename, function = entry
+    return KernelSource(function, read(filename)), filename
 
 
 # `const TILE_M: u32 = 64u;` (WGSL) or `constant uint TILE_M = 64;` (MSL).

@@ -6,7 +6,7 @@ import functools
 from importlib import resources
 from typing import Final
 
-from diffcheck.gpu_plan import Kernel, KernelSource
+from diffcheck.gpu_plan import Kernel, KernelSource, source_for
 
 __all__ = ["COPY_NAME", "KERNEL_FILES", "KERNEL_NAMES", "kernel_source", "source_of"]
 
@@ -39,20 +39,12 @@ def kernel_source(filename: str) -> str:
 def source_of(kernel: Kernel) -> tuple[KernelSource, str]:
     """The WGSL source this adapter compiles for ``kernel``, and where it came from (for messages).
 
-    The kernel's own source (an op plugin's) first, else the one shipped here under its name.
+    The kernel's own source (an op plugin's) first, else the one shipped here under its name
+    (read through this module's ``kernel_source``, which tests replace with a faulty text).
 
     Raises
     ------
     KeyError
         When neither exists.
     """
-    own = kernel.sources.get("wgsl")
-    if own is not None:
-        return own, f"{kernel.name}.wgsl (the {kernel.name!r} kernel's own WGSL source)"
-    shipped = KERNEL_FILES.get(kernel.name)
-    if shipped is None:
-        raise KeyError(
-            f"kernel {kernel.name!r} has no WGSL source: its op gives none and none ships here"
-        )
-    filename, entry = shipped
-    return KernelSource(entry, kernel_source(filename)), filename
+    return source_for(kernel, "wgsl", KERNEL_FILES, lambda filename: kernel_source(filename))
