@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 import numpy as np
@@ -27,14 +27,24 @@ __all__ = ["RawCall", "Recorder", "RecordingNamespace", "Tracked", "is_array", "
 _HERE = str(Path(__file__).parent)
 
 
+_ARRAY_TYPES: dict[type, bool] = {}
+
+
 def is_array(value: Any) -> bool:
-    """Whether ``value`` is an array (of any library), not a scalar, dtype or device."""
-    return (
-        hasattr(value, "shape")
-        and hasattr(value, "dtype")
-        and not isinstance(value, type)
-        and not isinstance(value, bool | int | float | complex)
-    )
+    """Whether ``value`` is an array (of any library), not a scalar, dtype or device.
+
+    Decided once per type: a program's calls ask about ten times per call.
+    """
+    kind = type(value)
+    found = _ARRAY_TYPES.get(kind)
+    if found is None:
+        found = _ARRAY_TYPES[kind] = (
+            hasattr(value, "shape")
+            and hasattr(value, "dtype")
+            and not isinstance(value, type)
+            and not isinstance(value, bool | int | float | complex)
+        )
+    return found
 
 
 def unwrap(value: Any) -> Any:
@@ -57,7 +67,17 @@ def _call_site() -> str:
         frame = frame.f_back
     if frame is None:
         return "<unknown>"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    key = (frame.f_code, frame.f_lineno)
+    site = _SITES.get(key)
+    if site is None:
+        if len(_SITES) > 4096:  # code made on the fly (exec, many lambdas): start again
+            _SITES.clear()
+        site = _SITES[key] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return site
+
+
+#: ``file:line`` by code object and line (the same few sites come back every run).
+_SITES: dict[tuple[CodeType, int], str] = {}
 
 
 @dataclass
