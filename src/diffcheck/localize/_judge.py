@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -11,20 +11,19 @@ import numpy as np
 
 from ..adapters import Adapter
 from ..values.bounds import bound_for
-from ..values.call import _home, _to_device
+from ..values.call import _to_device
 from ..values.compare import compare_values
 from ..values.model import Bound
 from ._arrays import (
     arrays_in,
     cast,
     dtype_of,
-    equal_error,
     error_of,
     host_dtype,
     map_arrays,
-    same_bits,
-    within,
 )
+from ._batched import Assessed, Pair, assess
+from ._homes import homes
 from ._proxy import RawCall, is_array
 from ._result import CallError
 
@@ -71,6 +70,15 @@ class Comparer:
         self.candidate = candidate
         self.xp = candidate.namespace()
         self.nmse_bounds = nmse_bounds
+        self._bounds: dict[tuple[str, str, int, bool], Bound] = {}
+        # The window's host inputs already moved to the candidate, by identity (each held
+        # with its device copy, so the identity stays unique): an output of one call is
+        # often the input of several (a normalized activation feeds three projections).
+        self._moved: dict[int, tuple[Any, Any]] = {}
+
+    def new_window(self) -> None:
+        """Forget the last window's moved inputs (their host arrays may go)."""
+        self._moved.clear()
 
     def _bound(self, name: str, dtype: str) -> Bound | None:
         if name in self.nmse_bounds:
@@ -85,20 +93,21 @@ class Comparer:
             return Bound("exact", None, None, f"{name} selects or moves values: exact")
         return None
 
-    def _judge(
-        self, name: str, kept: Kept, reference: Any, candidate: Any, reduced: int, detailed: bool
-    ) -> CallError:
+    def _pair(self, name: str, reference: Any, candidate: Any, reduced: int) -> Pair:
+        """The reference's output as the candidate's dtype expects it, and the bound."""
         wanted = host_dtype(candidate)
-        expected = reference if host_dtype(reference) == wanted else cast(reference, wanted)
-        if same_bits(expected, candidate):  # the common case for exact calls: no model needed
-            return (
-                equal_error(reference)
-                if expected is reference
-                else error_of(reference, candidate, None)
-            )
+        narrowed = host_dtype(reference) != wanted
+        expected = cast(reference, wanted) if narrowed else reference
+        key = (name, wanted, reduced, narrowed)
+        bound = self._bounds.get(key)
+        if bound is None:
+            bound = self._bounds[key] = self._chosen_bound(name, wanted, reduced, narrowed)
+        return Pair(reference, expected, candidate, bound)
+
+    def _chosen_bound(self, name: str, wanted: str, reduced: int, narrowed: bool) -> Bound:
         function = None if name.startswith("_") or name in _MOVES else name
         bound = self._bound(name, wanted)
-        if host_dtype(reference) != wanted and name not in self.nmse_bounds:
+        if narrowed and name not in self.nmse_bounds:
             # The expected value is the reference's, rounded into the candidate's dtype: a
             # second rounding (and a Python scalar converted to the narrower dtype first, as
             # the standard says) may put a correct result 1 ULP from it.
@@ -109,20 +118,21 @@ class Comparer:
                     ulps=bound.ulps + 1.0,
                     provenance=f"{bound.provenance}; +1 ULP for the reference rounded into {wanted}",
                 )
-        chosen = bound or bound_for(function, wanted, reduced=reduced)
-        quick = within(expected, candidate, chosen)
-        if quick:
-            return error_of(reference, candidate, None)
-        if quick is False and not detailed:  # beyond it, and no reason will be shown
-            return replace(
-                error_of(reference, candidate, None),
-                passed=False,
-                reason=f"beyond the bound {chosen}",
-            )
+        return bound or bound_for(function, wanted, reduced=reduced)
+
+    def _judge(
+        self, name: str, pair: Pair, assessed: Assessed, reduced: int, detailed: bool
+    ) -> CallError:
+        """One output's error under its bound, from what :func:`assess` found."""
+        if assessed.same_bits or assessed.quick:  # the common cases: no model needed
+            return assessed.figures
+        if assessed.quick is False and not detailed:  # beyond it, and no reason will be shown
+            return replace(assessed.figures, passed=False, reason=f"beyond the bound {pair.bound}")
+        function = None if name.startswith("_") or name in _MOVES else name
         verdict = compare_values(
-            expected, candidate, function=function, bound=chosen, reduced=reduced
+            pair.expected, pair.candidate, function=function, bound=pair.bound, reduced=reduced
         )
-        return error_of(reference, candidate, verdict)
+        return error_of(pair.reference, pair.candidate, verdict)
 
     def start_local(self, kept: Kept, call: RawCall) -> Pending:
         """Queue the candidate's function on the reference's inputs (not yet evaluated).
@@ -150,10 +160,14 @@ class Comparer:
             expected = self._reference_on(kept, hosts, dict(casts))
 
         def move(host: Any) -> Any:
+            moved = self._moved.get(id(host))
+            if moved is not None:
+                return moved[1]
             value = _to_device(self.candidate, self.xp, host)
             wanted = host_dtype(host)
             if dtype_of(value.dtype) != wanted:
                 value = self.xp.astype(value, getattr(self.xp, wanted))
+            self._moved[id(host)] = (host, value)
             return value
 
         args, kwargs = map_arrays(hosts, move)
@@ -187,25 +201,61 @@ class Comparer:
             rounded.append(cast(np.asarray(out), target))
         return rounded
 
-    def judge(self, pending: Pending, reduced: int) -> tuple[CallError, CallError]:
-        """The carried and the local error of one queued call (its arrays now evaluated)."""
+    def judge_all(self, queue: Sequence[Pending]) -> list[tuple[CallError, CallError]]:
+        """The carried and the local error of every queued call (its arrays now evaluated).
+
+        The window's outputs come to the host together and are assessed in one pass
+        (:func:`._batched.assess`); each error is then judged as for a single call.
+        """
+        own = iter(homes(self.candidate, [o for p in queue for o in p.call.outputs]))
+        rerun = iter(
+            homes(
+                self.candidate,
+                [o for p in queue if not isinstance(p.local, str) for o in p.local],
+            )
+        )
+        sides: list[tuple[Pending, int, list[Any], list[Any] | None]] = []
+        for pending in queue:
+            reduced = reduced_terms(pending.call.name, pending.kept)
+            carried = [next(own) for _ in pending.call.outputs]
+            local = None if isinstance(pending.local, str) else [next(rerun) for _ in pending.local]
+            sides.append((pending, reduced, carried, local))
+        pairs: list[Pair] = []
+        for pending, reduced, carried, local in sides:
+            name, kept = pending.call.name, pending.kept
+            assert kept.outputs is not None
+            if len(carried) == len(kept.outputs):
+                pairs += [
+                    self._pair(name, r, h, reduced)
+                    for r, h in zip(kept.outputs, carried, strict=True)
+                ]
+            if local is not None and len(local) == len(pending.expected):
+                pairs += [
+                    self._pair(name, r, h, reduced)
+                    for r, h in zip(pending.expected, local, strict=True)
+                ]
+        found = iter(zip(pairs, assess(pairs), strict=True))
+        return [
+            self._errors(p, reduced, carried, local, found) for p, reduced, carried, local in sides
+        ]
+
+    def _errors(
+        self,
+        pending: Pending,
+        reduced: int,
+        carried_hosts: list[Any],
+        local_hosts: list[Any] | None,
+        found: Iterator[tuple[Pair, Assessed]],
+    ) -> tuple[CallError, CallError]:
         kept = pending.kept
         assert kept.outputs is not None
         # The carried error's reason is never shown (only its figures): no detailed verdict.
-        carried = self._worst(
-            kept,
-            kept.outputs,
-            [_home(self.candidate, o) for o in pending.call.outputs],
-            reduced,
-            detailed=False,
-        )
-        if isinstance(pending.local, str):
-            return carried, CallError(
-                float("inf"), float("inf"), None, False, pending.local, (), ()
-            )
-        hosts = [_home(self.candidate, o) for o in pending.local]
+        carried = self._worst(kept, kept.outputs, carried_hosts, reduced, found, detailed=False)
+        if local_hosts is None:
+            reason = str(pending.local)
+            return carried, CallError(float("inf"), float("inf"), None, False, reason, (), ())
         problem = None
-        for ref, got in zip(kept.outputs, hosts, strict=False):
+        for ref, got in zip(kept.outputs, local_hosts, strict=False):
             ref_dtype = host_dtype(ref)
             expected = pending.casts.get(ref_dtype, ref_dtype)
             if host_dtype(got) != expected:
@@ -213,7 +263,7 @@ class Comparer:
                     f"result dtype {host_dtype(got)}, but the reference gave {ref_dtype} "
                     f"for these inputs (so {expected} here)"
                 )
-        local = self._worst(kept, pending.expected, hosts, reduced, detailed=True)
+        local = self._worst(kept, pending.expected, local_hosts, reduced, found, detailed=True)
         if problem is not None:
             local = replace(local, passed=False, reason=problem)
         return carried, local
@@ -224,16 +274,17 @@ class Comparer:
         reference: Sequence[Any],
         hosts: Sequence[Any],
         reduced: int,
+        found: Iterator[tuple[Pair, Assessed]],
         *,
         detailed: bool,
     ) -> CallError:
-        if len(hosts) != len(reference):
+        if len(hosts) != len(reference):  # no pairs were made for these outputs
             reason = f"{len(hosts)} outputs, the reference has {len(reference)}"
             return CallError(float("inf"), float("inf"), None, False, reason, (), ())
-        errors = [
-            self._judge(kept.name, kept, r, h, reduced, detailed)
-            for r, h in zip(reference, hosts, strict=True)
-        ]
+        errors = []
+        for _ in hosts:
+            pair, assessed = next(found)
+            errors.append(self._judge(kept.name, pair, assessed, reduced, detailed))
         failing = [e for e in errors if not e.passed]
         return failing[0] if failing else max(errors, key=lambda e: e.nmse)
 

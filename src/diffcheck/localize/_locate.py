@@ -40,7 +40,7 @@ from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
 from ._arrays import arrays_in, cast, digest, dtype_of, map_arrays, nbytes, shape_of
 from ._bundle import bundle_for_call
-from ._judge import Comparer, Kept, Pending, reduced_terms, settle
+from ._judge import Comparer, Kept, Pending, settle
 from ._proxy import RawCall, Recorder, RecordingNamespace
 from ._result import Localization, LocatedCall, PathSplit
 
@@ -138,6 +138,7 @@ def _run_candidate(
         if window.stop is not None and i + 1 >= window.stop:
             raise _Stop  # the rest of this window's calls are not stored: the next pass
 
+    comparer.new_window()
     recorder = Recorder(observe)
     namespace = RecordingNamespace(xp, recorder)
     with candidate.computing():  # the device the name says (mlx:cpu never runs on a GPU)
@@ -145,10 +146,8 @@ def _run_candidate(
         with contextlib.suppress(_Stop):
             fn(namespace, *arrays)
         settle(candidate, queue)
-        judged = [
-            (pending, comparer.judge(pending, reduced_terms(pending.call.name, pending.kept)))
-            for pending in queue
-        ]
+        judged = list(zip(queue, comparer.judge_all(queue), strict=True))
+    comparer.new_window()
     for pending, (carried, local) in judged:
         call, record = pending.call, pending.kept
         status: Any = "wrong" if not local.passed else "inherits" if not carried.passed else "ok"
