@@ -73,8 +73,14 @@ _LEAVES = frozenset([int, float, bool, complex, str, type(None), slice, type(Ell
 
 def map_arrays(value: Any, convert: Callable[[Any], Any]) -> Any:
     """``value`` with each array (and tagged host array) replaced by ``convert(array)``."""
-    if type(value) in _LEAVES:
+    kind = type(value)
+    if kind in _LEAVES:
         return value
+    if kind is tuple and not (len(value) == 2 and type(value[1]) is str):
+        # The common containers, walked without a call per leaf: (args, kwargs), args.
+        return tuple([v if type(v) in _LEAVES else map_arrays(v, convert) for v in value])
+    if kind is dict:
+        return {k: v if type(v) in _LEAVES else map_arrays(v, convert) for k, v in value.items()}
     if is_array(value) or (
         isinstance(value, tuple)
         and len(value) == 2

@@ -49,6 +49,11 @@ def is_array(value: Any) -> bool:
 
 def unwrap(value: Any) -> Any:
     """``value`` with every :class:`Tracked` replaced by its array (in tuples, lists, dicts)."""
+    kind = type(value)
+    if kind is Tracked:
+        return value.raw
+    if kind is tuple:  # a call's arguments: most are tracked arrays or plain scalars
+        return tuple([v.raw if type(v) is Tracked else unwrap(v) for v in value])
     if isinstance(value, Tracked):
         return value.raw
     if isinstance(value, tuple):
