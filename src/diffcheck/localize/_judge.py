@@ -27,7 +27,7 @@ from ._homes import homes
 from ._proxy import RawCall, is_array
 from ._result import CallError
 
-__all__ = ["Comparer", "Kept", "Pending", "reduced_terms", "settle"]
+__all__ = ["Comparer", "Kept", "Pending", "reduced_terms", "settle", "start"]
 
 #: Functions whose outputs reduce their input: the bound grows with the terms per output.
 _REDUCING = {"sum", "prod", "mean", "var", "std", "cumulative_sum", "cumulative_prod"}
@@ -79,6 +79,11 @@ class Comparer:
     def new_window(self) -> None:
         """Forget the last window's moved inputs (their host arrays may go)."""
         self._moved.clear()
+
+    def moved(self, host: Any, array: Any) -> None:
+        """``array`` on the candidate holds ``host``'s exact values (a program input)."""
+        if dtype_of(array.dtype) == host_dtype(host):  # else a re-run casts its own copy
+            self._moved[id(host)] = (host, array)
 
     def _bound(self, name: str, dtype: str) -> Bound | None:
         if name in self.nmse_bounds:
@@ -302,11 +307,24 @@ class Pending:
     inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
 
 
+def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
+    arrays = [o for p in pending for o in p.call.outputs]
+    return arrays + [o for p in pending if not isinstance(p.local, str) for o in p.local]
+
+
+def start(adapter: Adapter, pending: Sequence[Pending]) -> None:
+    """Submit queued arrays to the device without waiting (a lazy library computes them
+    while the program goes on; ``settle`` still waits for them all)."""
+    try:
+        adapter.start(_arrays_of(pending))
+    except Exception:  # a submission that fails is left for settle's evaluation
+        return
+
+
 def settle(adapter: Adapter, pending: Sequence[Pending]) -> None:
     """Evaluate every queued array at once: a lazy library (MLX) then runs one graph per
     window instead of one evaluation per call (58 of them cost 10x the program)."""
-    arrays = [o for p in pending for o in p.call.outputs]
-    arrays += [o for p in pending if not isinstance(p.local, str) for o in p.local]
+    arrays = _arrays_of(pending)
     if not arrays:
         return
     try:

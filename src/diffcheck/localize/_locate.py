@@ -40,14 +40,19 @@ from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
 from ._arrays import arrays_in, cast, digest, dtype_of, map_arrays, nbytes, shape_of
 from ._bundle import bundle_for_call
-from ._judge import Comparer, Kept, Pending, settle
-from ._proxy import RawCall, Recorder, RecordingNamespace
+from ._judge import Comparer, Kept, Pending, settle, start
+from ._proxy import RawCall, Recorder, RecordingNamespace, is_array
 from ._result import Localization, LocatedCall, PathSplit
 
 __all__ = ["DEFAULT_MAX_MEMORY", "locate_on"]
 
 DEFAULT_MAX_MEMORY = 1 << 30
 _PRECISION_DTYPES = {"f32": None, "f16": "float16", "bf16": "bfloat16"}
+
+
+#: Calls queued between two submissions of the candidate's work to a lazy library (MLX),
+#: so the device computes one group while the host records the next.
+_START_EVERY = 8
 
 
 class _Stop(Exception):
@@ -106,8 +111,11 @@ def _run_reference(
     recorder = Recorder(observe)
     namespace = RecordingNamespace(xp, recorder)
     with reference.computing():  # the device the name says, and no other
-        arrays = [recorder.wrap(_to_device(reference, xp, h)) for h in hosts]
-        fn(namespace, *arrays)
+        raw = [_to_device(reference, xp, h) for h in hosts]
+        # The program's inputs are their hosts already: a call that takes one keeps that
+        # very host array (so the candidate can reuse its own copy of it, see below).
+        homes.update((id(a), (a, h)) for a, h in zip(raw, hosts, strict=True) if is_array(a))
+        fn(namespace, *[recorder.wrap(a) for a in raw])
     return window.kept
 
 
@@ -115,6 +123,7 @@ def _run_candidate(
     fn: Callable[..., Any],
     candidate: Adapter,
     hosts: list[Any],
+    reference_hosts: list[Any],
     window: _Pass,
     comparer: Comparer,
     located: dict[int, LocatedCall],
@@ -135,6 +144,8 @@ def _run_candidate(
         if record.outputs is None or i in located:
             return
         queue.append(comparer.start_local(record, call))
+        if len(queue) % _START_EVERY == 0:
+            start(candidate, queue[-_START_EVERY:])
         if window.stop is not None and i + 1 >= window.stop:
             raise _Stop  # the rest of this window's calls are not stored: the next pass
 
@@ -142,9 +153,12 @@ def _run_candidate(
     recorder = Recorder(observe)
     namespace = RecordingNamespace(xp, recorder)
     with candidate.computing():  # the device the name says (mlx:cpu never runs on a GPU)
-        arrays = [recorder.wrap(_to_device(candidate, xp, h)) for h in hosts]
+        raw = [_to_device(candidate, xp, h) for h in hosts]
+        for host, reference_host, array in zip(hosts, reference_hosts, raw, strict=True):
+            if host is reference_host and is_array(array):  # the reference's exact input
+                comparer.moved(host, array)
         with contextlib.suppress(_Stop):
-            fn(namespace, *arrays)
+            fn(namespace, *[recorder.wrap(a) for a in raw])
         settle(candidate, queue)
         judged = list(zip(queue, comparer.judge_all(queue), strict=True))
     comparer.new_window()
@@ -222,7 +236,7 @@ def locate_on(
         kept = _run_reference(fn, reference, hosts, window)
         total = len(kept)
         split = _run_candidate(
-            fn, candidate, candidate_hosts, window, comparer, located, first_pending
+            fn, candidate, candidate_hosts, hosts, window, comparer, located, first_pending
         )
         passes += 1
         peak = max(peak, window.stored)
