@@ -202,12 +202,6 @@ class Adapter(abc.ABC):
         """Block until ``array`` is computed, so errors and timing belong to the op."""
         return
 
-    def start(self, arrays: list[Any]) -> None:
-        """Begin computing ``arrays`` and return at once (the device works while the host
-        goes on); :meth:`synchronize` waits for them. By default nothing: an eager library
-        has begun already. A lazy one (MLX) submits its graph here."""
-        return
-
     def storage_dtype(self, xp: Any, precision: PrecisionName) -> Any:
         """The namespace dtype that stores ``precision``."""
         attribute = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[precision]

@@ -40,7 +40,7 @@ from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
 from ._arrays import arrays_in, cast, digest, dtype_of, map_arrays, nbytes, shape_of
 from ._bundle import bundle_for_call
-from ._judge import Comparer, Kept, Pending, settle, start
+from ._judge import Comparer, Kept, Pending, settle
 from ._proxy import RawCall, Recorder, RecordingNamespace, is_array
 from ._result import Localization, LocatedCall, PathSplit
 
@@ -48,11 +48,6 @@ __all__ = ["DEFAULT_MAX_MEMORY", "locate_on"]
 
 DEFAULT_MAX_MEMORY = 1 << 30
 _PRECISION_DTYPES = {"f32": None, "f16": "float16", "bf16": "bfloat16"}
-
-
-#: Calls queued between two submissions of the candidate's work to a lazy library (MLX),
-#: so the device computes one group while the host records the next.
-_START_EVERY = 8
 
 
 class _Stop(Exception):
@@ -144,8 +139,6 @@ def _run_candidate(
         if record.outputs is None or i in located:
             return
         queue.append(comparer.start_local(record, call))
-        if len(queue) % _START_EVERY == 0:
-            start(candidate, queue[-_START_EVERY:])
         if window.stop is not None and i + 1 >= window.stop:
             raise _Stop  # the rest of this window's calls are not stored: the next pass
 
@@ -157,6 +150,8 @@ def _run_candidate(
         for host, reference_host, array in zip(hosts, reference_hosts, raw, strict=True):
             if host is reference_host and is_array(array):  # the reference's exact input
                 comparer.moved(host, array)
+        if hosts is reference_hosts:  # the re-runs take the reference's hosts as they are
+            comparer.prefetch(_window_inputs(kept))
         with contextlib.suppress(_Stop):
             fn(namespace, *[recorder.wrap(a) for a in raw])
         settle(candidate, queue)
@@ -191,6 +186,21 @@ def _run_candidate(
             recorder.count, (kept[recorder.count].name, kept[recorder.count].site), None
         )
     return None
+
+
+def _window_inputs(kept: list[Kept]) -> list[Any]:
+    """The plain host arrays the window's re-runs take (each once, in order)."""
+    found: dict[int, Any] = {}
+
+    def note(host: Any) -> Any:
+        if isinstance(host, np.ndarray):  # a tagged bfloat16 host is cast on the device
+            found.setdefault(id(host), host)
+        return host
+
+    for record in kept:
+        if record.outputs is not None:
+            map_arrays((record.args, record.kwargs), note)
+    return list(found.values())
 
 
 def _candidate_hosts(hosts: list[Any], precision: str) -> list[Any]:

@@ -176,11 +176,6 @@ class MlxAdapter(Adapter):
         # MLX is lazy: evaluate here so errors and timing belong to the op, not the read.
         mx.eval(array)
 
-    def start(self, arrays: list[Any]) -> None:
-        import mlx.core as mx
-
-        mx.async_eval(*arrays)  # type: ignore[no-untyped-call]  # mlx leaves it unannotated
-
     def command_device(self, precision: PrecisionName) -> MlxCommandDevice:
         """Buffers and streams on this device for the lifecycle program."""
         xp = self.namespace()
