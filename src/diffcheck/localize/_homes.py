@@ -23,39 +23,55 @@ __all__ = ["homes"]
 
 
 def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
-    """Host values of ``arrays`` (synchronized by the caller), as ``_home`` gives each."""
+    """Host values of ``arrays``, as ``_home`` gives each, after one evaluation of them all.
+
+    A lazy library (MLX) computes the whole window here, as one graph: evaluated one
+    call at a time, 58 calls cost 10x the program.
+    """
     found: list[Any] = [None] * len(arrays)
     groups: dict[str, list[int]] = {}
     for i, array in enumerate(arrays):
         if is_array(array) and not isinstance(array, np.ndarray):
             groups.setdefault(dtype_of(array.dtype), []).append(i)
-        else:
-            found[i] = _home(adapter, array, computed=True)
-    for members in groups.values():
-        joined = _joined(adapter, [arrays[i] for i in members]) if len(members) > 1 else None
-        if joined is None:
-            for i in members:
-                found[i] = _home(adapter, arrays[i], computed=True)
-        else:
-            for i, host in zip(members, joined, strict=True):
+    joined: dict[str, Any] = {}
+    xp = adapter.namespace()
+    for name, members in groups.items():
+        if len(members) > 1:
+            try:
+                joined[name] = xp.concat([xp.reshape(arrays[i], (-1,)) for i in members])
+            except Exception:  # no concat, or not for these arrays: one copy each
+                continue
+    inside = {i for name in joined for i in groups[name]}
+    alone = [a for i, a in enumerate(arrays) if i not in inside and is_array(a)]
+    _synchronize(adapter, list(joined.values()) + alone)
+    for name, members in groups.items():
+        if name in joined:
+            for i, host in zip(members, _cut(adapter, joined[name], arrays, members), strict=True):
                 found[i] = host
+    for i, array in enumerate(arrays):
+        if found[i] is None:
+            found[i] = _home(adapter, array, computed=True)
     return found
 
 
-def _joined(adapter: Adapter, arrays: list[Any]) -> list[Any] | None:
-    """The arrays (one dtype) home through one flat copy; None when the library refuses."""
-    xp = adapter.namespace()
-    shapes = [shape_of(a) for a in arrays]
+def _synchronize(adapter: Adapter, arrays: list[Any]) -> None:
+    if not arrays:
+        return
     try:
-        flat = xp.concat([xp.reshape(a, (-1,)) for a in arrays])
-        adapter.synchronize(flat)
-        host = _home(adapter, flat, computed=True)
-    except Exception:  # no concat, or not for these arrays: one copy each
-        return None
+        adapter.synchronize(arrays)
+    except Exception:  # an adapter that synchronizes one array at a time
+        for array in arrays:
+            adapter.synchronize(array)
+
+
+def _cut(adapter: Adapter, flat: Any, arrays: Sequence[Any], members: list[int]) -> list[Any]:
+    """``flat`` (the members joined, computed) home in one copy, cut into their shapes."""
+    host = _home(adapter, flat, computed=True)
     values, tag = (host[0], host[1]) if isinstance(host, tuple) else (host, None)
     out: list[Any] = []
     start = 0
-    for shape in shapes:
+    for i in members:
+        shape = shape_of(arrays[i])
         size = int(np.prod(shape, dtype=np.int64))
         part = values[start : start + size].reshape(shape)
         out.append((part, tag) if tag is not None else part)

@@ -27,7 +27,7 @@ from ._homes import homes
 from ._proxy import RawCall, is_array
 from ._result import CallError
 
-__all__ = ["Comparer", "Kept", "Pending", "reduced_terms", "settle"]
+__all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
 
 #: Functions whose outputs reduce their input: the bound grows with the terms per output.
 _REDUCING = {"sum", "prod", "mean", "var", "std", "cumulative_sum", "cumulative_prod"}
@@ -241,18 +241,15 @@ class Comparer:
         return rounded
 
     def judge_all(self, queue: Sequence[Pending]) -> list[tuple[CallError, CallError]]:
-        """The carried and the local error of every queued call (its arrays now evaluated).
+        """The carried and the local error of every queued call.
 
-        The window's outputs come to the host together and are assessed in one pass
+        The window's outputs are evaluated and come to the host together, and are assessed
         (:func:`._batched.assess`); each error is then judged as for a single call.
         """
-        own = iter(homes(self.candidate, [o for p in queue for o in p.call.outputs]))
-        rerun = iter(
-            homes(
-                self.candidate,
-                [o for p in queue if not isinstance(p.local, str) for o in p.local],
-            )
-        )
+        # One evaluation and one copy per dtype for the whole window: both sides' outputs.
+        every = homes(self.candidate, _arrays_of(queue))
+        count = sum(len(p.call.outputs) for p in queue)
+        own, rerun = iter(every[:count]), iter(every[count:])
         sides: list[tuple[Pending, int, list[Any], list[Any] | None]] = []
         for pending in queue:
             reduced = reduced_terms(pending.call.name, pending.kept)
@@ -342,21 +339,9 @@ class Pending:
 
 
 def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
+    """The queued calls' own outputs, then their re-runs' (the order ``judge_all`` reads)."""
     arrays = [o for p in pending for o in p.call.outputs]
     return arrays + [o for p in pending if not isinstance(p.local, str) for o in p.local]
-
-
-def settle(adapter: Adapter, pending: Sequence[Pending]) -> None:
-    """Evaluate every queued array at once: a lazy library (MLX) then runs one graph per
-    window instead of one evaluation per call (58 of them cost 10x the program)."""
-    arrays = _arrays_of(pending)
-    if not arrays:
-        return
-    try:
-        adapter.synchronize(arrays)
-    except Exception:  # an adapter that synchronizes one array at a time
-        for array in arrays:
-            adapter.synchronize(array)
 
 
 def reduced_terms(name: str, kept: Kept) -> int:

@@ -40,7 +40,7 @@ from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
 from ._arrays import arrays_in, cast, digest, dtype_of, map_arrays, nbytes, shape_of
 from ._bundle import bundle_for_call
-from ._judge import Comparer, Kept, Pending, settle
+from ._judge import Comparer, Kept, Pending
 from ._proxy import RawCall, Recorder, RecordingNamespace, is_array
 from ._result import Localization, LocatedCall, PathSplit
 
@@ -154,7 +154,6 @@ def _run_candidate(
             comparer.prefetch(_window_inputs(kept))
         with contextlib.suppress(_Stop):
             fn(namespace, *[recorder.wrap(a) for a in raw])
-        settle(candidate, queue)
         judged = list(zip(queue, comparer.judge_all(queue), strict=True))
     comparer.new_window()
     for pending, (carried, local) in judged:
