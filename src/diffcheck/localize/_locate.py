@@ -110,7 +110,8 @@ def _run_reference(
         # The program's inputs are their hosts already: a call that takes one keeps that
         # very host array (so the candidate can reuse its own copy of it, see below).
         homes.update((id(a), (a, h)) for a, h in zip(raw, hosts, strict=True) if is_array(a))
-        fn(namespace, *[recorder.wrap(a) for a in raw])
+        with recorder.running():
+            fn(namespace, *[recorder.wrap(a) for a in raw])
     return window.kept
 
 
@@ -152,7 +153,7 @@ def _run_candidate(
                 comparer.moved(host, array)
         if hosts is reference_hosts:  # the re-runs take the reference's hosts as they are
             comparer.prefetch(_window_inputs(kept))
-        with contextlib.suppress(_Stop):
+        with contextlib.suppress(_Stop), recorder.running():
             fn(namespace, *[recorder.wrap(a) for a in raw])
         judged = list(zip(queue, comparer.judge_all(queue), strict=True))
     comparer.new_window()
