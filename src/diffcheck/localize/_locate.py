@@ -65,6 +65,13 @@ class _Pass:
     stop: int | None = None  # first call index not stored (the next window's start)
 
 
+def _host_of(reference: Adapter, array: Any) -> Any:
+    """The reference's array on the host: a NumPy array is its own host copy already."""
+    if type(array) is np.ndarray and array.dtype.kind in "biufc":
+        return array  # what _home would give: a view of the very same values
+    return _home(reference, array)
+
+
 def _run_reference(
     fn: Callable[..., Any], reference: Adapter, hosts: list[Any], window: _Pass
 ) -> list[Kept]:
@@ -75,11 +82,11 @@ def _run_reference(
 
     def home(array: Any) -> Any:
         found = homes.get(id(array))
-        return found[1] if found is not None else _home(reference, array)
+        return found[1] if found is not None else _host_of(reference, array)
 
     def observe(call: RawCall) -> None:
         arrays = arrays_in(call.args, call.kwargs)
-        outputs = [_home(reference, o) for o in call.outputs]
+        outputs = [_host_of(reference, o) for o in call.outputs]
         kept = Kept(
             call.name,
             call.site,
