@@ -242,3 +242,33 @@ def test_calls_a_bundle_cannot_hold_say_why(name: str, via: str, args: Any, why:
     bundle, note = bundle_for_call(name, via, args, {}, resolve("numpy"), BuggyAdapter("none"))
     assert bundle is None
     assert why in note
+
+
+@pytest.mark.parametrize("bug", sorted(CASES))
+def test_inputs_moved_together_give_the_answer_of_inputs_moved_one_by_one(
+    bug: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from diffcheck.localize._judge import Comparer
+
+    fn, args = CASES[bug]
+    together = locate(fn, *args, candidate=BuggyAdapter(bug))
+    monkeypatch.setattr(Comparer, "prefetch", lambda self, hosts: None)
+    alone = locate(fn, *args, candidate=BuggyAdapter(bug))
+    assert together.first_wrong is not None
+    assert repr(together.calls) == repr(alone.calls)  # repr: NaN figures compare equal
+
+
+def test_a_prefetched_input_holds_its_own_values_at_an_aligned_offset() -> None:
+    from diffcheck.adapters import resolve
+    from diffcheck.localize._judge import Comparer
+
+    comparer = Comparer(resolve("numpy"), {})
+    hosts = [np.arange(n, dtype=np.float32).reshape(-1, 1) + n for n in (3, 70, 1)]
+    comparer.prefetch(hosts)
+    moved = [comparer._moved[id(host)][1] for host in hosts]
+    for host, view in zip(hosts, moved, strict=True):
+        assert view.shape == host.shape
+        assert np.array_equal(view, host)
+        # Every view starts a multiple of 256 bytes after the first, as fresh arrays would.
+        assert (view.ctypes.data - moved[0].ctypes.data) % 256 == 0
+    assert moved[1].ctypes.data != moved[0].ctypes.data

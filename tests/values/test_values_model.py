@@ -340,3 +340,22 @@ def test_several_outputs_report_their_dtypes_in_order() -> None:
     verdict = compare_values(ref, (ref[0].copy(), ref[1].copy()))
     assert verdict.dtype == "float32, int64"
     assert "float32, int64" in str(verdict)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_narrow_ulp_distance_is_the_difference_of_the_ordered_integers(dtype: str) -> None:
+    from diffcheck.values.ulp import ordered
+
+    rng = np.random.default_rng(7)
+    width = 16 if dtype in ("float16", "bfloat16") else 32
+    patterns = rng.integers(0, 2**width, (2, 4000), dtype=np.uint64)
+    specials = np.array([0, 0x8000 << (width - 16), 1, 0x7C00, 0x7F80 << 16], dtype=np.uint64)
+    patterns[:, : specials.size] = specials  # both zeros, the smallest subnormal, infinities
+    patterns[1, ::3] = patterns[0, ::3]  # some equal pairs
+    if dtype == "bfloat16":
+        a, b = ((p.astype(np.uint32) << 16).view(np.float32) for p in patterns)
+    else:
+        view = np.uint16 if width == 16 else np.uint32
+        a, b = (p.astype(view).view(np.dtype(dtype)) for p in patterns)
+    expected = np.abs(ordered(a, dtype).astype(np.int64) - ordered(b, dtype)).astype(np.float64)
+    assert np.array_equal(ulp_distance(a, b, dtype), expected)

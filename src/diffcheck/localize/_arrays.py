@@ -31,24 +31,9 @@ __all__ = [
 ]
 
 
-_DTYPE_NAMES: dict[tuple[type, Any], str] = {}
-
-
 def dtype_of(dtype: Any) -> str:
-    """:func:`~diffcheck.values.dtypes.dtype_name`, remembered per dtype object.
-
-    A program of 60 calls asks for about 1,800 dtype names; each costs NumPy's name lookup.
-    """
-    # Keyed with the type first: a dict lookup may compare two libraries' dtypes, and some
-    # (array_api_strict's) warn when compared with NumPy's; tuples compare types first.
-    key = (type(dtype), dtype)
-    try:
-        return _DTYPE_NAMES[key]
-    except KeyError:
-        name = _DTYPE_NAMES[key] = dtype_name(dtype)
-        return name
-    except TypeError:  # an unhashable dtype object
-        return dtype_name(dtype)
+    """:func:`~diffcheck.values.dtypes.dtype_name` (remembered per dtype object)."""
+    return dtype_name(dtype)
 
 
 def shape_of(value: Any) -> tuple[int, ...]:
@@ -63,9 +48,10 @@ def arrays_in(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
     return found + [v for v in kwargs.values() if is_array(v)]
 
 
-def _host_bytes(value: Any) -> bytes:
-    array = value[0] if isinstance(value, tuple) else value
-    return np.ascontiguousarray(array).tobytes()
+def _host_bytes(value: Any) -> Any:
+    """The value's bytes in C order, as a buffer (no copy when it is contiguous already)."""
+    array = np.ascontiguousarray(value[0] if isinstance(value, tuple) else value)
+    return array.reshape(-1).view(np.uint8) if array.size else b""
 
 
 def digest(hosts: Sequence[Any]) -> str:
@@ -81,7 +67,20 @@ def nbytes(value: Any) -> int:
     return int(getattr(array, "nbytes", 0))
 
 
+#: Argument types that never hold an array (most arguments of a call, after its arrays).
+_LEAVES = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis)])
+
+
 def map_arrays(value: Any, convert: Callable[[Any], Any]) -> Any:
+    """``value`` with each array (and tagged host array) replaced by ``convert(array)``."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if kind is tuple and not (len(value) == 2 and type(value[1]) is str):
+        # The common containers, walked without a call per leaf: (args, kwargs), args.
+        return tuple([v if type(v) in _LEAVES else map_arrays(v, convert) for v in value])
+    if kind is dict:
+        return {k: v if type(v) in _LEAVES else map_arrays(v, convert) for k, v in value.items()}
     if is_array(value) or (
         isinstance(value, tuple)
         and len(value) == 2
@@ -168,7 +167,17 @@ def same_bits(a: Any, b: Any) -> bool:
     return bool(x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes())
 
 
+#: NumPy dtype names by dtype (the judge asks about every host array many times).
+_HOST_NAMES: dict[np.dtype[Any], str] = {}
+
+
 def host_dtype(host: Any) -> str:
+    """The dtype name of a host value (a tagged array's tag: ``bfloat16``)."""
+    if type(host) is np.ndarray:
+        name = _HOST_NAMES.get(host.dtype)
+        if name is None:
+            name = _HOST_NAMES[host.dtype] = dtype_of(host.dtype)
+        return name
     return host[1] if isinstance(host, tuple) else dtype_of(np.asarray(host).dtype)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -11,24 +11,23 @@ import numpy as np
 
 from ..adapters import Adapter
 from ..values.bounds import bound_for
-from ..values.call import _home, _to_device
+from ..values.call import _to_device
 from ..values.compare import compare_values
 from ..values.model import Bound
 from ._arrays import (
     arrays_in,
     cast,
     dtype_of,
-    equal_error,
     error_of,
     host_dtype,
     map_arrays,
-    same_bits,
-    within,
 )
+from ._batched import Assessed, Pair, assess
+from ._homes import homes
 from ._proxy import RawCall, is_array
 from ._result import CallError
 
-__all__ = ["Comparer", "Kept", "Pending", "reduced_terms", "settle"]
+__all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
 
 #: Functions whose outputs reduce their input: the bound grows with the terms per output.
 _REDUCING = {"sum", "prod", "mean", "var", "std", "cumulative_sum", "cumulative_prod"}
@@ -71,6 +70,54 @@ class Comparer:
         self.candidate = candidate
         self.xp = candidate.namespace()
         self.nmse_bounds = nmse_bounds
+        self._bounds: dict[tuple[str, str, int, bool], Bound] = {}
+        # The window's host inputs already moved to the candidate, by identity (each held
+        # with its device copy, so the identity stays unique): an output of one call is
+        # often the input of several (a normalized activation feeds three projections).
+        self._moved: dict[int, tuple[Any, Any]] = {}
+
+    def new_window(self) -> None:
+        """Forget the last window's moved inputs (their host arrays may go)."""
+        self._moved.clear()
+
+    def prefetch(self, hosts: Sequence[Any]) -> None:
+        """Move the window's host inputs to the candidate together, one copy per dtype.
+
+        A GPU library pays for each host-to-device copy (tens of microseconds on an H200
+        host, for a window of about 70 re-run inputs). Arrays of one dtype are laid into one
+        host buffer, each at an offset of a multiple of 256 bytes (so every view starts as
+        aligned as a fresh allocation: a kernel's choice may depend on it), moved once, and
+        each re-run gets a view of its own values (exact: nothing is computed).
+        """
+        groups: dict[str, list[Any]] = {}
+        for host in hosts:
+            if id(host) not in self._moved:
+                groups.setdefault(host_dtype(host), []).append(host)
+        for dtype, members in groups.items():
+            if len(members) < 2:
+                continue
+            unit = max(1, 256 // members[0].dtype.itemsize)
+            offsets, total = [], 0
+            for host in members:
+                offsets.append(total)
+                total += -(-max(host.size, 1) // unit) * unit
+            buffer = np.zeros(total, dtype=members[0].dtype)
+            for host, offset in zip(members, offsets, strict=True):
+                buffer[offset : offset + host.size] = host.reshape(-1)
+            try:
+                joined = _to_device(self.candidate, self.xp, buffer)
+                if dtype_of(joined.dtype) != dtype:
+                    continue  # the device stores another dtype: each re-run casts its own
+                for host, offset in zip(members, offsets, strict=True):
+                    view = self.xp.reshape(joined[offset : offset + host.size], host.shape)
+                    self._moved[id(host)] = (host, view)
+            except Exception:  # a library that cannot slice so: each input moves alone
+                continue
+
+    def moved(self, host: Any, array: Any) -> None:
+        """``array`` on the candidate holds ``host``'s exact values (a program input)."""
+        if dtype_of(array.dtype) == host_dtype(host):  # else a re-run casts its own copy
+            self._moved[id(host)] = (host, array)
 
     def _bound(self, name: str, dtype: str) -> Bound | None:
         if name in self.nmse_bounds:
@@ -85,20 +132,21 @@ class Comparer:
             return Bound("exact", None, None, f"{name} selects or moves values: exact")
         return None
 
-    def _judge(
-        self, name: str, kept: Kept, reference: Any, candidate: Any, reduced: int, detailed: bool
-    ) -> CallError:
+    def _pair(self, name: str, reference: Any, candidate: Any, reduced: int) -> Pair:
+        """The reference's output as the candidate's dtype expects it, and the bound."""
         wanted = host_dtype(candidate)
-        expected = reference if host_dtype(reference) == wanted else cast(reference, wanted)
-        if same_bits(expected, candidate):  # the common case for exact calls: no model needed
-            return (
-                equal_error(reference)
-                if expected is reference
-                else error_of(reference, candidate, None)
-            )
+        narrowed = host_dtype(reference) != wanted
+        expected = cast(reference, wanted) if narrowed else reference
+        key = (name, wanted, reduced, narrowed)
+        bound = self._bounds.get(key)
+        if bound is None:
+            bound = self._bounds[key] = self._chosen_bound(name, wanted, reduced, narrowed)
+        return Pair(reference, expected, candidate, bound)
+
+    def _chosen_bound(self, name: str, wanted: str, reduced: int, narrowed: bool) -> Bound:
         function = None if name.startswith("_") or name in _MOVES else name
         bound = self._bound(name, wanted)
-        if host_dtype(reference) != wanted and name not in self.nmse_bounds:
+        if narrowed and name not in self.nmse_bounds:
             # The expected value is the reference's, rounded into the candidate's dtype: a
             # second rounding (and a Python scalar converted to the narrower dtype first, as
             # the standard says) may put a correct result 1 ULP from it.
@@ -109,20 +157,21 @@ class Comparer:
                     ulps=bound.ulps + 1.0,
                     provenance=f"{bound.provenance}; +1 ULP for the reference rounded into {wanted}",
                 )
-        chosen = bound or bound_for(function, wanted, reduced=reduced)
-        quick = within(expected, candidate, chosen)
-        if quick:
-            return error_of(reference, candidate, None)
-        if quick is False and not detailed:  # beyond it, and no reason will be shown
-            return replace(
-                error_of(reference, candidate, None),
-                passed=False,
-                reason=f"beyond the bound {chosen}",
-            )
+        return bound or bound_for(function, wanted, reduced=reduced)
+
+    def _judge(
+        self, name: str, pair: Pair, assessed: Assessed, reduced: int, detailed: bool
+    ) -> CallError:
+        """One output's error under its bound, from what :func:`assess` found."""
+        if assessed.same_bits or assessed.quick:  # the common cases: no model needed
+            return assessed.figures
+        if assessed.quick is False and not detailed:  # beyond it, and no reason will be shown
+            return replace(assessed.figures, passed=False, reason=f"beyond the bound {pair.bound}")
+        function = None if name.startswith("_") or name in _MOVES else name
         verdict = compare_values(
-            expected, candidate, function=function, bound=chosen, reduced=reduced
+            pair.expected, pair.candidate, function=function, bound=pair.bound, reduced=reduced
         )
-        return error_of(reference, candidate, verdict)
+        return error_of(pair.reference, pair.candidate, verdict)
 
     def start_local(self, kept: Kept, call: RawCall) -> Pending:
         """Queue the candidate's function on the reference's inputs (not yet evaluated).
@@ -150,16 +199,19 @@ class Comparer:
             expected = self._reference_on(kept, hosts, dict(casts))
 
         def move(host: Any) -> Any:
+            moved = self._moved.get(id(host))
+            if moved is not None:
+                return moved[1]
             value = _to_device(self.candidate, self.xp, host)
             wanted = host_dtype(host)
             if dtype_of(value.dtype) != wanted:
                 value = self.xp.astype(value, getattr(self.xp, wanted))
+            self._moved[id(host)] = (host, value)
             return value
 
         args, kwargs = map_arrays(hosts, move)
         try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
+            with np.errstate(all="ignore"):  # inside the candidate's run: see Recorder.running
                 result = call.function(*args, **kwargs)
         except Exception as error:  # the call refuses inputs its own side accepted
             reason = f"re-run on the reference's inputs raised {type(error).__name__}: {error}"
@@ -187,25 +239,58 @@ class Comparer:
             rounded.append(cast(np.asarray(out), target))
         return rounded
 
-    def judge(self, pending: Pending, reduced: int) -> tuple[CallError, CallError]:
-        """The carried and the local error of one queued call (its arrays now evaluated)."""
+    def judge_all(self, queue: Sequence[Pending]) -> list[tuple[CallError, CallError]]:
+        """The carried and the local error of every queued call.
+
+        The window's outputs are evaluated and come to the host together, and are assessed
+        (:func:`._batched.assess`); each error is then judged as for a single call.
+        """
+        # One evaluation and one copy per dtype for the whole window: both sides' outputs.
+        every = homes(self.candidate, _arrays_of(queue))
+        count = sum(len(p.call.outputs) for p in queue)
+        own, rerun = iter(every[:count]), iter(every[count:])
+        sides: list[tuple[Pending, int, list[Any], list[Any] | None]] = []
+        for pending in queue:
+            reduced = reduced_terms(pending.call.name, pending.kept)
+            carried = [next(own) for _ in pending.call.outputs]
+            local = None if isinstance(pending.local, str) else [next(rerun) for _ in pending.local]
+            sides.append((pending, reduced, carried, local))
+        pairs: list[Pair] = []
+        for pending, reduced, carried, local in sides:
+            name, kept = pending.call.name, pending.kept
+            assert kept.outputs is not None
+            if len(carried) == len(kept.outputs):
+                pairs += [
+                    self._pair(name, r, h, reduced)
+                    for r, h in zip(kept.outputs, carried, strict=True)
+                ]
+            if local is not None and len(local) == len(pending.expected):
+                pairs += [
+                    self._pair(name, r, h, reduced)
+                    for r, h in zip(pending.expected, local, strict=True)
+                ]
+        found = iter(zip(pairs, assess(pairs), strict=True))
+        return [
+            self._errors(p, reduced, carried, local, found) for p, reduced, carried, local in sides
+        ]
+
+    def _errors(
+        self,
+        pending: Pending,
+        reduced: int,
+        carried_hosts: list[Any],
+        local_hosts: list[Any] | None,
+        found: Iterator[tuple[Pair, Assessed]],
+    ) -> tuple[CallError, CallError]:
         kept = pending.kept
         assert kept.outputs is not None
         # The carried error's reason is never shown (only its figures): no detailed verdict.
-        carried = self._worst(
-            kept,
-            kept.outputs,
-            [_home(self.candidate, o) for o in pending.call.outputs],
-            reduced,
-            detailed=False,
-        )
-        if isinstance(pending.local, str):
-            return carried, CallError(
-                float("inf"), float("inf"), None, False, pending.local, (), ()
-            )
-        hosts = [_home(self.candidate, o) for o in pending.local]
+        carried = self._worst(kept, kept.outputs, carried_hosts, reduced, found, detailed=False)
+        if local_hosts is None:
+            reason = str(pending.local)
+            return carried, CallError(float("inf"), float("inf"), None, False, reason, (), ())
         problem = None
-        for ref, got in zip(kept.outputs, hosts, strict=False):
+        for ref, got in zip(kept.outputs, local_hosts, strict=False):
             ref_dtype = host_dtype(ref)
             expected = pending.casts.get(ref_dtype, ref_dtype)
             if host_dtype(got) != expected:
@@ -213,7 +298,7 @@ class Comparer:
                     f"result dtype {host_dtype(got)}, but the reference gave {ref_dtype} "
                     f"for these inputs (so {expected} here)"
                 )
-        local = self._worst(kept, pending.expected, hosts, reduced, detailed=True)
+        local = self._worst(kept, pending.expected, local_hosts, reduced, found, detailed=True)
         if problem is not None:
             local = replace(local, passed=False, reason=problem)
         return carried, local
@@ -224,16 +309,17 @@ class Comparer:
         reference: Sequence[Any],
         hosts: Sequence[Any],
         reduced: int,
+        found: Iterator[tuple[Pair, Assessed]],
         *,
         detailed: bool,
     ) -> CallError:
-        if len(hosts) != len(reference):
+        if len(hosts) != len(reference):  # no pairs were made for these outputs
             reason = f"{len(hosts)} outputs, the reference has {len(reference)}"
             return CallError(float("inf"), float("inf"), None, False, reason, (), ())
-        errors = [
-            self._judge(kept.name, kept, r, h, reduced, detailed)
-            for r, h in zip(reference, hosts, strict=True)
-        ]
+        errors = []
+        for _ in hosts:
+            pair, assessed = next(found)
+            errors.append(self._judge(kept.name, pair, assessed, reduced, detailed))
         failing = [e for e in errors if not e.passed]
         return failing[0] if failing else max(errors, key=lambda e: e.nmse)
 
@@ -251,18 +337,10 @@ class Pending:
     inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
 
 
-def settle(adapter: Adapter, pending: Sequence[Pending]) -> None:
-    """Evaluate every queued array at once: a lazy library (MLX) then runs one graph per
-    window instead of one evaluation per call (58 of them cost 10x the program)."""
+def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
+    """The queued calls' own outputs, then their re-runs' (the order ``judge_all`` reads)."""
     arrays = [o for p in pending for o in p.call.outputs]
-    arrays += [o for p in pending if not isinstance(p.local, str) for o in p.local]
-    if not arrays:
-        return
-    try:
-        adapter.synchronize(arrays)
-    except Exception:  # an adapter that synchronizes one array at a time
-        for array in arrays:
-            adapter.synchronize(array)
+    return arrays + [o for p in pending if not isinstance(p.local, str) for o in p.local]
 
 
 def reduced_terms(name: str, kept: Kept) -> int:

@@ -40,8 +40,8 @@ from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
 from ._arrays import arrays_in, cast, digest, dtype_of, map_arrays, nbytes, shape_of
 from ._bundle import bundle_for_call
-from ._judge import Comparer, Kept, Pending, reduced_terms, settle
-from ._proxy import RawCall, Recorder, RecordingNamespace
+from ._judge import Comparer, Kept, Pending
+from ._proxy import RawCall, Recorder, RecordingNamespace, is_array
 from ._result import Localization, LocatedCall, PathSplit
 
 __all__ = ["DEFAULT_MAX_MEMORY", "locate_on"]
@@ -65,6 +65,13 @@ class _Pass:
     stop: int | None = None  # first call index not stored (the next window's start)
 
 
+def _host_of(reference: Adapter, array: Any) -> Any:
+    """The reference's array on the host: a NumPy array is its own host copy already."""
+    if type(array) is np.ndarray and array.dtype.kind in "biufc":
+        return array  # what _home would give: a view of the very same values
+    return _home(reference, array)
+
+
 def _run_reference(
     fn: Callable[..., Any], reference: Adapter, hosts: list[Any], window: _Pass
 ) -> list[Kept]:
@@ -75,11 +82,11 @@ def _run_reference(
 
     def home(array: Any) -> Any:
         found = homes.get(id(array))
-        return found[1] if found is not None else _home(reference, array)
+        return found[1] if found is not None else _host_of(reference, array)
 
     def observe(call: RawCall) -> None:
         arrays = arrays_in(call.args, call.kwargs)
-        outputs = [_home(reference, o) for o in call.outputs]
+        outputs = [_host_of(reference, o) for o in call.outputs]
         kept = Kept(
             call.name,
             call.site,
@@ -106,8 +113,12 @@ def _run_reference(
     recorder = Recorder(observe)
     namespace = RecordingNamespace(xp, recorder)
     with reference.computing():  # the device the name says, and no other
-        arrays = [recorder.wrap(_to_device(reference, xp, h)) for h in hosts]
-        fn(namespace, *arrays)
+        raw = [_to_device(reference, xp, h) for h in hosts]
+        # The program's inputs are their hosts already: a call that takes one keeps that
+        # very host array (so the candidate can reuse its own copy of it, see below).
+        homes.update((id(a), (a, h)) for a, h in zip(raw, hosts, strict=True) if is_array(a))
+        with recorder.running():
+            fn(namespace, *[recorder.wrap(a) for a in raw])
     return window.kept
 
 
@@ -115,6 +126,7 @@ def _run_candidate(
     fn: Callable[..., Any],
     candidate: Adapter,
     hosts: list[Any],
+    reference_hosts: list[Any],
     window: _Pass,
     comparer: Comparer,
     located: dict[int, LocatedCall],
@@ -138,17 +150,20 @@ def _run_candidate(
         if window.stop is not None and i + 1 >= window.stop:
             raise _Stop  # the rest of this window's calls are not stored: the next pass
 
+    comparer.new_window()
     recorder = Recorder(observe)
     namespace = RecordingNamespace(xp, recorder)
     with candidate.computing():  # the device the name says (mlx:cpu never runs on a GPU)
-        arrays = [recorder.wrap(_to_device(candidate, xp, h)) for h in hosts]
-        with contextlib.suppress(_Stop):
-            fn(namespace, *arrays)
-        settle(candidate, queue)
-        judged = [
-            (pending, comparer.judge(pending, reduced_terms(pending.call.name, pending.kept)))
-            for pending in queue
-        ]
+        raw = [_to_device(candidate, xp, h) for h in hosts]
+        for host, reference_host, array in zip(hosts, reference_hosts, raw, strict=True):
+            if host is reference_host and is_array(array):  # the reference's exact input
+                comparer.moved(host, array)
+        if hosts is reference_hosts:  # the re-runs take the reference's hosts as they are
+            comparer.prefetch(_window_inputs(kept))
+        with contextlib.suppress(_Stop), recorder.running():
+            fn(namespace, *[recorder.wrap(a) for a in raw])
+        judged = list(zip(queue, comparer.judge_all(queue), strict=True))
+    comparer.new_window()
     for pending, (carried, local) in judged:
         call, record = pending.call, pending.kept
         status: Any = "wrong" if not local.passed else "inherits" if not carried.passed else "ok"
@@ -178,6 +193,21 @@ def _run_candidate(
             recorder.count, (kept[recorder.count].name, kept[recorder.count].site), None
         )
     return None
+
+
+def _window_inputs(kept: list[Kept]) -> list[Any]:
+    """The plain host arrays the window's re-runs take (each once, in order)."""
+    found: dict[int, Any] = {}
+
+    def note(host: Any) -> Any:
+        if isinstance(host, np.ndarray):  # a tagged bfloat16 host is cast on the device
+            found.setdefault(id(host), host)
+        return host
+
+    for record in kept:
+        if record.outputs is not None:
+            map_arrays((record.args, record.kwargs), note)
+    return list(found.values())
 
 
 def _candidate_hosts(hosts: list[Any], precision: str) -> list[Any]:
@@ -223,7 +253,7 @@ def locate_on(
         kept = _run_reference(fn, reference, hosts, window)
         total = len(kept)
         split = _run_candidate(
-            fn, candidate, candidate_hosts, window, comparer, located, first_pending
+            fn, candidate, candidate_hosts, hosts, window, comparer, located, first_pending
         )
         passes += 1
         peak = max(peak, window.stored)

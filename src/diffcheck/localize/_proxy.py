@@ -11,13 +11,14 @@ What a record keeps of the arrays (everything, or digests only) is the recorder'
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 import numpy as np
@@ -27,18 +28,33 @@ __all__ = ["RawCall", "Recorder", "RecordingNamespace", "Tracked", "is_array", "
 _HERE = str(Path(__file__).parent)
 
 
+_ARRAY_TYPES: dict[type, bool] = {}
+
+
 def is_array(value: Any) -> bool:
-    """Whether ``value`` is an array (of any library), not a scalar, dtype or device."""
-    return (
-        hasattr(value, "shape")
-        and hasattr(value, "dtype")
-        and not isinstance(value, type)
-        and not isinstance(value, bool | int | float | complex)
-    )
+    """Whether ``value`` is an array (of any library), not a scalar, dtype or device.
+
+    Decided once per type: a program's calls ask about ten times per call.
+    """
+    kind = type(value)
+    found = _ARRAY_TYPES.get(kind)
+    if found is None:
+        found = _ARRAY_TYPES[kind] = (
+            hasattr(value, "shape")
+            and hasattr(value, "dtype")
+            and not isinstance(value, type)
+            and not isinstance(value, bool | int | float | complex)
+        )
+    return found
 
 
 def unwrap(value: Any) -> Any:
     """``value`` with every :class:`Tracked` replaced by its array (in tuples, lists, dicts)."""
+    kind = type(value)
+    if kind is Tracked:
+        return value.raw
+    if kind is tuple:  # a call's arguments: most are tracked arrays or plain scalars
+        return tuple([v.raw if type(v) is Tracked else unwrap(v) for v in value])
     if isinstance(value, Tracked):
         return value.raw
     if isinstance(value, tuple):
@@ -57,7 +73,17 @@ def _call_site() -> str:
         frame = frame.f_back
     if frame is None:
         return "<unknown>"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    key = (frame.f_code, frame.f_lineno)
+    site = _SITES.get(key)
+    if site is None:
+        if len(_SITES) > 4096:  # code made on the fly (exec, many lambdas): start again
+            _SITES.clear()
+        site = _SITES[key] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return site
+
+
+#: ``file:line`` by code object and line (the same few sites come back every run).
+_SITES: dict[tuple[CodeType, int], str] = {}
 
 
 @dataclass
@@ -98,9 +124,9 @@ class Recorder:
         via: str = "namespace",
     ) -> Any:
         raw_args, raw_kwargs = unwrap(tuple(args)), unwrap(dict(kwargs))
-        # NaN, overflow and division by zero are values under test here, not warnings.
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
+        # NaN, overflow and division by zero are values under test here, not warnings
+        # (other libraries' RuntimeWarnings: see ``running``).
+        with np.errstate(all="ignore"):
             result = function(*raw_args, **raw_kwargs)
         outputs = list(result) if isinstance(result, tuple | list) else [result]
         arrays = [o for o in outputs if is_array(o)]
@@ -110,6 +136,17 @@ class Recorder:
         self.count += 1
         self.observe(call)
         return self.wrap(result)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """The program's run: a RuntimeWarning (NaN, overflow) is a value under test here.
+
+        Set once around the run, not per call: a warnings filter costs about 6 us to set up
+        and undo, and a located program makes two calls (its own and the re-run) per call.
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
 
     def wrap(self, value: Any) -> Any:
         if is_array(value):

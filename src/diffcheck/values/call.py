@@ -99,11 +99,15 @@ def resolve_function(xp: Any, name: str) -> Any:
     return found
 
 
-def _home(adapter: Adapter, output: Any) -> Any:
-    """One device result on the host in its own dtype (bfloat16 as a tagged float32 array)."""
+def _home(adapter: Adapter, output: Any, *, computed: bool = False) -> Any:
+    """One device result on the host in its own dtype (bfloat16 as a tagged float32 array).
+
+    ``computed``: the caller has synchronized it already (no second wait for the device).
+    """
     if isinstance(output, _SCALARS):
         return np.asarray(output)
-    adapter.synchronize(output)
+    if not computed:
+        adapter.synchronize(output)
     name = dtype_name(getattr(output, "dtype", ""))
     shape = tuple(int(n) for n in getattr(output, "shape", ()))
     if name == "bfloat16":

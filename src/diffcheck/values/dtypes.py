@@ -48,8 +48,27 @@ _COMPLEX_OF = {
 _FLOAT_RANK = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
 
 
+_NAMES: dict[tuple[type, Any], str] = {}
+
+
 def dtype_name(dtype: Any) -> str:
-    """The standard's name of any library's dtype object (``torch.int32`` -> ``int32``)."""
+    """The standard's name of any library's dtype object (``torch.int32`` -> ``int32``).
+
+    Remembered per dtype object: a located program of 60 calls asks for about 2,000 names.
+    """
+    # Keyed with the type first: a dict lookup may compare two libraries' dtypes, and some
+    # (array_api_strict's) warn when compared with NumPy's; tuples compare types first.
+    key = (type(dtype), dtype)
+    try:
+        return _NAMES[key]
+    except KeyError:
+        name = _NAMES[key] = _dtype_name(dtype)
+        return name
+    except TypeError:  # an unhashable dtype object
+        return _dtype_name(dtype)
+
+
+def _dtype_name(dtype: Any) -> str:
     if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
         return np.dtype(dtype).name
     text = str(dtype).lower().rsplit(".", 1)[-1].strip("'\">) ")

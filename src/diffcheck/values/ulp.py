@@ -46,10 +46,10 @@ def ulp_distance(
     Narrow floats subtract in int64, which cannot overflow. float64 differences wrap only
     where the signs differ; those add magnitudes in float64 instead.
     """
+    if dtype != "float64":
+        return _narrow_distance(reference, candidate, dtype)
     a = ordered(reference, dtype)
     b = ordered(candidate, dtype)
-    if a.dtype.itemsize < 8:
-        return np.abs(a.astype(np.int64) - b).astype(np.float64)
     distance = np.abs(a - b).astype(np.float64)
     opposite = (a ^ b) < 0
     if opposite.any():
@@ -57,6 +57,32 @@ def ulp_distance(
             b[opposite].astype(np.float64)
         )
     return distance
+
+
+def _narrow_distance(
+    reference: npt.NDArray[Any], candidate: npt.NDArray[Any], dtype: str
+) -> npt.NDArray[np.float64]:
+    """:func:`ulp_distance` for float16, bfloat16 and float32, in about half the passes.
+
+    Two floats of one sign are as many steps apart as their bit patterns (as signed
+    integers: the sign bit cancels); of opposite signs, their magnitudes add. That is the
+    difference of :func:`ordered`'s integers, without making them.
+    """
+    a, b = _bits(reference, dtype), _bits(candidate, dtype)
+    distance: npt.NDArray[np.int64] = np.subtract(a, b, dtype=np.int64)
+    np.abs(distance, out=distance)
+    opposite = (a ^ b) < 0
+    if opposite.any():
+        mask = a.dtype.type(0x7FFF if dtype in ("float16", "bfloat16") else 0x7FFFFFFF)
+        distance[opposite] = (a[opposite] & mask).astype(np.int64) + (b[opposite] & mask)
+    return distance.astype(np.float64)
+
+
+def _bits(values: npt.NDArray[Any], dtype: str) -> npt.NDArray[np.signedinteger[Any]]:
+    """The bit patterns as signed integers (bfloat16's upper 16 bits, sign extended)."""
+    if dtype == "bfloat16":
+        return np.ascontiguousarray(values, dtype=np.float32).view(np.int32) >> 16
+    return np.ascontiguousarray(values, dtype=np.dtype(dtype)).view(_VIEW[dtype])
 
 
 def exact_ulp(reference: float, candidate: float, dtype: str) -> int | None:

@@ -1,0 +1,79 @@
+"""A window's device arrays, already computed, brought to the host together.
+
+A GPU library pays for every copy to the host (a synchronization and a transfer of its
+own, tens of microseconds), and a window of 58 calls has about 116 outputs to judge. The
+arrays of one dtype are joined on the device into one flat array, which comes home in one
+copy and is cut into views of the same values there. A library that cannot join them
+(no ``concat``, or it refuses) brings each home on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..adapters import Adapter
+from ..values.call import _home
+from ._arrays import dtype_of, shape_of
+from ._proxy import is_array
+
+__all__ = ["homes"]
+
+
+def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
+    """Host values of ``arrays``, as ``_home`` gives each, after one evaluation of them all.
+
+    A lazy library (MLX) computes the whole window here, as one graph: evaluated one
+    call at a time, 58 calls cost 10x the program.
+    """
+    found: list[Any] = [None] * len(arrays)
+    groups: dict[str, list[int]] = {}
+    for i, array in enumerate(arrays):
+        if is_array(array) and not isinstance(array, np.ndarray):
+            groups.setdefault(dtype_of(array.dtype), []).append(i)
+    joined: dict[str, Any] = {}
+    xp = adapter.namespace()
+    for name, members in groups.items():
+        if len(members) > 1:
+            try:
+                joined[name] = xp.concat([xp.reshape(arrays[i], (-1,)) for i in members])
+            except Exception:  # no concat, or not for these arrays: one copy each
+                continue
+    inside = {i for name in joined for i in groups[name]}
+    alone = [a for i, a in enumerate(arrays) if i not in inside and is_array(a)]
+    _synchronize(adapter, list(joined.values()) + alone)
+    for name, members in groups.items():
+        if name in joined:
+            for i, host in zip(members, _cut(adapter, joined[name], arrays, members), strict=True):
+                found[i] = host
+    for i, array in enumerate(arrays):
+        if found[i] is None:
+            found[i] = _home(adapter, array, computed=True)
+    return found
+
+
+def _synchronize(adapter: Adapter, arrays: list[Any]) -> None:
+    if not arrays:
+        return
+    try:
+        adapter.synchronize(arrays)
+    except Exception:  # an adapter that synchronizes one array at a time
+        for array in arrays:
+            adapter.synchronize(array)
+
+
+def _cut(adapter: Adapter, flat: Any, arrays: Sequence[Any], members: list[int]) -> list[Any]:
+    """``flat`` (the members joined, computed) home in one copy, cut into their shapes."""
+    host = _home(adapter, flat, computed=True)
+    values, tag = (host[0], host[1]) if isinstance(host, tuple) else (host, None)
+    out: list[Any] = []
+    start = 0
+    for i in members:
+        shape = shape_of(arrays[i])
+        size = int(np.prod(shape, dtype=np.int64))
+        part = values[start : start + size].reshape(shape)
+        out.append((part, tag) if tag is not None else part)
+        start += size
+    return out

@@ -1,0 +1,34 @@
+"""A window's device arrays come home joined per dtype, each with its own values and shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from diffcheck.adapters import resolve
+from diffcheck.localize._homes import homes
+from diffcheck.values.call import _home
+
+
+def test_joined_arrays_come_home_as_each_would_alone() -> None:
+    pytest.importorskip("mlx.core")
+    mlx = resolve("mlx:cpu")
+    xp = mlx.namespace()
+    rng = np.random.default_rng(3)
+    hosts = [rng.standard_normal(shape).astype(np.float32) for shape in [(3, 4), (), (5,), (2, 0)]]
+    with mlx.computing():
+        arrays = [mlx.to_device(h) for h in hosts]
+        arrays += [xp.astype(arrays[0] * 3, xp.bfloat16), xp.astype(arrays[2], xp.bfloat16)]
+        arrays += [xp.astype(arrays[0], xp.int32), 2.5]
+        found = homes(mlx, arrays)
+        alone = [_home(mlx, a) for a in arrays]
+    assert len(found) == len(arrays)
+    for got, want in zip(found, alone, strict=True):
+        if isinstance(want, tuple):  # bfloat16, tagged
+            assert got[1] == want[1] == "bfloat16"
+            got, want = got[0], want[0]
+        assert got.shape == want.shape
+        assert got.dtype == want.dtype
+        assert np.array_equal(got, want)
+    assert np.array_equal(found[0], hosts[0])
+    assert found[1].shape == ()
