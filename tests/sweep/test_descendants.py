@@ -161,7 +161,11 @@ def test_the_sweep_parent_ends_orphans_only() -> None:
             assert adopting
             same_session = subprocess.Popen(sleeper)  # the program's own, in its session
             subprocess.run([sys.executable, "-c", daemon, "/bin/sleep", marker], check=True)
-            orphans = _marked(marker)
+            # The daemon's parent exits at once; its child execs the marked sleep a moment
+            # later (seconds on a loaded machine): wait for it before looking for orphans.
+            deadline = time.monotonic() + 30.0
+            while not (orphans := _marked(marker)) and time.monotonic() < deadline:
+                time.sleep(0.01)
             assert len(orphans) == 1
             assert Path(f"/proc/{orphans[0]}/stat").read_text().split()[3] == str(os.getpid())
             assert reaper.end_orphans() == 1
