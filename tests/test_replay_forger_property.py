@@ -205,7 +205,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and isinstance(b, float):
-        # replay's own allowance for a stored float metric: 8 float64 epsilons relative
+        # tighter than replay's allowance for a stored figure (report.figures.sum_allowance)
         return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-14)
     return type(a) is type(b) and a == b
 

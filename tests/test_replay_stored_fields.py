@@ -4,7 +4,8 @@ A report is written by a real check whose candidate is slightly off (so every me
 non-trivial: NMSE, max |diff|, its index and the ULP distance are all non-zero), then one
 field of the file is forged. ``load_report`` + ``replay`` and ``diffcheck replay`` must each
 disagree with the forged file, and agree with the untouched one. Counts and flags must match
-exactly; floats within 8 float64 epsilons relative (the contract's rule), so a float metric
+exactly; floats within 8 float64 epsilons relative (the contract's rule; summed figures
+within the bound of another summation order, at most 2.9e-11 relative), so a float metric
 off by 1e-9 relative is a forgery and one off by a couple of float64 ulps is not.
 """
 

@@ -7,8 +7,10 @@ or chains with their coverage, and the segments to judge. The outputs are decode
 their size and digest checks (:mod:`.arrays`); then the comparator, the precision binding,
 the shape binding and the per-segment judging run again, as the runner ran them, and every
 stored figure must agree with the recomputed one: status, reason, each segment record and
-the per-phase metrics; counts, indices and flags exactly, floats within 8 float64 epsilons
-relative (a non-finite stored float only where the derived one is the same).
+the per-phase metrics; counts, indices and flags exactly, ``max_abs`` within 8 float64
+epsilons relative, the summed figures within the bound of another summation order
+(:func:`.figures.sum_allowance`), and a non-finite stored float only where the derived one
+is the same.
 
 Which library computed each side (``computed_by``, v3) is bound where replay runs it
 itself (the reference; the candidate under ``--rerun``) and printed otherwise; a pair of
