@@ -143,6 +143,14 @@ class TestWrongGemmKnown(ConformanceTests):
         super().test_op_matches_reference(adapter, case, precision)
 
 
+class TestGoneNotProbed(ConformanceTests):
+    """Not probed while collected (as for a stand-in a fixture installs): every case."""
+
+    backends = (Gone,)
+    allow_self_test = True
+    probe_at_collection = False
+
+
 class TestNoBackends(ConformanceTests):
     pass
 '''
@@ -186,6 +194,10 @@ def test_each_kind_of_broken_adapter_fails_its_tests_and_says_why(
     # Unavailable when collected: one skipped item per test for all its cases, not one each.
     assert gone[("test_op_matches_reference", "skipped")] == 1
     assert gone[("test_wrong_output_is_caught", "skipped")] == 1
+    # Not probed while collected: every case is its own item, skipped at setup.
+    unprobed = by_class["TestGoneNotProbed"]
+    assert unprobed[("test_op_matches_reference", "skipped")] == 3 * cases
+    assert {outcome for (_, outcome) in unprobed} == {"passed", "skipped"}
 
     known = by_class["TestWrongGemmKnown"]
     # bf16, which NumPy does not execute, is one item for all its cases; and 6 xfails.
