@@ -93,14 +93,33 @@ def _ensure_chromium(session: nox.Session) -> None:
         session.warn("installing chromium failed; the browser test will skip")
 
 
+# pytest-xdist's scheduler for the suite: a worker that runs out of tests takes the queued
+# ones of the other, so a few long property tests near the end do not leave a core idle.
+XDIST_ARGS = ("-n", "auto", "--dist", "worksteal")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (core, adapters, sweep, API) with every CI-installable backend."""
+    """Run the test suite (core, adapters, sweep, API) with every CI-installable backend.
+
+    The ``exhaustive`` variants are deselected (pyproject's addopts); `nox -s tests_full`
+    runs them too.
+    """
     _install_project(session, "test", "dask", "fuzz")
     session.install("array-api-strict", TORCH_CPU)
     _ensure_chromium(session)
     # One worker per core; posargs come later, so `-- -n 0` runs in one process.
-    session.run("pytest", "-n", "auto", *session.posargs)
+    session.run("pytest", *XDIST_ARGS, *session.posargs)
+
+
+@nox.session
+def tests_full(session: nox.Session) -> None:
+    """The test suite with its ``exhaustive`` variants: every function, value and seed that
+    the default run covers with one representative per code path (posargs to pytest)."""
+    _install_project(session, "test", "dask", "fuzz")
+    session.install("array-api-strict", TORCH_CPU)
+    _ensure_chromium(session)
+    session.run("pytest", *XDIST_ARGS, "-m", "exhaustive or not exhaustive", *session.posargs)
 
 
 # Where Chromium is looked for by `nox -s pages` (and by tests/pages/conftest.py).

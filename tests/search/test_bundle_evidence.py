@@ -45,6 +45,10 @@ CASES = {
     "shift-wrap": "bitwise_left_shift",
     "nan": "log1p",
 }
+#: The search's seed per fault (3 otherwise): each finds its fault and shrinks it in about a
+#: second, where seed 3 first met log1p's NaN in a long complex array and shrank it for 14 s
+#: (the module's whole setup went from about 26 s to 7 s).
+SEEDS = {"nan": 4, "ulp3": 4, "special-case": 4}
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +58,12 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     for fault, function in CASES.items():
         out = tmp_path_factory.mktemp(fault) / "out"
         search_api(
-            FaultyAdapter(fault), functions=[function], examples=10, seed=3, out=out, isolate=False
+            FaultyAdapter(fault),
+            functions=[function],
+            examples=10,
+            seed=SEEDS.get(fault, 3),
+            out=out,
+            isolate=False,
         )
         documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
         # The fault's own kind of finding first (a search may find a raise beside it).

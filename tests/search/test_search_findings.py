@@ -41,6 +41,7 @@ def _search(  # type: ignore[no-untyped-def]
     candidate: FaultyAdapter,
     function: str,
     examples: int = EXAMPLES,
+    seed: int = 3,
     **kwargs: object,
 ):
     # In-process: these faults neither crash nor hang, and what is tested is the search and
@@ -48,7 +49,12 @@ def _search(  # type: ignore[no-untyped-def]
     # function costs the suite minutes.
     kwargs.setdefault("isolate", False)
     return search_api(
-        candidate, functions=[function], examples=examples, seed=3, out=tmp_path / "out", **kwargs
+        candidate,
+        functions=[function],
+        examples=examples,
+        seed=seed,
+        out=tmp_path / "out",
+        **kwargs,
     )
 
 
@@ -57,10 +63,11 @@ def test_each_fault_is_found_shrunk_blamed_and_replayed(
     tmp_path: Path, fault: str, function: str, kind: str, side: str, largest: int
 ) -> None:
     # A sign-dropping multiply shows only on a zero times a negative; with mixed-dtype
-    # operands in the draws, 40 examples of this seed do not reach that pair.
-    examples = 100 if fault == "signed-zero" else EXAMPLES
+    # operands in the draws, 40 examples of seed 3 do not reach that pair (100 do, and
+    # shrink three findings for 10 s); 40 of seed 2 find both real dtypes in under a second.
+    seed = 2 if fault == "signed-zero" else 3
     # No time budget: the same examples whatever the machine's load.
-    result = _search(tmp_path, FaultyAdapter(fault), function, examples, budget_s=None)
+    result = _search(tmp_path, FaultyAdapter(fault), function, seed=seed, budget_s=None)
     ours = [f for f in result.document.findings if f.kind == kind]
     assert ours, f"no {kind} finding of {function}: {result.document.findings}"
     assert any("complex" not in f.dtype for f in ours)

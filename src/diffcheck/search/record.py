@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +35,21 @@ __all__ = ["backend_identity", "bundle_of", "example_of", "outputs_of"]
 def backend_identity(adapter: Adapter) -> BackendIdentity:
     """The adapter's name, library, library version and device (``unknown`` when unknown)."""
     library, device = adapter.identity()
-    root = library.split(".")[0]
-    try:
-        found = version(root.replace("_", "-"))
-    except (PackageNotFoundError, ValueError):
-        found = "unknown"
+    found = _distribution_version(library.split(".")[0].replace("_", "-"))
     return BackendIdentity(backend=adapter.spec, library=library, version=found, device=device)
+
+
+@functools.cache
+def _distribution_version(name: str) -> str:
+    """The installed version of distribution ``name``, or ``unknown``; read once per process.
+
+    Reading it scans every installed distribution's metadata (about 3 ms): a search records
+    both sides' identity in each bundle and replay once per bundle, thousands of times.
+    """
+    try:
+        return version(name)
+    except (PackageNotFoundError, ValueError):
+        return "unknown"
 
 
 def _output(outcome: Outcome) -> Output:

@@ -20,7 +20,10 @@ longer describes the backend). A backend that is the reference's own (``numpy:cp
 
 * ``probe()`` never raises and returns a well-formed :class:`~diffcheck.adapters.Probe`
   (an unavailable backend skips every other test with the probe's reason, never silently;
-  a probe ``error`` or a name that does not resolve fails);
+  a probe ``error`` or a name that does not resolve fails). The backends are probed when the
+  tests are collected: an unavailable one is one skipped item per test, and so is a
+  precision it does not execute or an op it does not run, each reason saying how many
+  cases it stands for (``probe_at_collection = False`` collects every case instead);
 * the capabilities are well-formed and every precision they claim has a storage dtype;
 * every registered op, at the contract's shapes including tails (gemm 64x33x35 and 1x3x5,
   silu-mul 3x257, rms-norm 3x33, the lifecycle at its default and at tokens=1), passes
@@ -62,6 +65,7 @@ from ._cases import BackendSpec, _check, _label, _report_text, _Target, _target,
 from ._contract import capability_problems, probe_problems
 from ._failure import failure_line_of
 from ._perturb import PERTURBATIONS, Perturbation, perturb, unavailable
+from ._plan import Axis, plan_params
 from ._tails import fuzz_ops, tail_cases
 
 __all__ = [
@@ -119,37 +123,64 @@ class ConformanceTests:
     reference: ClassVar[str] = "numpy"
     #: Let a backend be the reference's own (a self-test of the machinery, so recorded).
     allow_self_test: ClassVar[bool] = False
+    #: Probe each backend while the tests are collected, so that an unavailable backend, a
+    #: precision it does not execute and an op it does not run are one skipped item per test
+    #: (with the reason and how many cases it stands for), not one per case. Set it False
+    #: where a fixture makes the backend available at setup (a stand-in runtime): the
+    #: collection-time probe would see it missing.
+    probe_at_collection: ClassVar[bool] = True
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         # pytest calls this hook on the class. Parametrizing by argument name here, not with
         # decorators, keeps the parameters when a subclass overrides a test.
         names = metafunc.fixturenames
-        if "conformance_target" in names:
-            if not self.backends:
-                raise pytest.Collector.CollectError(
-                    f"{type(self).__name__} sets no backends; set backends = ('name:device',)"
-                )
-            metafunc.parametrize(
-                "conformance_target",
-                list(self.backends),
-                ids=[_label(b) for b in self.backends],
-                indirect=True,
-                scope="class",
-            )
+        axes: list[Axis] = []
         if "case" in names:
             cases = _DEFAULT_CASES if metafunc.function.__name__ in _WITHOUT_TAILS else _CASES
-            metafunc.parametrize("case", cases, ids=[case.id for case in cases])
+            axes.append(("case", cases, lambda case: case.id))  # type: ignore[attr-defined]
         if "precision" in names:
-            metafunc.parametrize("precision", PRECISIONS)
+            axes.append(("precision", PRECISIONS, str))
         if "kind" in names:
-            metafunc.parametrize("kind", PERTURBATIONS)
+            axes.append(("kind", PERTURBATIONS, str))
         if "fuzz_op" in names:
-            metafunc.parametrize("fuzz_op", fuzz_ops())
+            axes.append(("fuzz_op", fuzz_ops(), str))
+        if "conformance_target" not in names:
+            for name, values, _ in axes:
+                metafunc.parametrize(name, values)
+            return
+        if not self.backends:
+            raise pytest.Collector.CollectError(
+                f"{type(self).__name__} sets no backends; set backends = ('name:device',)"
+            )
+        # Backend and case together: an unavailable backend, a precision it does not
+        # execute or an op it does not run is one skipped item per test, not one per case
+        # (see ._plan). Function-scoped, so pytest keeps the order (backend by backend);
+        # the class's targets are cached by _conformance_targets.
+        metafunc.parametrize(
+            ["conformance_backend", *(name for name, _, _ in axes)],
+            plan_params(
+                self.backends,
+                axes,
+                probe=self.probe_at_collection,
+                refused=None if self.allow_self_test else self.reference,
+            ),
+        )
 
     @pytest.fixture(scope="class")
     @classmethod
-    def conformance_target(cls, request: pytest.FixtureRequest) -> _Target:
-        return _target(request.param)
+    def _conformance_targets(cls) -> dict[BackendSpec, _Target]:
+        """The class's adapter per backend, made on first use: one per backend and class."""
+        return {}
+
+    @pytest.fixture
+    def conformance_target(
+        self,
+        conformance_backend: BackendSpec,
+        _conformance_targets: dict[BackendSpec, _Target],
+    ) -> _Target:
+        if conformance_backend not in _conformance_targets:
+            _conformance_targets[conformance_backend] = _target(conformance_backend)
+        return _conformance_targets[conformance_backend]
 
     def _run_case(self, adapter: Adapter, case: OpCase, precision: PrecisionName) -> ReportDocument:
         """Run once per adapter, case, precision and reference; later tests reuse the report."""
