@@ -69,6 +69,7 @@ def row(
         "seed": 42,
         "status": status,
         "reason": reason,
+        "not_independent": None,
         "nmse": nmse,
         "tolerance": 1e-7,
         "ratio": None if nmse is None else nmse / 1e-7,
