@@ -127,18 +127,32 @@ def test_a_genuine_pair_records_two_libraries_and_an_independent_probe(
     assert "independent: the 131072-element sums differ" in out
 
 
-def test_a_delegating_wrapper_is_printed_as_not_independent_by_its_probe(tmp_path: Path) -> None:
+def test_a_delegating_wrapper_is_printed_as_not_independent_by_its_probe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # array_api_strict wraps NumPy: its own module, NumPy's sums. Its layer (dtype rules,
-    # dispatch) is what a check of it tests, so it is shown, not counted as a self-test.
+    # dispatch) is what a check of it tests, and a probe of one sum cannot decide what
+    # computed the op (docs/evidence.md), so it is shown, not counted as a self-test.
     report = tmp_path / "strict.json"
-    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    code, _, err = _cli(
+        ["run", "--require-backend", "array_api_strict", "--op", "gemm", "--report", str(report)],
+        capsys,
+    )
+    assert (code, err) == (0, "")
     probe = json.loads(report.read_text())["computed_by"]["probe"]
     assert probe["reference_sum_bits"] == probe["candidate_sum_bits"]
-    outcome = replay(load_report(report))
+    stored = load_report(report)
+    assert bool(stored)
+    outcome = replay(stored)
     assert outcome.independent is False
     assert not outcome.one_library
+    assert outcome.passed
     assert outcome.computed_by is not None
-    assert "bit-identical" in outcome.computed_by
+    assert "NOT INDEPENDENT: a 131072-element float32 sum is bit-identical" in outcome.computed_by
+    code, out, _ = _cli(["replay", "--require-pass", str(report)], capsys)
+    assert code == 0
+    assert out.splitlines()[0] == f"{report}: agrees: passed"
+    assert "bit-identical on both sides" in out
 
 
 def test_a_backend_storing_numpy_arrays_with_functions_of_its_own_is_left_to_the_probe(
