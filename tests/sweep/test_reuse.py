@@ -7,6 +7,7 @@ with generated pairs of checks that differ in one planned field.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ from diffcheck.runner import completed_document, result_record, run_check
 from diffcheck.sweep.matrix import load_matrix
 from diffcheck.sweep.plan import plan_matrix
 from diffcheck.sweep.records import new_document, write_new_final
-from diffcheck.sweep.reuse import plan_mismatch, reuse_problem
+from diffcheck.sweep.reuse import plan_mismatch, replay_problem, reuse_problem
 from diffcheck.sweep.worker import FAULT_ENV
 
 TWO = """
@@ -257,3 +258,50 @@ def test_a_directory_at_the_not_run_name_is_never_replaced(tmp_path: Path) -> No
     aside = set_aside_latest(report, label="not_run")
     assert aside.name == "c.not_run-2.json"
     assert (tmp_path / "c.not_run.json").is_dir()
+
+
+#: The replay module itself: ``diffcheck.report.replay`` as an attribute is its function.
+REPLAY_MODULE = importlib.import_module("diffcheck.report.replay")
+
+
+class _Replayed:
+    """What :func:`replay_problem` reads of a replay: whether it agrees, and where not."""
+
+    def __init__(self, disagreements: list[str]) -> None:
+        self.disagreements = disagreements
+        self.agrees = not disagreements
+
+
+@pytest.mark.parametrize(
+    ("disagreements", "line"),
+    [
+        ([], None),
+        (
+            ["result.status: stored passed, derived failed"],
+            "result.status: stored passed, derived failed",
+        ),
+        (["first", "second", "third"], "first (and 2 more)"),
+    ],
+)
+def test_replay_problem_names_the_first_disagreement_and_counts_the_rest(
+    monkeypatch: pytest.MonkeyPatch, disagreements: list[str], line: str | None
+) -> None:
+    monkeypatch.setattr(REPLAY_MODULE, "replay", lambda _: _Replayed(disagreements))
+    assert replay_problem(new_document(make_check("array_api_strict", "gemm"))) == line
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (ValueError("no such op\nwith a second line"), "replay failed: ValueError: no such op"),
+        (LookupError(), "replay failed: LookupError: "),
+    ],
+)
+def test_replay_problem_says_in_one_line_when_replay_cannot_interpret_a_field(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, line: str
+) -> None:
+    def fails(_: object) -> None:
+        raise error
+
+    monkeypatch.setattr(REPLAY_MODULE, "replay", fails)
+    assert replay_problem(new_document(make_check("array_api_strict", "gemm"))) == line
