@@ -305,3 +305,18 @@ def test_replay_problem_says_in_one_line_when_replay_cannot_interpret_a_field(
 
     monkeypatch.setattr(REPLAY_MODULE, "replay", fails)
     assert replay_problem(new_document(make_check("array_api_strict", "gemm"))) == line
+
+
+def test_a_lifecycle_report_matches_its_plan_with_the_coverage_of_what_ran(
+    tmp_path: Path,
+) -> None:
+    # array_api_strict has no command contexts: the lifecycle runs as four chains, and its
+    # report's coverage says so; either coverage text of a lifecycle plan may match.
+    check = make_check("array_api_strict", "context-lifecycle", tokens=3, intermediate=33, k=35)
+    path = tmp_path / "lifecycle.json"
+    run_check(check, path)
+    document = load_report(path)
+    assert document.coverage.startswith("Four independent")
+    assert plan_mismatch(check, document) is None
+    edited = document.model_copy(update={"coverage": document.coverage + " (edited)"})
+    assert plan_mismatch(check, edited) == "its coverage is not the planned check's"
