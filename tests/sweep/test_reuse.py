@@ -318,5 +318,9 @@ def test_a_lifecycle_report_matches_its_plan_with_the_coverage_of_what_ran(
     document = load_report(path)
     assert document.coverage.startswith("Four independent")
     assert plan_mismatch(check, document) is None
+    phases = document.model_copy(update={"coverage": check.op.coverage})
+    assert plan_mismatch(check, phases) is None  # what a backend with contexts says
     edited = document.model_copy(update={"coverage": document.coverage + " (edited)"})
     assert plan_mismatch(check, edited) == "its coverage is not the planned check's"
+    other = make_check("array_api_strict", "context-lifecycle", tokens=3, intermediate=33, k=34)
+    assert plan_mismatch(other, document) == "its config is not the planned check's"
