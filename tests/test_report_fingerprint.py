@@ -23,6 +23,7 @@ from diffcheck.adapters import _registry, resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.report import load_report, replay
+from diffcheck.report.identity import independence
 from diffcheck.report.upgrade import upgrade_document
 from diffcheck.runner import run_check
 from diffcheck.testing import perturb
@@ -310,3 +311,19 @@ def test_v3_needs_its_own_schema_and_v2_reports_still_replay_and_upgrade(tmp_pat
         "pair's independence is unknown"
     )
     jsonschema.validate(json.loads(upgraded.to_json()), v3)
+
+
+@pytest.mark.parametrize("side", ["reference", "candidate"])
+def test_a_side_that_returned_host_values_only_is_named_and_leaves_independence_unknown(
+    side: str, tmp_path: Path
+) -> None:
+    report = tmp_path / "strict.json"
+    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    stored = load_report(report)
+    computed_by = stored.computed_by  # type: ignore[attr-defined]
+    edited = stored.model_copy(update={"computed_by": computed_by.model_copy(update={side: None})})
+    assert independence(edited) == (
+        None,
+        f"computed by: the {side} returned host values only; which library computed it is "
+        "not recorded, and the pair's independence is unknown",
+    )

@@ -324,3 +324,7 @@ def test_a_lifecycle_report_matches_its_plan_with_the_coverage_of_what_ran(
     assert plan_mismatch(check, edited) == "its coverage is not the planned check's"
     other = make_check("array_api_strict", "context-lifecycle", tokens=3, intermediate=33, k=34)
     assert plan_mismatch(other, document) == "its config is not the planned check's"
+    storage = document.configured_precision.model_copy(update={"reference_storage": "f16"})
+    assert plan_mismatch(check, document.model_copy(update={"configured_precision": storage})) == (
+        "configured_precision is ('f16', 'f32', 'f32'), the plan's is ('f32', 'f32', 'f32')"
+    )
