@@ -23,7 +23,7 @@ from diffcheck.adapters import _registry, resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.report import load_report, replay
-from diffcheck.report.identity import independence
+from diffcheck.report.identity import claimed_identity, independence
 from diffcheck.report.upgrade import upgrade_document
 from diffcheck.runner import run_check
 from diffcheck.testing import perturb
@@ -327,3 +327,30 @@ def test_a_side_that_returned_host_values_only_is_named_and_leaves_independence_
         f"computed by: the {side} returned host values only; which library computed it is "
         "not recorded, and the pair's independence is unknown",
     )
+
+
+def test_the_claimed_parts_of_computed_by_are_listed_with_their_values(tmp_path: Path) -> None:
+    report = tmp_path / "strict.json"
+    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    stored = load_report(report)
+    computed_by = stored.computed_by  # type: ignore[attr-defined]
+    reference, probe = computed_by.reference, computed_by.probe
+    assert claimed_identity(stored) == [
+        ("computed_by.reference.version", reference.version),
+        ("computed_by.reference.blas", str(reference.blas)),
+        ("computed_by.candidate", str(computed_by.candidate.fingerprint())),
+        (
+            "computed_by.probe",
+            f"131072 elements: reference sum {probe.reference_sum_bits}, "
+            f"candidate sum {probe.candidate_sum_bits}",
+        ),
+    ]
+    assert str(computed_by.candidate.fingerprint()).startswith("array_api_strict ")
+    bare = stored.model_copy(
+        update={"computed_by": computed_by.model_copy(update={"reference": None, "probe": None})}
+    )
+    assert claimed_identity(bare) == [
+        ("computed_by.candidate", str(computed_by.candidate.fingerprint())),
+        ("computed_by.probe", "null"),
+    ]
+    assert claimed_identity(stored.model_copy(update={"computed_by": None})) == []
