@@ -328,3 +328,26 @@ def test_a_lifecycle_report_matches_its_plan_with_the_coverage_of_what_ran(
     assert plan_mismatch(check, document.model_copy(update={"configured_precision": storage})) == (
         "configured_precision is ('f16', 'f32', 'f32'), the plan's is ('f32', 'f32', 'f32')"
     )
+
+
+def test_a_planned_self_test_needs_a_report_that_says_so(tmp_path: Path) -> None:
+    check = make_check("numpy:cpu", "gemm", m=1, n=3, k=5, allow_self_test=True)
+    path = tmp_path / "self.json"
+    run_check(check, path)
+    document = load_report(path)
+    assert plan_mismatch(check, document) is None
+    quiet = document.coverage.split(" SELF-TEST:")[0]
+    assert plan_mismatch(check, document.model_copy(update={"coverage": quiet})) == (
+        "the planned check is a self-test, the report does not say so"
+    )
+
+
+def test_a_complete_record_whose_completed_flag_is_false_is_incomplete(tmp_path: Path) -> None:
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    path = tmp_path / "r.json"
+    run_check(check, path)
+    document = load_report(path)
+    assert reuse_problem(check, document) is None
+    assert reuse_problem(check, document.model_copy(update={"completed": False})) == (
+        "it is incomplete"
+    )
