@@ -351,3 +351,8 @@ def test_a_complete_record_whose_completed_flag_is_false_is_incomplete(tmp_path:
     assert reuse_problem(check, document.model_copy(update={"completed": False})) == (
         "it is incomplete"
     )
+    assert document.result is not None
+    forged = document.result.model_copy(update={"status": "failed", "reason": "forged"})
+    problem = reuse_problem(check, document.model_copy(update={"result": forged}))
+    assert problem is not None
+    assert problem.startswith("it does not replay (status: stored failed, derived passed")
