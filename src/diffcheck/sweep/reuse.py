@@ -10,14 +10,14 @@ reference backend and the self-test marker). A report is reused only when all of
    ``config`` (candidate, op, params, precision, seed, tolerance), the reference backend,
    the coverage text (which carries the self-test marker), the output shape and element
    count, the configured storages, and the result's op, backend, seed and tolerance bits;
-3. a pass records which library computed each side (``computed_by``, schema v3), and the
+3. it replays fully (:func:`~diffcheck.report.replay.replay`): its verdict follows from
+   what replay recomputes;
+4. a pass records which library computed each side (``computed_by``, schema v3), and the
    two are not one library: a pass from a v1 or v2 report (or a v3 upgraded from v2)
    cannot say whether its pair was independent, and a pass with both sides' arrays from
    one library is never a pass; either runs again, and the fresh report says what
    computed it now. A failure is reused with or without it (reusing it cannot pass
-   anything);
-4. it replays fully (:func:`~diffcheck.report.replay.replay`): its verdict follows from
-   what replay recomputes.
+   anything).
 
 :func:`reuse_problem` returns the first rule a report breaks, as one line, or None.
 """
@@ -130,10 +130,7 @@ def reuse_problem(check: Check, document: ReportDocument) -> str | None:
     mismatch = plan_mismatch(check, document)
     if mismatch is not None:
         return f"it is not a report of the planned check: {mismatch}"
-    problem = independence_problem(document)
-    if problem is not None:
-        return problem
     problem = replay_problem(document)
     if problem is not None:
         return f"it does not replay ({problem})"
-    return None
+    return independence_problem(document)
