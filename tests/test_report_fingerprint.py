@@ -23,6 +23,7 @@ from diffcheck.adapters import _registry, resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.report import load_report, replay
+from diffcheck.report.identity import claimed_identity, independence
 from diffcheck.report.upgrade import upgrade_document
 from diffcheck.runner import run_check
 from diffcheck.testing import perturb
@@ -127,18 +128,32 @@ def test_a_genuine_pair_records_two_libraries_and_an_independent_probe(
     assert "independent: the 131072-element sums differ" in out
 
 
-def test_a_delegating_wrapper_is_printed_as_not_independent_by_its_probe(tmp_path: Path) -> None:
+def test_a_delegating_wrapper_is_printed_as_not_independent_by_its_probe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # array_api_strict wraps NumPy: its own module, NumPy's sums. Its layer (dtype rules,
-    # dispatch) is what a check of it tests, so it is shown, not counted as a self-test.
+    # dispatch) is what a check of it tests, and a probe of one sum cannot decide what
+    # computed the op (docs/evidence.md), so it is shown, not counted as a self-test.
     report = tmp_path / "strict.json"
-    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    code, _, err = _cli(
+        ["run", "--require-backend", "array_api_strict", "--op", "gemm", "--report", str(report)],
+        capsys,
+    )
+    assert (code, err) == (0, "")
     probe = json.loads(report.read_text())["computed_by"]["probe"]
     assert probe["reference_sum_bits"] == probe["candidate_sum_bits"]
-    outcome = replay(load_report(report))
+    stored = load_report(report)
+    assert bool(stored)
+    outcome = replay(stored)
     assert outcome.independent is False
     assert not outcome.one_library
+    assert outcome.passed
     assert outcome.computed_by is not None
-    assert "bit-identical" in outcome.computed_by
+    assert "NOT INDEPENDENT: a 131072-element float32 sum is bit-identical" in outcome.computed_by
+    code, out, _ = _cli(["replay", "--require-pass", str(report)], capsys)
+    assert code == 0
+    assert out.splitlines()[0] == f"{report}: agrees: passed"
+    assert "bit-identical on both sides" in out
 
 
 def test_a_backend_storing_numpy_arrays_with_functions_of_its_own_is_left_to_the_probe(
@@ -291,6 +306,51 @@ def test_v3_needs_its_own_schema_and_v2_reports_still_replay_and_upgrade(tmp_pat
     assert upgraded.computed_by is None
     again = replay(upgraded)
     assert again.agrees
-    assert again.computed_by is not None
-    assert "not recorded" in again.computed_by
+    assert again.computed_by == (
+        "computed by: not recorded (upgraded from schema v2, or the record was removed); the "
+        "pair's independence is unknown"
+    )
     jsonschema.validate(json.loads(upgraded.to_json()), v3)
+
+
+@pytest.mark.parametrize("side", ["reference", "candidate"])
+def test_a_side_that_returned_host_values_only_is_named_and_leaves_independence_unknown(
+    side: str, tmp_path: Path
+) -> None:
+    report = tmp_path / "strict.json"
+    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    stored = load_report(report)
+    computed_by = stored.computed_by  # type: ignore[attr-defined]
+    edited = stored.model_copy(update={"computed_by": computed_by.model_copy(update={side: None})})
+    assert independence(edited) == (
+        None,
+        f"computed by: the {side} returned host values only; which library computed it is "
+        "not recorded, and the pair's independence is unknown",
+    )
+
+
+def test_the_claimed_parts_of_computed_by_are_listed_with_their_values(tmp_path: Path) -> None:
+    report = tmp_path / "strict.json"
+    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    stored = load_report(report)
+    computed_by = stored.computed_by  # type: ignore[attr-defined]
+    reference, probe = computed_by.reference, computed_by.probe
+    assert claimed_identity(stored) == [
+        ("computed_by.reference.version", reference.version),
+        ("computed_by.reference.blas", str(reference.blas)),
+        ("computed_by.candidate", str(computed_by.candidate.fingerprint())),
+        (
+            "computed_by.probe",
+            f"131072 elements: reference sum {probe.reference_sum_bits}, "
+            f"candidate sum {probe.candidate_sum_bits}",
+        ),
+    ]
+    assert str(computed_by.candidate.fingerprint()).startswith("array_api_strict ")
+    bare = stored.model_copy(
+        update={"computed_by": computed_by.model_copy(update={"reference": None, "probe": None})}
+    )
+    assert claimed_identity(bare) == [
+        ("computed_by.candidate", str(computed_by.candidate.fingerprint())),
+        ("computed_by.probe", "null"),
+    ]
+    assert claimed_identity(stored.model_copy(update={"computed_by": None})) == []

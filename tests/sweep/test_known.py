@@ -69,6 +69,7 @@ def row(
         "seed": 42,
         "status": status,
         "reason": reason,
+        "not_independent": None,
         "nmse": nmse,
         "tolerance": 1e-7,
         "ratio": None if nmse is None else nmse / 1e-7,
@@ -229,8 +230,8 @@ def test_an_unlisted_failure_still_fails_the_sweep() -> None:
     assert judge(ordered) == (1, ["1 check failed"])
 
 
-def summary(*, strict_known: bool = False) -> SweepSummary:
-    ordered = rows()
+def summary(*, strict_known: bool = False, checks: list[SummaryRow] | None = None) -> SweepSummary:
+    ordered = rows() if checks is None else checks
     status, reasons = judge(ordered, strict_known=strict_known)
     return SweepSummary(
         matrix="m.toml",
@@ -464,3 +465,59 @@ def test_a_sweep_of_only_failures_over_the_ceiling_exits_nonzero(
     assert row["known_divergence"] is None
     assert run.summary["counts"]["known"] == 0
     assert run.summary["exit_reasons"] == ["1 check failed"]
+
+
+def test_junit_cases_name_their_check_and_the_suites_count_what_each_holds() -> None:
+    one_library = row("one-library", "passed", nmse=1e-14, candidate="fastlib").model_copy(
+        update={"not_independent": "NOT INDEPENDENT: both sides returned numpy arrays"}
+    )
+    ordered = [
+        *rows(),
+        row("absent", "not_run", nmse=None).model_copy(update={"worker_wall_s": None}),
+        one_library,
+    ]
+    data = junit_xml(summary(checks=ordered))
+    root = ET.fromstring(data)
+    assert [root.get(k) for k in ("tests", "failures", "errors", "skipped")] == ["5", "1", "0", "2"]
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert [suites["numpy -> fake:gpu"].get(k) for k in ("tests", "failures", "skipped")] == [
+        "4",
+        "0",
+        "2",
+    ]
+    assert [suites["numpy -> fastlib"].get(k) for k in ("tests", "failures", "skipped")] == [
+        "1",
+        "1",
+        "0",
+    ]
+    found = cases(data)
+    assert found["known"].attrib == {
+        "classname": "diffcheck.fake:gpu.gemm",
+        "name": "known",
+        "time": "0.500",
+        "file": "known.json",
+    }
+    assert found["absent"].get("time") == "0.000"  # no worker ran
+    skipped = found["absent"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == "fake:gpu is unavailable"
+    failure = found["one-library"].find("failure")
+    assert failure is not None
+    assert failure.get("type") == "not_independent"
+    assert failure.get("message") == "NOT INDEPENDENT: both sides returned numpy arrays"
+    assert (failure.text or "").startswith("status passed, not counted: gemm 64x32x32 f32 seed 42")
+    assert counts(ordered).model_dump() == {
+        "total": 5,
+        "passed": 2,
+        "failed": 1,
+        "known": 1,
+        "not_run": 1,
+    }
+    assert judge(ordered) == (
+        1,
+        [
+            "1 check passed with both sides from one library (NOT INDEPENDENT: never a pass "
+            "for the backend)",
+            "required pair numpy -> fake:gpu has 1 not_run check",
+        ],
+    )

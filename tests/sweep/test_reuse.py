@@ -7,6 +7,7 @@ with generated pairs of checks that differ in one planned field.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ from diffcheck.runner import completed_document, result_record, run_check
 from diffcheck.sweep.matrix import load_matrix
 from diffcheck.sweep.plan import plan_matrix
 from diffcheck.sweep.records import new_document, write_new_final
-from diffcheck.sweep.reuse import plan_mismatch, reuse_problem
+from diffcheck.sweep.reuse import plan_mismatch, replay_problem, reuse_problem
 from diffcheck.sweep.worker import FAULT_ENV
 
 TWO = """
@@ -257,3 +258,101 @@ def test_a_directory_at_the_not_run_name_is_never_replaced(tmp_path: Path) -> No
     aside = set_aside_latest(report, label="not_run")
     assert aside.name == "c.not_run-2.json"
     assert (tmp_path / "c.not_run.json").is_dir()
+
+
+#: The replay module itself: ``diffcheck.report.replay`` as an attribute is its function.
+REPLAY_MODULE = importlib.import_module("diffcheck.report.replay")
+
+
+class _Replayed:
+    """What :func:`replay_problem` reads of a replay: whether it agrees, and where not."""
+
+    def __init__(self, disagreements: list[str]) -> None:
+        self.disagreements = disagreements
+        self.agrees = not disagreements
+
+
+@pytest.mark.parametrize(
+    ("disagreements", "line"),
+    [
+        ([], None),
+        (
+            ["result.status: stored passed, derived failed"],
+            "result.status: stored passed, derived failed",
+        ),
+        (["first", "second", "third"], "first (and 2 more)"),
+    ],
+)
+def test_replay_problem_names_the_first_disagreement_and_counts_the_rest(
+    monkeypatch: pytest.MonkeyPatch, disagreements: list[str], line: str | None
+) -> None:
+    monkeypatch.setattr(REPLAY_MODULE, "replay", lambda _: _Replayed(disagreements))
+    assert replay_problem(new_document(make_check("array_api_strict", "gemm"))) == line
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (ValueError("no such op\nwith a second line"), "replay failed: ValueError: no such op"),
+        (LookupError(), "replay failed: LookupError: "),
+    ],
+)
+def test_replay_problem_says_in_one_line_when_replay_cannot_interpret_a_field(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, line: str
+) -> None:
+    def fails(_: object) -> None:
+        raise error
+
+    monkeypatch.setattr(REPLAY_MODULE, "replay", fails)
+    assert replay_problem(new_document(make_check("array_api_strict", "gemm"))) == line
+
+
+def test_a_lifecycle_report_matches_its_plan_with_the_coverage_of_what_ran(
+    tmp_path: Path,
+) -> None:
+    # array_api_strict has no command contexts: the lifecycle runs as four chains, and its
+    # report's coverage says so; either coverage text of a lifecycle plan may match.
+    check = make_check("array_api_strict", "context-lifecycle", tokens=3, intermediate=33, k=35)
+    path = tmp_path / "lifecycle.json"
+    run_check(check, path)
+    document = load_report(path)
+    assert document.coverage.startswith("Four independent")
+    assert plan_mismatch(check, document) is None
+    phases = document.model_copy(update={"coverage": check.op.coverage})
+    assert plan_mismatch(check, phases) is None  # what a backend with contexts says
+    edited = document.model_copy(update={"coverage": document.coverage + " (edited)"})
+    assert plan_mismatch(check, edited) == "its coverage is not the planned check's"
+    other = make_check("array_api_strict", "context-lifecycle", tokens=3, intermediate=33, k=34)
+    assert plan_mismatch(other, document) == "its config is not the planned check's"
+    storage = document.configured_precision.model_copy(update={"reference_storage": "f16"})
+    assert plan_mismatch(check, document.model_copy(update={"configured_precision": storage})) == (
+        "configured_precision is ('f16', 'f32', 'f32'), the plan's is ('f32', 'f32', 'f32')"
+    )
+
+
+def test_a_planned_self_test_needs_a_report_that_says_so(tmp_path: Path) -> None:
+    check = make_check("numpy:cpu", "gemm", m=1, n=3, k=5, allow_self_test=True)
+    path = tmp_path / "self.json"
+    run_check(check, path)
+    document = load_report(path)
+    assert plan_mismatch(check, document) is None
+    quiet = document.coverage.split(" SELF-TEST:")[0]
+    assert plan_mismatch(check, document.model_copy(update={"coverage": quiet})) == (
+        "the planned check is a self-test, the report does not say so"
+    )
+
+
+def test_a_complete_record_whose_completed_flag_is_false_is_incomplete(tmp_path: Path) -> None:
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    path = tmp_path / "r.json"
+    run_check(check, path)
+    document = load_report(path)
+    assert reuse_problem(check, document) is None
+    assert reuse_problem(check, document.model_copy(update={"completed": False})) == (
+        "it is incomplete"
+    )
+    assert document.result is not None
+    forged = document.result.model_copy(update={"status": "failed", "reason": "forged"})
+    problem = reuse_problem(check, document.model_copy(update={"result": forged}))
+    assert problem is not None
+    assert problem.startswith("it does not replay (status: stored failed, derived passed")

@@ -140,6 +140,7 @@ def _row(candidate: str, status: str = "passed") -> SummaryRow:
         seed=42,
         status=status,  # type: ignore[arg-type]
         reason=None if status == "passed" else "why",
+        not_independent=None,
         nmse=0.0,
         tolerance=1e-7,
         ratio=0.0,

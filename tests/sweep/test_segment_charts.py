@@ -25,6 +25,7 @@ def _row(names: list[str]) -> SummaryRow:
         "seed": 42,
         "status": "passed",
         "reason": None,
+        "not_independent": None,
         "nmse": 1e-12,
         "tolerance": 1e-7,
         "ratio": 1e-5,

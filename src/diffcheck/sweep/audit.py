@@ -8,8 +8,8 @@ requires that it is a report of that check and that it replays (:mod:`.reuse`), 
 every row, count, group, exit status and JUnit verdict again from them. Each place where the
 stored summary or ``junit.xml`` says something else is one line.
 
-Derived: the description, every row's ids, pair, op, shape, params, precision, seed, status, reason, NMSE,
-tolerance, ratio, segments, elapsed time, known divergence (from the candidate's declared
+Derived: the description, every row's ids, pair, op, shape, params, precision, seed, status,
+reason, whether the pair was one library (``not_independent``), NMSE, tolerance, ratio, segments, elapsed time, known divergence (from the candidate's declared
 divergences), the counts, groups, exit status and reasons, unexpected passes, and the
 verdict of each JUnit test case. Claimed (how the workers ended, wall times, timestamps,
 the executor, the pairs left out by ``--only-available``): used as stored, never evidence.
@@ -46,6 +46,7 @@ from .summary import (
     counts,
     group_rows,
     judge,
+    upgrade_v1,
 )
 
 __all__ = ["SweepAudit", "audit_sweep"]
@@ -74,8 +75,9 @@ def _stored_summary(directory: Path) -> SweepSummary:
 
     As strict as reports: at most :data:`MAX_SUMMARY_BYTES` (refused from the file's size),
     a bounded decode (keys per object and text per value, :func:`~..report.read.load_json`),
-    ``schema_version`` exactly the integer 1, no coercion (``"4"`` is no int, ``true`` no
-    version, ``2.0`` no count) and no key the schema does not name.
+    ``schema_version`` exactly the integer 2 (or 1, read as v2 with every row's
+    ``not_independent`` null: :func:`~.summary.upgrade_v1`), no coercion (``"4"`` is no
+    int, ``true`` no version, ``2.0`` no count) and no key the schema does not name.
     """
     path = directory / "summary.json"
     source = one_line(str(path))
@@ -89,12 +91,14 @@ def _stored_summary(directory: Path) -> SweepSummary:
         text = str(error).removeprefix(f"report {source} ")
         raise ReportError(f"{source}: not a sweep summary ({text})") from None
     version = parsed.get("schema_version") if isinstance(parsed, dict) else None
-    if not isinstance(parsed, dict) or type(version) is not int or version != 1:
+    if not isinstance(parsed, dict) or type(version) is not int or version not in (1, 2):
         found = "no JSON object" if not isinstance(parsed, dict) else f"schema_version {version!r}"
         raise ReportError(
             f"{source}: not a sweep summary ({found}; this diffcheck reads summary "
-            f"schema_version {SUMMARY_SCHEMA_VERSION}, an integer)"
+            f"schema_version 1 and {SUMMARY_SCHEMA_VERSION}, an integer)"
         )
+    if version == 1:  # v1 never recorded not_independent: re-deriving it shows where it matters
+        parsed = upgrade_v1(parsed)
     try:
         return SweepSummary.model_validate(parsed, strict=True)
     except MemoryError:

@@ -106,9 +106,7 @@ def print_summary(
     failed = [row for row in summary.checks if row.outcome == "failed"]
     for row in failed[:20]:
         # Reasons are data: "[cuda]" in an install hint must print, not style the line.
-        console.print(
-            f"[red]failed[/] {escape(row.id)}: {escape(row.reason or '')}", soft_wrap=True
-        )
+        console.print(f"[red]failed[/] {escape(row.id)}: {escape(row.why or '')}", soft_wrap=True)
     if len(failed) > 20:
         console.print(f"... and {len(failed) - 20} more failed checks (see summary.json)")
     not_run: dict[tuple[str, str], str] = {}

@@ -181,7 +181,7 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
                 f"<tr class='pair-head'><th colspan='{_CHECK_COLUMNS}' class='pair'>"
                 f"{escape(row.reference)} &rarr; {escape(row.candidate)}</th></tr>"
             )
-        reason = f"{_reason(row.reason)}{_divergence(row)}"
+        reason = f"{_reason(row.why)}{_divergence(row)}"
         if row.outcome == "not_run" and row.reason:
             first = first_with.setdefault(row.reason, row)
             if first.id != row.id:  # one not_run reason repeated on every check of a pair

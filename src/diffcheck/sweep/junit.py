@@ -1,8 +1,9 @@
 """JUnit XML of a sweep: one testsuite per backend pair, one testcase per check.
 
-A failed check is a ``<failure>`` with its reason; a not_run check is ``<skipped>`` with its
-reason (CI dashboards show both without failing on skips; the sweep's exit status is what
-fails a required pair). A failure with a known divergence of its adapter is ``<skipped
+A failed check is a ``<failure>`` with its reason, and so is a check that passed with both
+sides from one library (``type="not_independent"``: never a pass); a not_run check is
+``<skipped>`` with its reason (CI dashboards show both without failing on skips; the sweep's
+exit status is what fails a required pair). A failure with a known divergence of its adapter is ``<skipped
 message="known divergence: ...">`` with the report's reason in the text, as pytest writes an
 xfail (a ``<failure>`` under ``--strict-known``); a pass that matches one says so in its
 ``<system-out>``, as pytest's non-strict XPASS is a pass. The layout is the common subset that Jenkins, GitLab and GitHub
@@ -50,6 +51,11 @@ def _case(suite: ET.Element, row: SummaryRow, strict_known: bool) -> None:
     elif row.status == "failed":
         failure = ET.SubElement(case, "failure", message=row.reason or "failed", type="failed")
         failure.text = f"{detail}\n{why} (--strict-known)" if known else detail
+    elif row.passed_not_independent:
+        failure = ET.SubElement(
+            case, "failure", message=row.why or "not independent", type="not_independent"
+        )
+        failure.text = f"status passed, not counted: {detail}"
     elif row.status == "not_run":
         ET.SubElement(case, "skipped", message=row.reason or "not_run")
     else:

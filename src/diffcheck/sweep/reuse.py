@@ -11,7 +11,13 @@ reference backend and the self-test marker). A report is reused only when all of
    the coverage text (which carries the self-test marker), the output shape and element
    count, the configured storages, and the result's op, backend, seed and tolerance bits;
 3. it replays fully (:func:`~diffcheck.report.replay.replay`): its verdict follows from
-   what replay recomputes.
+   what replay recomputes;
+4. a pass records which library computed each side (``computed_by``, schema v3), and the
+   two are not one library: a pass from a v1 or v2 report (or a v3 upgraded from v2)
+   cannot say whether its pair was independent, and a pass with both sides' arrays from
+   one library is never a pass; either runs again, and the fresh report says what
+   computed it now. A failure is reused with or without it (reusing it cannot pass
+   anything).
 
 :func:`reuse_problem` returns the first rule a report breaks, as one line, or None.
 """
@@ -24,9 +30,10 @@ from .._numbers import f64_bits
 from ..config import Check, coverage_of
 from ..errors import ReportError
 from ..ops import ContextLifecycle
+from ..report.identity import computed_by_of
 from ..report.models import ReportDocument
 
-__all__ = ["plan_mismatch", "replay_problem", "reuse_problem"]
+__all__ = ["independence_problem", "plan_mismatch", "replay_problem", "reuse_problem"]
 
 
 def _coverages(check: Check) -> tuple[str, ...]:
@@ -94,6 +101,24 @@ def replay_problem(document: ReportDocument) -> str | None:
     return outcome.disagreements[0] + (f" (and {more} more)" if more else "")
 
 
+def independence_problem(document: ReportDocument) -> str | None:
+    """Why a passed ``document`` cannot stand as a pass for want of an independent pair:
+    ``computed_by`` not recorded, or both sides one library; None otherwise (and for any
+    status but passed)."""
+    result = document.result
+    if result is None or result.status != "passed":
+        return None
+    computed_by = computed_by_of(document)
+    if computed_by is None:
+        return (
+            f"a pass of schema v{document.schema_version} that does not record which library "
+            "computed each side (computed_by) is never reused"
+        )
+    if computed_by.one_library:
+        return "both sides are one library (NOT INDEPENDENT): it is never reused as a pass"
+    return None
+
+
 def reuse_problem(check: Check, document: ReportDocument) -> str | None:
     """Why a complete stored ``document`` may not stand for the planned ``check``; None if
     it may (the rules are in the module docstring, checked in that order)."""
@@ -108,4 +133,4 @@ def reuse_problem(check: Check, document: ReportDocument) -> str | None:
     problem = replay_problem(document)
     if problem is not None:
         return f"it does not replay ({problem})"
-    return None
+    return independence_problem(document)

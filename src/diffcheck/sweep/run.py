@@ -8,10 +8,11 @@ Order of events:
    is an error (reports are never overwritten); with it, a complete report is reused only
    when :func:`.reuse.reuse_problem` finds nothing against it: not a ``not_run``, the
    planned check in every derived and bound field (pair, reference, op, params, precision,
-   seed, tolerance, self-test marker), and a replay that agrees with every stored field.
-   Anything else (incomplete, unreadable, not_run, another check, a replay that disagrees)
-   is moved aside, never deleted, and the check runs again. Something
-   that is not a regular file at a report path (a symbolic link, a FIFO, a device, a
+   seed, tolerance, self-test marker), a replay that agrees with every stored field, and
+   a pass only from a report that records two libraries (``computed_by``). Anything else
+   (incomplete, unreadable, not_run, another check, a replay that disagrees, a pass with
+   one library on both sides or none recorded) is moved aside, never deleted, and the
+   check runs again. Something that is not a regular file at a report path (a symbolic link, a FIFO, a device, a
    directory) is an error: it is never followed, read or moved;
 2. checks whose candidate has no adapter here get a ``not_run`` report from the parent
    (no worker could run them);

@@ -1,4 +1,4 @@
-"""The sweep summary (``summary.json``, schema version 1): one row per check, per-group totals.
+"""The sweep summary (``summary.json``, schema version 2): one row per check, per-group totals.
 
 Rows are built from each check's report file, the one piece of evidence, plus how its
 worker ended; the summary adds nothing the reports do not say except worker exits, wall
@@ -6,8 +6,11 @@ times and the candidate adapter's known divergences. Groups are per backend pair
 counts of passed / failed / known / not_run and the worst NMSE measured against its own
 tolerance (``ratio = nmse / tolerance``; a check passes only below 1). A row keeps its
 report's status; its ``outcome`` is ``known`` when it failed with a known divergence
-(:mod:`.known` decides which rows match). The JSON Schema is generated into
-``reports/schema/summary-v1.json``.
+(:mod:`.known` decides which rows match), and ``failed`` when it passed with both sides'
+arrays from one library (the report's ``computed_by``): a pair that is not independent
+counts like a self-test, never as a pass. The JSON Schema is generated into
+``reports/schema/summary-v2.json``; v2 added ``not_independent`` to each row (a v1 summary
+reads as v2 with it null, :func:`upgrade_v1`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..report.models import JsonFloat, ReportDocument, Status, Version1
+from ..report.identity import computed_by_of
+from ..report.models import JsonFloat, ReportDocument, Status, Version2
 from .isolate import WorkerOutcome
 from .plan import PlannedCheck
 
@@ -36,17 +40,20 @@ __all__ = [
     "counts",
     "group_rows",
     "judge",
+    "not_independent",
+    "upgrade_v1",
 ]
 
-SUMMARY_SCHEMA_VERSION: Literal[1] = 1
+SUMMARY_SCHEMA_VERSION: Literal[2] = 2
 
-#: How a check counts: its status, except that a failure with a known divergence is "known".
+#: How a check counts: its status, except that a failure with a known divergence is "known"
+#: and a pass with both sides from one library is "failed".
 Outcome = Literal["passed", "failed", "known", "not_run"]
 
 
 class _Strict(BaseModel):
     # Read back strictly (sweep.audit): floats as written, "NaN"/"Infinity" included
-    # (JsonFloat), no other coercion, and the version exactly the integer 1.
+    # (JsonFloat), no other coercion, and the version exactly the integer 2 (or 1, upgraded).
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
 
 
@@ -85,8 +92,16 @@ class SummaryRow(_Strict):
     )
     precision: str
     seed: int
-    status: Status
-    reason: str | None = Field(description="Null only when passed.")
+    status: Status = Field(description="The report's status.")
+    reason: str | None = Field(description="The report's reason; null only when passed.")
+    not_independent: str | None = Field(
+        description=(
+            "Why the pair is not independent, when both sides' arrays came from one library "
+            "(the report's computed_by); null otherwise, and for a report that does not "
+            "record it (schema v1, v2). A passed check with it counts as failed: like a "
+            "self-test, it is never a pass for the backend."
+        )
+    )
     nmse: JsonFloat | None = Field(description="Aggregate NMSE, when the comparator measured one.")
     tolerance: JsonFloat = Field(description="The NMSE tolerance (max_nmse) of the check.")
     ratio: JsonFloat | None = Field(description="nmse / tolerance; below 1 passes.")
@@ -111,15 +126,36 @@ class SummaryRow(_Strict):
 
     @property
     def outcome(self) -> Outcome:
-        """The status, or ``known`` for a failure with a known divergence."""
+        """The status, ``known`` for a failure with a known divergence, and ``failed`` for a
+        pass with both sides from one library."""
         if self.status == "failed" and self.known_divergence is not None:
             return "known"
+        if self.passed_not_independent:
+            return "failed"
         return self.status
+
+    @property
+    def passed_not_independent(self) -> bool:
+        """Whether the report says passed but both sides were one library (never a pass)."""
+        return self.status == "passed" and self.not_independent is not None
+
+    @property
+    def why(self) -> str | None:
+        """Why the check did not pass, in one line (None for a pass)."""
+        if self.passed_not_independent:
+            return self.not_independent
+        return self.reason
 
     @property
     def divergence_not_seen(self) -> bool:
         """Whether the check passed although it matches a known divergence."""
-        return self.status == "passed" and self.known_divergence is not None
+        return self.outcome == "passed" and self.known_divergence is not None
+
+
+_FAILED = (
+    "Failed checks with no known divergence, and passed checks whose two sides were one "
+    "library (not independent)."
+)
 
 
 class GroupSummary(_Strict):
@@ -130,7 +166,7 @@ class GroupSummary(_Strict):
     required: bool
     op: str
     passed: int = Field(ge=0)
-    failed: int = Field(ge=0, description="Failed checks with no known divergence.")
+    failed: int = Field(ge=0, description=_FAILED)
     known: int = Field(ge=0, description="Failed checks with a known divergence.")
     not_run: int = Field(ge=0)
     worst_nmse: JsonFloat | None = Field(description="NMSE of the check with the largest ratio.")
@@ -152,15 +188,15 @@ class Counts(_Strict):
 
     total: int = Field(ge=0)
     passed: int = Field(ge=0)
-    failed: int = Field(ge=0, description="Failed checks with no known divergence.")
+    failed: int = Field(ge=0, description=_FAILED)
     known: int = Field(ge=0, description="Failed checks with a known divergence.")
     not_run: int = Field(ge=0)
 
 
 class SweepSummary(_Strict):
-    """A sweep's machine-readable summary, schema version 1."""
+    """A sweep's machine-readable summary, schema version 2."""
 
-    schema_version: Version1 = SUMMARY_SCHEMA_VERSION
+    schema_version: Version2 = SUMMARY_SCHEMA_VERSION
     matrix: str = Field(description="The matrix file as given on the command line.")
     matrix_sha256: str = Field(description="SHA-256 of the matrix file's bytes.")
     description: str = Field(description="The matrix's description.")
@@ -197,6 +233,32 @@ def _ratio(nmse: float | None, tolerance: float) -> float | None:
     return nmse / tolerance if math.isfinite(nmse) else math.inf
 
 
+def not_independent(document: ReportDocument) -> str | None:
+    """Why ``document``'s pair is not independent (both sides' arrays from one library, as
+    its ``computed_by`` records), or None. A declared self-test says so in its coverage and
+    is not a sweep's check; a report without ``computed_by`` (v1, v2) says nothing."""
+    computed_by = computed_by_of(document)
+    if computed_by is None or not computed_by.one_library or computed_by.candidate is None:
+        return None
+    module = computed_by.candidate.module
+    return (
+        f"NOT INDEPENDENT: both sides returned {module} arrays (the candidate computed with "
+        "the reference's own library); like a self-test, never a pass for the backend"
+    )
+
+
+def upgrade_v1(data: dict[str, object]) -> dict[str, object]:
+    """A summary v1 JSON object as v2: each row's ``not_independent`` null (v1 never
+    recorded it; an audit re-derives it from the reports and says where v1 differs)."""
+    rows = data.get("checks")
+    upgraded = dict(data, schema_version=SUMMARY_SCHEMA_VERSION)
+    if isinstance(rows, list):
+        upgraded["checks"] = [
+            {**row, "not_independent": None} if isinstance(row, dict) else row for row in rows
+        ]
+    return upgraded
+
+
 def build_row(
     planned: PlannedCheck, document: ReportDocument, outcome: WorkerOutcome
 ) -> SummaryRow:
@@ -223,6 +285,7 @@ def build_row(
         seed=planned.check.seed,
         status=result.status,
         reason=result.reason,
+        not_independent=not_independent(document),
         nmse=nmse,
         tolerance=tolerance,
         ratio=_ratio(nmse, tolerance),
@@ -284,13 +347,20 @@ def judge(rows: Sequence[SummaryRow], *, strict_known: bool = False) -> tuple[in
     """The sweep's exit status and the reasons for a nonzero one.
 
     Nonzero when any check failed with no known divergence (with ``strict_known``, with one
-    too), when a required pair has a not_run check, or when no check executed at all (every
-    check not_run, or none left to run). A known divergence not seen never fails a sweep.
+    too), when a check passed with both sides from one library (not independent), when a
+    required pair has a not_run check, or when no check executed at all (every check
+    not_run, or none left to run). A known divergence not seen never fails a sweep.
     """
     reasons = []
-    failed = sum(r.outcome == "failed" for r in rows)
+    failed = sum(r.outcome == "failed" and not r.passed_not_independent for r in rows)
     if failed:
         reasons.append(f"{_checks(failed)} failed")
+    one_library = sum(r.passed_not_independent for r in rows)
+    if one_library:
+        reasons.append(
+            f"{_checks(one_library)} passed with both sides from one library (NOT "
+            "INDEPENDENT: never a pass for the backend)"
+        )
     known = sum(r.outcome == "known" for r in rows)
     if known and strict_known:
         reasons.append(f"{_checks(known)} failed with a known divergence (--strict-known)")
