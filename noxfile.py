@@ -95,7 +95,7 @@ def _ensure_chromium(session: nox.Session) -> None:
 
 # pytest-xdist's scheduler for the suite: a worker that runs out of tests takes the queued
 # ones of the other, so a few long property tests near the end do not leave a core idle.
-XDIST_ARGS = ("-n", "auto", "--dist", "worksteal")
+XDIST_ARGS = ("-n", "auto")
 
 
 @nox.session

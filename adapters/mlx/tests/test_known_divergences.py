@@ -120,6 +120,7 @@ def test_a_sweep_counts_a_measured_mlx_gpu_tf32_failure_as_known(
         seed=42,
         status="failed",
         reason="NMSE 1.37e-07 is not below tolerance 1e-07",
+        not_independent=None,
         nmse=1.37e-7,
         tolerance=1e-7,
         ratio=1.37,
