@@ -154,3 +154,30 @@ def test_the_numerics_session_installs_what_the_readme_examples_need() -> None:
     source = inspect.getsource(noxfile.numerics)
     assert "session.install(*EXAMPLE_EXTRAS)" in source
     assert '_install_project(session, "fuzz")' in source
+
+
+def test_uv_gets_pips_find_links_and_pip_gets_nothing_extra() -> None:
+    # uv reads no pip configuration: without the folder that holds torch's CPU build it would
+    # resolve torch==2.13.0 to PyPI's CUDA build of several GB.
+    environ = {"PIP_FIND_LINKS": "/opt/wheels https://example.org/wheels/"}
+    assert noxfile.find_links_args("uv", environ) == [
+        "--find-links",
+        "/opt/wheels",
+        "--find-links",
+        "https://example.org/wheels/",
+    ]
+    assert noxfile.find_links_args("virtualenv", environ) == []
+    assert noxfile.find_links_args("uv", {}) == []
+
+
+def test_ci_runs_exactly_the_readmes_test_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    match = re.search(r"^(python3 -m pip install [^&\n]+&& nox -s tests)\s", readme, re.M)
+    assert match is not None, "the README lost its test command"
+    ci = (ROOT / ".ci" / "run").read_text()
+    command = [
+        line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))
+    ]
+    # .ci/run adds only pip's -q.
+    assert command == [match[1].replace("pip install ", "pip install -q ", 1)]
+    assert "uv" in match[1].split("&&")[0].split(), "uv makes the sessions' environments"
