@@ -204,4 +204,6 @@ def around(
 
 def _floats(values: Any) -> list[float]:
     """A few values of any array as Python floats (one conversion, not one per element)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1:  # a host slice: most verdicts
+        return list(values.astype(np.float64).tolist())
     return list(np.asarray(to_host(values), dtype=np.float64).tolist())
