@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -71,19 +70,43 @@ def _install_project(session: nox.Session, *extras: str) -> None:
     session.install(*install_args(*extras))
 
 
-def find_links_args(backend: str | None, environ: Mapping[str, str] = os.environ) -> list[str]:
-    """pip's ``PIP_FIND_LINKS`` as ``--find-links`` arguments for uv, which reads no pip
+def find_links_args(backend: str | None, pip_config: str) -> list[str]:
+    """pip's find-links as ``--find-links`` arguments for uv, which reads no pip
     configuration. A machine may keep wheels PyPI lacks in such a folder (the CPU build of
-    torch): without it uv would take PyPI's CUDA build of several GB. pip needs no argument."""
+    torch): without it uv would take PyPI's CUDA build of several GB. pip needs no argument.
+
+    ``pip_config`` is what ``pip config list`` prints: every ``find-links`` entry, from a
+    configuration file or ``PIP_FIND_LINKS`` (``:env:.find-links``); uv searches them all.
+    """
     if backend != "uv":
         return []
-    links = environ.get("PIP_FIND_LINKS", "").split()
+    links: list[str] = []
+    for line in pip_config.splitlines():
+        key, _, value = line.partition("=")
+        if key.rsplit(".", 1)[-1] == "find-links":
+            links += [link for link in value.strip("'\"").split() if link not in links]
     return [arg for link in links for arg in ("--find-links", link)]
+
+
+def _pip_config() -> str:
+    """What ``pip config list`` prints here, or nothing where pip cannot say."""
+    try:
+        listing = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return listing.stdout
 
 
 def _install_with_torch(session: nox.Session, *names: str) -> None:
     """Install ``names`` and the CPU build of torch."""
-    session.install(*names, TORCH_CPU, *find_links_args(session.venv_backend))
+    links = find_links_args(session.venv_backend, _pip_config() if session.venv_backend else "")
+    session.install(*names, TORCH_CPU, *links)
 
 
 # Debian's Chromium for the HTML rendering test, installed on CI machines (root, apt).

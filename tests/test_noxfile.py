@@ -159,15 +159,30 @@ def test_the_numerics_session_installs_what_the_readme_examples_need() -> None:
 def test_uv_gets_pips_find_links_and_pip_gets_nothing_extra() -> None:
     # uv reads no pip configuration: without the folder that holds torch's CPU build it would
     # resolve torch==2.13.0 to PyPI's CUDA build of several GB.
-    environ = {"PIP_FIND_LINKS": "/opt/wheels https://example.org/wheels/"}
-    assert noxfile.find_links_args("uv", environ) == [
+    listing = (
+        ":env:.find-links='/opt/wheels https://example.org/wheels/'\n"
+        "global.cert='/etc/ssl/certs/ca-certificates.crt'\n"
+        "global.extra-index-url='file:///opt/pypi/simple'\n"
+        "global.find-links='/opt/wheels'\n"
+        "install.find-links='/srv/more'\n"
+    )
+    assert noxfile.find_links_args("uv", listing) == [
         "--find-links",
         "/opt/wheels",
         "--find-links",
         "https://example.org/wheels/",
+        "--find-links",
+        "/srv/more",
     ]
-    assert noxfile.find_links_args("virtualenv", environ) == []
-    assert noxfile.find_links_args("uv", {}) == []
+    assert noxfile.find_links_args("virtualenv", listing) == []
+    assert noxfile.find_links_args("uv", "global.cert='/x'\n") == []
+    assert noxfile.find_links_args("uv", "") == []
+
+
+def test_pip_config_is_read_from_pip_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PIP_FIND_LINKS", "/somewhere/wheels")
+    args = noxfile.find_links_args("uv", noxfile._pip_config())
+    assert args[args.index("/somewhere/wheels") - 1] == "--find-links"
 
 
 def test_ci_runs_exactly_the_readmes_test_command() -> None:
