@@ -24,11 +24,12 @@ from __future__ import annotations
 import functools
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+
+from ._installed import installed_version
 
 __all__ = [
     "PROBE_ELEMENTS",
@@ -90,10 +91,7 @@ def _version(module: str) -> str | None:
     found = getattr(sys.modules.get(module), "__version__", None)
     if isinstance(found, str):
         return found
-    try:
-        return metadata.version(module)
-    except metadata.PackageNotFoundError:
-        return None
+    return installed_version(module)
 
 
 @functools.cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._installed import installed_version, installed_versions
 from ._protocol import Adapter, Capabilities, Execution, Probe, ProbeStatus, Role, storage_name
 from ._registry import (
     ENTRY_POINT_GROUP,
@@ -39,6 +40,8 @@ __all__ = [
     "Role",
     "adapter_entry_points",
     "failure_of",
+    "installed_version",
+    "installed_versions",
     "known_backends",
     "matching_api_divergence",
     "matching_divergence",

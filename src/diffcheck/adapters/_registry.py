@@ -7,12 +7,11 @@ imported until a backend is resolved, and none is initialized until it is probed
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
+from .._installed import path_state
 from ..errors import UnknownBackendError
 from ._protocol import Adapter
 from .array_api import ARRAY_API_LIBRARIES, ArrayApiAdapter
@@ -46,19 +45,11 @@ _scanned: tuple[Hashable, dict[str, EntryPoint]] | None = None
 
 
 def _path_state() -> Hashable:
-    """What the installed distributions depend on: the import path and each entry's mtime.
+    """What the installed distributions depend on (:func:`diffcheck._installed.path_state`).
 
-    Installing or removing a distribution adds or removes its metadata folder in a path
-    entry, which changes that folder's mtime; a new path entry changes the tuple. The scan
-    function is part of the key so that a test replacing it is always called.
+    The scan function is part of the key so that a test replacing it is always called.
     """
-    state: list[tuple[str, int | None]] = []
-    for entry in sys.path:
-        try:
-            state.append((entry, os.stat(entry or ".").st_mtime_ns))
-        except OSError:
-            state.append((entry, None))
-    return (entry_points, tuple(state))
+    return (entry_points, path_state())
 
 
 def _scan() -> dict[str, EntryPoint]:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from .._installed import installed_version
 from ..values.call import Outcome
 from ..values.compare import host_value
 from .bundle import (
@@ -39,17 +38,10 @@ def backend_identity(adapter: Adapter) -> BackendIdentity:
     return BackendIdentity(backend=adapter.spec, library=library, version=found, device=device)
 
 
-@functools.cache
 def _distribution_version(name: str) -> str:
-    """The installed version of distribution ``name``, or ``unknown``; read once per process.
-
-    Reading it scans every installed distribution's metadata (about 3 ms): a search records
-    both sides' identity in each bundle and replay once per bundle, thousands of times.
-    """
-    try:
-        return version(name)
-    except (PackageNotFoundError, ValueError):
-        return "unknown"
+    """The installed version of distribution ``name``, or ``unknown`` (read once while the
+    import path is unchanged: a search records both sides' identity in each bundle)."""
+    return installed_version(name) or "unknown"
 
 
 def _output(outcome: Outcome) -> Output:

@@ -7,12 +7,11 @@ the wrong build being installed, so the reasons name the build found and the one
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import sys
 from typing import TYPE_CHECKING
 
-from diffcheck.adapters import Probe
+from diffcheck.adapters import Probe, installed_versions
 
 if TYPE_CHECKING:
     import mlx.core as mx
@@ -36,14 +35,10 @@ _INSTALL = (
 
 
 def installed_builds() -> dict[str, str]:
-    """The installed MLX library distributions and their versions (metadata only)."""
-    found = {}
-    for name in MLX_BUILDS:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return found
+    """The installed MLX library distributions and their versions (metadata only, read
+    again only when the import path changes: every probe, so every ``compare``, asks)."""
+    versions = installed_versions(*MLX_BUILDS)
+    return {name: found for name, found in versions.items() if found is not None}
 
 
 def _device_name(device: mx.Device) -> str:
