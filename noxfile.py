@@ -88,11 +88,12 @@ def find_links_args(backend: str | None, pip_config: str) -> list[str]:
     return [arg for link in links for arg in ("--find-links", link)]
 
 
-def _pip_config() -> str:
-    """What ``pip config list`` prints here, or nothing where pip cannot say."""
+def _pip_config(python: str = sys.executable) -> str:
+    """What ``pip config list`` prints for ``python`` (nox's own interpreter, which pip
+    installed nox into), or nothing where pip cannot say."""
     try:
         listing = subprocess.run(
-            [sys.executable, "-m", "pip", "config", "list"],
+            [python, "-m", "pip", "config", "list"],
             capture_output=True,
             text=True,
             timeout=60,

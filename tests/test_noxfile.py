@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -180,8 +181,13 @@ def test_uv_gets_pips_find_links_and_pip_gets_nothing_extra() -> None:
 
 
 def test_pip_config_is_read_from_pip_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    # nox runs on the interpreter pip installed it into; a uv-made test environment has no
+    # pip of its own, so ask the base interpreter's.
+    python = str(Path(sys.base_prefix) / "bin" / "python3")
+    if subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode:
+        pytest.skip(f"{python} has no pip to ask (nox's interpreter always has)")
     monkeypatch.setenv("PIP_FIND_LINKS", "/somewhere/wheels")
-    args = noxfile.find_links_args("uv", noxfile._pip_config())
+    args = noxfile.find_links_args("uv", noxfile._pip_config(python))
     assert args[args.index("/somewhere/wheels") - 1] == "--find-links"
 
 
