@@ -6,7 +6,7 @@ Array API: about 40 calls. It runs NumPy (float32) against the candidate at f32,
 candidate precision and prints each per-call table, then the median time of
 ``compare(block, ...)`` and ``locate(block, ...)`` on the f32 candidate (the overhead target:
 locate <= 3x compare when nothing diverges), and of a locate run whose memory budget forces
-one run per window.
+one run per window; then the same overhead at a larger size (128 tokens, width 256).
 Usage: python bench/locate_transformer.py [CANDIDATE] [--html DIR]
   (default mlx:cpu; --html writes locate-<precision>.html pages into DIR)
 """
@@ -25,6 +25,8 @@ import numpy as np
 import diffcheck
 
 TOKENS, WIDTH, HEADS, HIDDEN = 16, 64, 4, 128
+#: (tokens, width, hidden) of the second overhead measurement.
+LARGER = (128, 256, 1024)
 
 
 def rms_norm(xp: Any, x: Any, weight: Any) -> Any:
@@ -76,28 +78,30 @@ def block(
     return x + (silu * (h @ w_up)) @ w_down
 
 
-def inputs(seed: int = 0) -> list[np.ndarray]:
+def inputs(
+    seed: int = 0, tokens: int = TOKENS, width: int = WIDTH, hidden: int = HIDDEN
+) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    head = WIDTH // HEADS
+    head = width // HEADS
 
     def w(*shape: int) -> np.ndarray:
         return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
 
-    angles = np.arange(TOKENS)[:, None] / 10000 ** (np.arange(head // 2) / (head // 2))
+    angles = np.arange(tokens)[:, None] / 10000 ** (np.arange(head // 2) / (head // 2))
     cos = np.concatenate([np.cos(angles)] * 2, axis=-1)[:, None, :].astype(np.float32)
     sin = np.concatenate([np.sin(angles)] * 2, axis=-1)[:, None, :].astype(np.float32)
-    mask = np.triu(np.full((TOKENS, TOKENS), -1e9, np.float32), k=1)
+    mask = np.triu(np.full((tokens, tokens), -1e9, np.float32), k=1)
     return [
-        rng.standard_normal((TOKENS, WIDTH)).astype(np.float32),
-        (1 + 0.1 * rng.standard_normal(WIDTH)).astype(np.float32),
-        w(WIDTH, WIDTH),
-        w(WIDTH, WIDTH),
-        w(WIDTH, WIDTH),
-        w(WIDTH, WIDTH),
-        (1 + 0.1 * rng.standard_normal(WIDTH)).astype(np.float32),
-        w(WIDTH, HIDDEN),
-        w(WIDTH, HIDDEN),
-        w(HIDDEN, WIDTH),
+        rng.standard_normal((tokens, width)).astype(np.float32),
+        (1 + 0.1 * rng.standard_normal(width)).astype(np.float32),
+        w(width, width),
+        w(width, width),
+        w(width, width),
+        w(width, width),
+        (1 + 0.1 * rng.standard_normal(width)).astype(np.float32),
+        w(width, hidden),
+        w(width, hidden),
+        w(hidden, width),
         cos,
         sin,
         mask,
@@ -169,6 +173,18 @@ def main() -> None:
     )
     met = locate_time <= 3 * compare_time
     print(f"  {'MET ' if met else 'MISS'} locate <= 3x compare with no divergence")
+    # locate's own cost is per call (recording, re-running and judging each of the 58), so
+    # its ratio to compare falls as the calls grow: the same block at a larger size.
+    larger = inputs(tokens=LARGER[0], width=LARGER[1], hidden=LARGER[2])
+    compare_time, locate_time = interleaved_medians(
+        lambda: diffcheck.compare(block, *larger, candidate=candidate),
+        lambda: diffcheck.locate(block, *larger, candidate=candidate),
+    )
+    print(
+        f"overhead at {LARGER[0]} tokens, width {LARGER[1]}, hidden {LARGER[2]}: compare "
+        f"{compare_time * 1e3:.1f} ms, locate {locate_time * 1e3:.1f} ms, "
+        f"locate/compare = {locate_time / compare_time:.2f}"
+    )
 
 
 if __name__ == "__main__":
