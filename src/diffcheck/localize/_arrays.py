@@ -37,6 +37,8 @@ def dtype_of(dtype: Any) -> str:
 
 
 def shape_of(value: Any) -> tuple[int, ...]:
+    if type(value) is np.ndarray:
+        return value.shape  # Python ints already
     return tuple(int(n) for n in value.shape)
 
 

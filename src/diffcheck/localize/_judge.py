@@ -71,6 +71,8 @@ class Comparer:
         self.xp = candidate.namespace()
         self.nmse_bounds = nmse_bounds
         self._bounds: dict[tuple[str, str, int, bool], Bound] = {}
+        #: "beyond the bound ..." by the identity of a bound in ``_bounds``.
+        self._beyond: dict[int, str] = {}
         # The window's host inputs already moved to the candidate, by identity (each held
         # with its device copy, so the identity stays unique): an output of one call is
         # often the input of several (a normalized activation feeds three projections).
@@ -166,7 +168,14 @@ class Comparer:
         if assessed.same_bits or assessed.quick:  # the common cases: no model needed
             return assessed.figures
         if assessed.quick is False and not detailed:  # beyond it, and no reason will be shown
-            return replace(assessed.figures, passed=False, reason=f"beyond the bound {pair.bound}")
+            f = assessed.figures
+            reason = self._beyond.get(id(pair.bound))
+            if reason is None:  # bounds are kept in self._bounds: their identities stay theirs
+                reason = self._beyond[id(pair.bound)] = f"beyond the bound {pair.bound}"
+            return CallError(
+                f.nmse, f.max_abs, f.worst_index, False, reason, f.reference_around,
+                f.candidate_around,
+            )
         function = None if name.startswith("_") or name in _MOVES else name
         verdict = compare_values(
             pair.expected, pair.candidate, function=function, bound=pair.bound, reduced=reduced
