@@ -111,7 +111,7 @@ class Comparer:
                 if dtype_of(joined.dtype) != dtype:
                     continue  # the device stores another dtype: each re-run casts its own
                 for host, offset in zip(members, offsets, strict=True):
-                    view = self.xp.reshape(joined[offset : offset + host.size], host.shape)
+                    view = _reshaped(self.xp, joined[offset : offset + host.size], host.shape)
                     self._moved[id(host)] = (host, view)
             except Exception:  # a library that cannot slice so: each input moves alone
                 continue
@@ -173,7 +173,12 @@ class Comparer:
             if reason is None:  # bounds are kept in self._bounds: their identities stay theirs
                 reason = self._beyond[id(pair.bound)] = f"beyond the bound {pair.bound}"
             return CallError(
-                f.nmse, f.max_abs, f.worst_index, False, reason, f.reference_around,
+                f.nmse,
+                f.max_abs,
+                f.worst_index,
+                False,
+                reason,
+                f.reference_around,
                 f.candidate_around,
             )
         function = None if name.startswith("_") or name in _MOVES else name
@@ -219,9 +224,8 @@ class Comparer:
             return value
 
         args, kwargs = map_arrays(hosts, move)
-        try:
-            with np.errstate(all="ignore"):  # inside the candidate's run: see Recorder.running
-                result = call.function(*args, **kwargs)
+        try:  # inside the candidate's run, which ignores floating-point errors (Recorder.running)
+            result = call.function(*args, **kwargs)
         except Exception as error:  # the call refuses inputs its own side accepted
             reason = f"re-run on the reference's inputs raised {type(error).__name__}: {error}"
             return Pending(kept, call, reason, dict(casts), expected, hosts)
@@ -344,6 +348,16 @@ class Pending:
     expected: list[Any]  # what the local re-run must match (the reference's output)
     #: The re-run's host inputs (args, kwargs): the reference's, in the candidate's dtypes.
     inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
+
+
+def _reshaped(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
+    """``xp.reshape(array, shape)``, through the array's own ``reshape`` where it has one.
+
+    The namespace's function may be a wrapper of the library's (array-api-compat's, a few
+    microseconds of Python each): a window's prefetched inputs are about 70 views.
+    """
+    method = getattr(array, "reshape", None)
+    return xp.reshape(array, shape) if method is None else method(shape)
 
 
 def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
