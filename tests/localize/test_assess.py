@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from hypothesis import given, settings
@@ -138,8 +138,8 @@ def _ulp_pairs(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, str, float]:
     name = draw(st.sampled_from(["float16", "float32", "bfloat16", "float64"]))
     storage = np.float32 if name == "bfloat16" else np.dtype(name)
     size = draw(st.integers(1, 12))
-    width = 16 if name == "float16" else 64 if name == "float64" else 32
-    finite = st.floats(allow_nan=False, allow_infinity=False, width=width)
+    widths: dict[str, Literal[16, 32, 64]] = {"float16": 16, "float64": 64}
+    finite = st.floats(allow_nan=False, allow_infinity=False, width=widths.get(name, 32))
     values = draw(hnp.arrays(storage, size, elements=finite))
     steps = draw(hnp.arrays(np.int64, size, elements=st.integers(-3, 3)))
     with np.errstate(over="ignore"):  # the largest finite values step to infinity: replaced

@@ -38,7 +38,8 @@ def dtype_of(dtype: Any) -> str:
 
 def shape_of(value: Any) -> tuple[int, ...]:
     if type(value) is np.ndarray:
-        return value.shape  # Python ints already
+        shape: tuple[int, ...] = value.shape  # Python ints already
+        return shape
     return tuple(int(n) for n in value.shape)
 
 
