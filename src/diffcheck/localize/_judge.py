@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -198,7 +199,8 @@ class Comparer:
         assert kept.args is not None
         assert kept.kwargs is not None
         assert kept.outputs is not None
-        targets = iter([dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)])
+        received = tuple([dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)])
+        targets = iter(received)
         casts: list[tuple[str, str]] = []
 
         def plan(host: Any) -> Any:
@@ -228,11 +230,10 @@ class Comparer:
             result = call.function(*args, **kwargs)
         except Exception as error:  # the call refuses inputs its own side accepted
             reason = f"re-run on the reference's inputs raised {type(error).__name__}: {error}"
-            return Pending(kept, call, reason, dict(casts), expected, hosts)
+            return Pending(kept, call, reason, dict(casts), expected, hosts, received)
         outputs = list(result) if isinstance(result, tuple | list) else [result]
-        return Pending(
-            kept, call, [o for o in outputs if is_array(o)], dict(casts), expected, hosts
-        )
+        arrays = [o for o in outputs if is_array(o)]
+        return Pending(kept, call, arrays, dict(casts), expected, hosts, received)
 
     def _reference_on(self, kept: Kept, hosts: Any, casts: dict[str, str]) -> list[Any]:
         """The reference's function on inputs rounded into the candidate's dtypes, rounded."""
@@ -348,6 +349,8 @@ class Pending:
     expected: list[Any]  # what the local re-run must match (the reference's output)
     #: The re-run's host inputs (args, kwargs): the reference's, in the candidate's dtypes.
     inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
+    #: The dtypes of the arrays the candidate's own call received, in order.
+    received: tuple[str, ...] = ()
 
 
 def _reshaped(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
@@ -369,6 +372,6 @@ def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
 def reduced_terms(name: str, kept: Kept) -> int:
     if name.split(".")[-1] not in _REDUCING or not kept.input_shapes or not kept.output_shapes:
         return 1
-    size_in = int(np.prod(kept.input_shapes[0])) if kept.input_shapes[0] else 1
-    size_out = int(np.prod(kept.output_shapes[0])) if kept.output_shapes[0] else 1
+    size_in = math.prod(kept.input_shapes[0])
+    size_out = math.prod(kept.output_shapes[0])
     return max(1, size_in // max(size_out, 1))

@@ -175,12 +175,10 @@ def _run_candidate(
             site=call.site,
             input_shapes=record.input_shapes,
             input_dtypes=record.input_dtypes,
-            candidate_input_dtypes=tuple(
-                dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)
-            ),
+            candidate_input_dtypes=pending.received,
             output_shapes=record.output_shapes,
             output_dtypes=record.output_dtypes,
-            candidate_output_dtypes=tuple(dtype_of(o.dtype) for o in call.outputs),
+            candidate_output_dtypes=tuple([dtype_of(o.dtype) for o in call.outputs]),
             reference_digest=record.digest,
             carried=carried,
             local=local,
