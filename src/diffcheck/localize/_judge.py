@@ -204,9 +204,10 @@ class Comparer:
         casts: list[tuple[str, str]] = []
 
         def plan(host: Any) -> Any:
-            target = next(targets, host_dtype(host))
-            casts.append((host_dtype(host), target))
-            return host if host_dtype(host) == target else cast(host, target)
+            have = host_dtype(host)
+            target = next(targets, have)
+            casts.append((have, target))
+            return host if have == target else cast(host, target)
 
         hosts = map_arrays((kept.args, kept.kwargs), plan)
         narrowed = any(a != b for a, b in casts)
