@@ -13,7 +13,8 @@ NumPy calls, each about a microsecond: bit equality compares the bytes, zeros an
 finiteness are counted, and a ULP bound is checked on the bit patterns' largest difference
 where no element changes sign. (Joining the pairs of a window end to end into one array
 per dtype was measured twice, the second time with every elementwise question asked once
-per window: slower both times, about 1.5x, since the joined arrays leave the cache.)
+for all of them: 6.5 ms against 3.9 for the block's window of 111,040 elements, whose
+float64 copies leave the cache, and about even in chunks of 4,096-8,192 elements.)
 
 Pairs outside what this shortcut assumes (dtypes that differ, integer or complex values, empty
 arrays, shapes that differ, NaN, infinities) go through those three functions.
