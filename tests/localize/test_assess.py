@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from hypothesis import given, settings
@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from diffcheck.localize._arrays import cast
-from diffcheck.localize._batched import Pair, _one, assess
+from diffcheck.localize._batched import Pair, _one, _within_ulps, assess
 from diffcheck.values.bounds import bound_for
 from diffcheck.values.model import Bound
-from diffcheck.values.ulp import round_to_bfloat16
+from diffcheck.values.ulp import round_to_bfloat16, ulp_distance
 
 DTYPES = ["float16", "float32", "float64", "bfloat16"]
 
@@ -131,3 +131,47 @@ def test_a_narrowed_reduction_measures_its_absolute_error_from_the_rounded_refer
     pair = Pair(reference, expected, candidate, bound)
     assert assess([pair])[0].quick is False
     assert _one(pair).quick is False
+
+
+@st.composite
+def _ulp_pairs(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, str, float]:
+    name = draw(st.sampled_from(["float16", "float32", "bfloat16", "float64"]))
+    storage = np.float32 if name == "bfloat16" else np.dtype(name)
+    size = draw(st.integers(1, 12))
+    widths: dict[str, Literal[16, 32, 64]] = {"float16": 16, "float64": 64}
+    finite = st.floats(allow_nan=False, allow_infinity=False, width=widths.get(name, 32))
+    values = draw(hnp.arrays(storage, size, elements=finite))
+    steps = draw(hnp.arrays(np.int64, size, elements=st.integers(-3, 3)))
+    with np.errstate(over="ignore"):  # the largest finite values step to infinity: replaced
+        candidate = _nudge(values, steps)
+    if draw(st.booleans()):  # elements that change sign (a zero of the other sign among them)
+        flip = draw(hnp.arrays(np.bool_, size))
+        candidate = np.where(flip, -candidate, candidate).astype(storage)
+    candidate = np.where(np.isfinite(candidate), candidate, values).astype(storage)
+    if name == "bfloat16":
+        values, candidate = round_to_bfloat16(values), round_to_bfloat16(candidate)
+    return values, candidate, name, draw(st.sampled_from([0.0, 1.0, 2.0, 2.5, 3.0, 4.0]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=_ulp_pairs())
+def test_the_quick_ulp_check_agrees_with_the_ulp_distance(
+    case: tuple[np.ndarray, np.ndarray, str, float],
+) -> None:
+    expected, candidate, name, ulps = case
+    assert _within_ulps(expected, candidate, name, ulps) == (
+        not bool((ulp_distance(expected, candidate, name) > ulps).any())
+    )
+
+
+def test_the_quick_ulp_check_counts_steps_across_zero_and_within_one_sign() -> None:
+    one = np.float32(1.0)
+    up = np.nextafter(np.nextafter(one, np.float32(2)), np.float32(2))
+    assert _within_ulps(np.array([one]), np.array([up]), "float32", 2.0)
+    assert not _within_ulps(np.array([one]), np.array([up]), "float32", 1.0)
+    tiny = np.array([np.float32(1e-45)])  # the smallest subnormal: one step from zero
+    assert _within_ulps(tiny, -tiny, "float32", 2.0)
+    assert not _within_ulps(tiny, -tiny, "float32", 1.0)
+    bf = round_to_bfloat16(np.array([1.0, 1.0 + 2**-7, 1.0 + 2**-6], np.float32))
+    assert _within_ulps(bf[:1], bf[2:], "bfloat16", 2.0)
+    assert not _within_ulps(bf[:1], bf[2:], "bfloat16", 1.0)

@@ -37,15 +37,33 @@ def dtype_of(dtype: Any) -> str:
 
 
 def shape_of(value: Any) -> tuple[int, ...]:
+    if type(value) is np.ndarray:
+        shape: tuple[int, ...] = value.shape  # Python ints already
+        return shape
     return tuple(int(n) for n in value.shape)
 
 
 def arrays_in(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
-    found = [a for a in args if is_array(a)]
-    for value in list(args) + list(kwargs.values()):
-        if isinstance(value, tuple | list):
-            found.extend(v for v in value if is_array(v))
-    return found + [v for v in kwargs.values() if is_array(v)]
+    """The arrays among the arguments: the positional ones, those inside a tuple or list
+    argument (positional or keyword, in order), then the keyword ones."""
+    found: list[Any] = []
+    inside: list[Any] = []
+    for value in args:
+        if type(value) in _LEAVES:
+            continue
+        if is_array(value):
+            found.append(value)
+        elif isinstance(value, tuple | list):
+            inside.extend([v for v in value if is_array(v)])
+    if not kwargs:
+        return found + inside if inside else found
+    keyword = []
+    for value in kwargs.values():
+        if is_array(value):
+            keyword.append(value)
+        elif isinstance(value, tuple | list):
+            inside.extend([v for v in value if is_array(v)])
+    return found + inside + keyword
 
 
 def _host_bytes(value: Any) -> Any:

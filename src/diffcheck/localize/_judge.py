@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -71,6 +72,8 @@ class Comparer:
         self.xp = candidate.namespace()
         self.nmse_bounds = nmse_bounds
         self._bounds: dict[tuple[str, str, int, bool], Bound] = {}
+        #: "beyond the bound ..." by the identity of a bound in ``_bounds``.
+        self._beyond: dict[int, str] = {}
         # The window's host inputs already moved to the candidate, by identity (each held
         # with its device copy, so the identity stays unique): an output of one call is
         # often the input of several (a normalized activation feeds three projections).
@@ -109,7 +112,7 @@ class Comparer:
                 if dtype_of(joined.dtype) != dtype:
                     continue  # the device stores another dtype: each re-run casts its own
                 for host, offset in zip(members, offsets, strict=True):
-                    view = self.xp.reshape(joined[offset : offset + host.size], host.shape)
+                    view = _reshaped(self.xp, joined[offset : offset + host.size], host.shape)
                     self._moved[id(host)] = (host, view)
             except Exception:  # a library that cannot slice so: each input moves alone
                 continue
@@ -166,7 +169,19 @@ class Comparer:
         if assessed.same_bits or assessed.quick:  # the common cases: no model needed
             return assessed.figures
         if assessed.quick is False and not detailed:  # beyond it, and no reason will be shown
-            return replace(assessed.figures, passed=False, reason=f"beyond the bound {pair.bound}")
+            f = assessed.figures
+            reason = self._beyond.get(id(pair.bound))
+            if reason is None:  # bounds are kept in self._bounds: their identities stay theirs
+                reason = self._beyond[id(pair.bound)] = f"beyond the bound {pair.bound}"
+            return CallError(
+                f.nmse,
+                f.max_abs,
+                f.worst_index,
+                False,
+                reason,
+                f.reference_around,
+                f.candidate_around,
+            )
         function = None if name.startswith("_") or name in _MOVES else name
         verdict = compare_values(
             pair.expected, pair.candidate, function=function, bound=pair.bound, reduced=reduced
@@ -184,13 +199,15 @@ class Comparer:
         assert kept.args is not None
         assert kept.kwargs is not None
         assert kept.outputs is not None
-        targets = iter([dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)])
+        received = tuple([dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)])
+        targets = iter(received)
         casts: list[tuple[str, str]] = []
 
         def plan(host: Any) -> Any:
-            target = next(targets, host_dtype(host))
-            casts.append((host_dtype(host), target))
-            return host if host_dtype(host) == target else cast(host, target)
+            have = host_dtype(host)
+            target = next(targets, have)
+            casts.append((have, target))
+            return host if have == target else cast(host, target)
 
         hosts = map_arrays((kept.args, kept.kwargs), plan)
         narrowed = any(a != b for a, b in casts)
@@ -210,16 +227,14 @@ class Comparer:
             return value
 
         args, kwargs = map_arrays(hosts, move)
-        try:
-            with np.errstate(all="ignore"):  # inside the candidate's run: see Recorder.running
-                result = call.function(*args, **kwargs)
+        try:  # inside the candidate's run, which ignores floating-point errors (Recorder.running)
+            result = call.function(*args, **kwargs)
         except Exception as error:  # the call refuses inputs its own side accepted
             reason = f"re-run on the reference's inputs raised {type(error).__name__}: {error}"
-            return Pending(kept, call, reason, dict(casts), expected, hosts)
+            return Pending(kept, call, reason, dict(casts), expected, hosts, received)
         outputs = list(result) if isinstance(result, tuple | list) else [result]
-        return Pending(
-            kept, call, [o for o in outputs if is_array(o)], dict(casts), expected, hosts
-        )
+        arrays = [o for o in outputs if is_array(o)]
+        return Pending(kept, call, arrays, dict(casts), expected, hosts, received)
 
     def _reference_on(self, kept: Kept, hosts: Any, casts: dict[str, str]) -> list[Any]:
         """The reference's function on inputs rounded into the candidate's dtypes, rounded."""
@@ -335,6 +350,18 @@ class Pending:
     expected: list[Any]  # what the local re-run must match (the reference's output)
     #: The re-run's host inputs (args, kwargs): the reference's, in the candidate's dtypes.
     inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
+    #: The dtypes of the arrays the candidate's own call received, in order.
+    received: tuple[str, ...] = ()
+
+
+def _reshaped(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
+    """``xp.reshape(array, shape)``, through the array's own ``reshape`` where it has one.
+
+    The namespace's function may be a wrapper of the library's (array-api-compat's, a few
+    microseconds of Python each): a window's prefetched inputs are about 70 views.
+    """
+    method = getattr(array, "reshape", None)
+    return xp.reshape(array, shape) if method is None else method(shape)
 
 
 def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
@@ -346,6 +373,6 @@ def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
 def reduced_terms(name: str, kept: Kept) -> int:
     if name.split(".")[-1] not in _REDUCING or not kept.input_shapes or not kept.output_shapes:
         return 1
-    size_in = int(np.prod(kept.input_shapes[0])) if kept.input_shapes[0] else 1
-    size_out = int(np.prod(kept.output_shapes[0])) if kept.output_shapes[0] else 1
+    size_in = math.prod(kept.input_shapes[0])
+    size_out = math.prod(kept.output_shapes[0])
     return max(1, size_in // max(size_out, 1))

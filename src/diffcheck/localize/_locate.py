@@ -90,15 +90,15 @@ def _run_reference(
         kept = Kept(
             call.name,
             call.site,
-            tuple(shape_of(a) for a in arrays),
-            tuple(dtype_of(a.dtype) for a in arrays),
-            tuple(shape_of(o) for o in call.outputs),
-            tuple(dtype_of(o.dtype) for o in call.outputs),
+            tuple([shape_of(a) for a in arrays]),
+            tuple([dtype_of(a.dtype) for a in arrays]),
+            tuple([shape_of(o) for o in call.outputs]),
+            tuple([dtype_of(o.dtype) for o in call.outputs]),
             digest(outputs),
         )
         if call.index >= window.start and window.stop is None:
             inputs = map_arrays((call.args, call.kwargs), home)
-            size = sum(nbytes(o) for o in outputs) + sum(nbytes(h) for h in arrays_in(*inputs))
+            size = sum([nbytes(o) for o in outputs]) + sum([nbytes(h) for h in arrays_in(*inputs)])
             if window.stored + size > window.budget and window.stored > 0:
                 window.stop = call.index
             else:
@@ -175,12 +175,10 @@ def _run_candidate(
             site=call.site,
             input_shapes=record.input_shapes,
             input_dtypes=record.input_dtypes,
-            candidate_input_dtypes=tuple(
-                dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)
-            ),
+            candidate_input_dtypes=pending.received,
             output_shapes=record.output_shapes,
             output_dtypes=record.output_dtypes,
-            candidate_output_dtypes=tuple(dtype_of(o.dtype) for o in call.outputs),
+            candidate_output_dtypes=tuple([dtype_of(o.dtype) for o in call.outputs]),
             reference_digest=record.digest,
             carried=carried,
             local=local,
