@@ -173,8 +173,9 @@ def main() -> None:
     )
     met = locate_time <= 3 * compare_time
     print(f"  {'MET ' if met else 'MISS'} locate <= 3x compare with no divergence")
-    # locate's own cost is per call (recording, re-running and judging each of the 58), so
-    # its ratio to compare falls as the calls grow: the same block at a larger size.
+    # The same block at a larger size: locate's per-call host work (recording, judging) is
+    # a smaller part there, while what it moves (every call's inputs and outputs, between
+    # host and device on a GPU) grows with the arrays.
     larger = inputs(tokens=LARGER[0], width=LARGER[1], hidden=LARGER[2])
     compare_time, locate_time = interleaved_medians(
         lambda: diffcheck.compare(block, *larger, candidate=candidate),
