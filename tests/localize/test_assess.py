@@ -14,18 +14,7 @@ from diffcheck.localize._batched import Pair, _one, _within_ulps, assess
 from diffcheck.values.bounds import bound_for
 from diffcheck.values.model import Bound
 from diffcheck.values.ulp import round_to_bfloat16, ulp_distance
-
-DTYPES = ["float16", "float32", "float64", "bfloat16"]
-
-
-def _nudge(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    out = values.copy()
-    for _ in range(int(np.max(np.abs(steps), initial=0))):
-        move = steps != 0
-        direction = np.where(steps > 0, np.inf, -np.inf).astype(out.dtype)
-        out = np.where(move, np.nextafter(out, direction), out)
-        steps = steps - np.sign(steps)
-    return out
+from ulp_steps import FLOAT_DTYPES, nudge
 
 
 def _bound(kind: str, dtype: str, magnitude: float) -> Bound:
@@ -38,13 +27,13 @@ def _bound(kind: str, dtype: str, magnitude: float) -> Bound:
 
 @st.composite
 def _pairs(draw: st.DrawFn) -> Pair:
-    dtype = draw(st.sampled_from(DTYPES))
+    dtype = draw(st.sampled_from(FLOAT_DTYPES))
     storage = np.float32 if dtype == "bfloat16" else np.dtype(dtype)
     shape = draw(st.sampled_from([(), (0,), (1,), (7,), (3, 5), (2, 3, 4)]))
     finite = st.floats(-1e4, 1e4, width=16 if dtype == "float16" else 32)
     values = draw(hnp.arrays(storage, shape, elements=finite))
     steps = draw(hnp.arrays(np.int64, shape, elements=st.integers(-3, 3)))
-    candidate = _nudge(values, steps)
+    candidate = nudge(values, steps)
     if candidate.size and draw(st.booleans()):
         special = draw(st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0]))
         candidate.reshape(-1)[draw(st.integers(0, candidate.size - 1))] = special
@@ -87,7 +76,7 @@ def _array(host: Any) -> np.ndarray:
 def test_a_candidate_beyond_its_bound_fails_and_one_within_passes() -> None:
     x = np.linspace(0.5, 2.0, 64, dtype=np.float32)
     two_ulp = bound_for("exp", "float32")
-    near, far = _nudge(x, np.full(64, 2)), _nudge(x, np.full(64, 3))
+    near, far = nudge(x, np.full(64, 2)), nudge(x, np.full(64, 3))
     matmul = bound_for(None, "float32")
     off = x * np.float32(1.01)
     within, beyond, exact_moved, nmse_off = assess(
@@ -143,7 +132,7 @@ def _ulp_pairs(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, str, float]:
     values = draw(hnp.arrays(storage, size, elements=finite))
     steps = draw(hnp.arrays(np.int64, size, elements=st.integers(-3, 3)))
     with np.errstate(over="ignore"):  # the largest finite values step to infinity: replaced
-        candidate = _nudge(values, steps)
+        candidate = nudge(values, steps)
     if draw(st.booleans()):  # elements that change sign (a zero of the other sign among them)
         flip = draw(hnp.arrays(np.bool_, size))
         candidate = np.where(flip, -candidate, candidate).astype(storage)

@@ -12,23 +12,12 @@ from diffcheck.values.bounds import bound_for
 from diffcheck.values.compare import compare_values
 from diffcheck.values.model import Bound
 from diffcheck.values.ulp import round_to_bfloat16
-
-DTYPES = ["float16", "float32", "float64", "bfloat16"]
-
-
-def _nudge(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    out = values.copy()
-    for _ in range(int(np.max(np.abs(steps), initial=0))):
-        move = steps != 0
-        direction = np.where(steps > 0, np.inf, -np.inf).astype(out.dtype)
-        out = np.where(move, np.nextafter(out, direction), out)
-        steps = steps - np.sign(steps)
-    return out
+from ulp_steps import FLOAT_DTYPES, nudge
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    dtype=st.sampled_from(DTYPES),
+    dtype=st.sampled_from(FLOAT_DTYPES),
     data=st.data(),
     function=st.sampled_from(["exp", "add", "matmul", "negative", "sum", "sum-atol", None]),
     special=st.sampled_from([None, np.nan, np.inf, -0.0, 0.0]),
@@ -41,7 +30,7 @@ def test_a_quick_answer_is_the_models_answer(
     finite = st.floats(-1e4, 1e4, width=16 if dtype == "float16" else 32)
     values = data.draw(hnp.arrays(storage, size, elements=finite))
     steps = data.draw(hnp.arrays(np.int64, size, elements=st.integers(-3, 3)))
-    candidate = _nudge(values, steps)
+    candidate = nudge(values, steps)
     if special is not None:
         candidate[data.draw(st.integers(0, size - 1))] = special
     if dtype == "bfloat16":
@@ -67,17 +56,17 @@ def test_a_quick_answer_is_the_models_answer(
 def test_the_quick_check_decides_both_ways_and_defers_what_it_cannot_judge() -> None:
     x = np.linspace(0.5, 2.0, 64, dtype=np.float32)
     bound = bound_for("exp", "float32")  # 2 ULP
-    assert within(x, _nudge(x, np.full(64, 2)), bound) is True
-    assert within(x, _nudge(x, np.full(64, 3)), bound) is False
+    assert within(x, nudge(x, np.full(64, 2)), bound) is True
+    assert within(x, nudge(x, np.full(64, 3)), bound) is False
     with_nan = x.copy()
     with_nan[5] = np.nan
     assert within(x, with_nan, bound) is None
     reduction = bound_for("sum", "float32", reduced=1)  # 2 ULP, no absolute allowance
-    assert within(x, _nudge(x, np.full(64, 2)), reduction) is True
-    assert within(x, _nudge(x, np.full(64, 3)), reduction) is False
+    assert within(x, nudge(x, np.full(64, 2)), reduction) is True
+    assert within(x, nudge(x, np.full(64, 3)), reduction) is False
     exact = bound_for("negative", "float32")
     assert within(x, x.copy(), exact) is True
-    assert within(x, _nudge(x, np.full(64, 1)), exact) is False
+    assert within(x, nudge(x, np.full(64, 1)), exact) is False
 
 
 def test_dtype_names_are_remembered_without_comparing_two_libraries_dtypes() -> None:
