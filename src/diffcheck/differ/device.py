@@ -91,7 +91,7 @@ def _host_copy(xp: Any, actual: Any) -> Future[npt.NDArray[np.float32]]:
     if module.startswith("torch") and actual.device.type == "cuda":
         import torch
 
-        side = torch.cuda.Stream(device=actual.device)  # type: ignore[no-untyped-call]
+        side = torch.cuda.Stream(device=actual.device)  # type: ignore[no-untyped-call,unused-ignore]
         side.wait_stream(torch.cuda.current_stream(actual.device))
 
         def copy_torch() -> npt.NDArray[np.float32]:
