@@ -217,3 +217,19 @@ def test_tolerance_messages_say_what_was_given_and_what_to_pass() -> None:
     assert positive_tolerance(np.float32(0.5), "tol") == 0.5
     with pytest.raises(ConfigError, match=r"^tol='x' \(str\)"):
         positive_tolerance("x", "tol")
+
+
+def test_a_function_name_in_neither_the_standard_nor_the_reference_is_refused() -> None:
+    x = np.ones(3, np.float32)
+    with pytest.raises(ConfigError) as raised:
+        diffcheck.compare("adds", x, candidate="array_api_strict", mode="values")
+    assert str(raised.value) == (
+        'function "adds" is neither in the Array API standard nor in the reference\'s '
+        'namespace; did you mean "add"?; pass a standard name or a callable'
+    )
+    # A name of the reference's own namespace is compared: the candidate lacks it.
+    verdict = diffcheck.compare("nanmean", x, candidate="array_api_strict", mode="values")
+    assert (verdict.status, verdict.kind) == ("failed", "missing")
+    assert (
+        verdict.reason == "array_api_strict: module 'array_api_strict' has no attribute 'nanmean'"
+    )
