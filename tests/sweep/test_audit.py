@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -292,3 +293,33 @@ def test_a_swept_directory_moved_with_its_matrix_beside_it_is_re_derived(
         f"diffcheck: sweep {swept}: its matrix gone.toml is not here; the summary cannot be "
         "re-derived without it (run replay where the matrix is)\n"
     )
+
+
+def test_junit_carries_the_summarys_counts_times_and_each_failures_detail(swept: Path) -> None:
+    summary = json.loads((swept / "summary.json").read_text())
+    root = ET.fromstring((swept / "junit.xml").read_bytes())
+    assert (root.tag, root.attrib) == (
+        "testsuites",
+        {
+            "name": "diffcheck sweep",
+            "tests": "2",
+            "failures": "1",
+            "errors": "0",
+            "skipped": "0",
+            "time": f"{summary['elapsed_s']:.3f}",
+        },
+    )
+    rows = {row["id"]: row for row in summary["checks"]}
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert list(cases) == [PASSING, FAILING]
+    for name, case in cases.items():
+        assert case.get("time") == f"{rows[name]['worker_wall_s']:.3f}"
+        assert case.get("classname") == "diffcheck.array_api_strict.gemm"
+    failure = cases[FAILING].find("failure")
+    assert failure is not None
+    assert (failure.get("type"), failure.get("message")) == ("failed", rows[FAILING]["reason"])
+    assert (failure.text or "").startswith("gemm 4x3x5 f32 seed 7: nmse ")
+    assert (failure.text or "").endswith(f"; worker exit 0; report {FAILING}.json")
+    passed = cases[PASSING].find("system-out")
+    assert passed is not None
+    assert (passed.text or "").startswith("gemm 1x3x5 f32 seed 42: nmse ")
