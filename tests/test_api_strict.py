@@ -233,3 +233,29 @@ def test_a_function_name_in_neither_the_standard_nor_the_reference_is_refused() 
     assert (
         verdict.reason == "array_api_strict: module 'array_api_strict' has no attribute 'nanmean'"
     )
+
+
+def test_an_inexact_integer_is_named_by_its_flat_index_in_any_shape() -> None:
+    host = np.zeros((2, 3), np.int64)
+    host[1, 1] = 2**24 + 1
+    with pytest.raises(ConfigError) as raised:
+        diffcheck.compare(lambda xp, x: x, host, candidate=CANDIDATE)
+    assert str(raised.value).startswith(
+        "input 0 holds 16777217 at flat index 4, which float32 cannot hold exactly"
+    )
+
+
+@pytest.mark.parametrize(
+    ("count", "message"),
+    [
+        (0, "segments=0 is not a count of segments; give 1 or more"),
+        (True, "segments=True is not a count of segments; give 1 or more"),
+        (7, "segments=7 asks for more segments than the 6 elements compared; give at most 6"),
+    ],
+)
+def test_a_segment_count_that_cannot_be_judged_is_refused(count: int, message: str) -> None:
+    x = np.ones(6, np.float32)
+    with pytest.raises(ValueError, match="segments=") as raised:
+        diffcheck.diff(x, x, max_nmse=1e-3, segments=count)
+    assert str(raised.value) == message
+    assert diffcheck.diff(x, x, max_nmse=1e-3, segments=6)
