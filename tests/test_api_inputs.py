@@ -163,6 +163,32 @@ def test_a_zero_result_covers_a_sign_of_zero_only_where_every_failing_element_is
     assert not ZERO_RESULT.covers(ApiCase(args=(x,), reference=None, candidate=x))
 
 
+def test_an_empty_reduction_is_over_an_empty_axis_or_an_empty_array() -> None:
+    def case(x: Any, **kwargs: Any) -> ApiCase:
+        return ApiCase(args=(x,), kwargs=kwargs)
+
+    wide = np.zeros((2, 0))
+    assert EMPTY_REDUCTION.covers(case(wide, axis=1))
+    assert EMPTY_REDUCTION.covers(case(wide, axis=(0, 1)))
+    assert not EMPTY_REDUCTION.covers(case(wide, axis=0))
+    assert EMPTY_REDUCTION.covers(case(np.zeros(0), axis=0))
+    assert EMPTY_REDUCTION.covers(case(np.zeros(0)))
+    assert not EMPTY_REDUCTION.covers(case(np.zeros(3)))
+    assert not EMPTY_REDUCTION.covers(ApiCase(args=(3.0,)))
+
+
+def test_float32_precision_covers_up_to_a_relative_two_to_the_minus_20() -> None:
+    ref = np.array([4.0, 1.0])
+
+    def near(relative: float) -> ApiCase:
+        return ApiCase(args=(ref,), reference=ref, candidate=ref * np.array([1 + relative, 1]))
+
+    assert FLOAT32_PRECISION.covers(near(2.0**-20))  # the edge itself is covered
+    assert FLOAT32_PRECISION.covers(near(2.0**-20.5))
+    assert not FLOAT32_PRECISION.covers(near(2.0**-19.5))
+    assert not FLOAT32_PRECISION.covers(ApiCase(args=(ref,), reference=ref, candidate=ref.copy()))
+
+
 class _ZeroShiftNamespace(FaultyNamespace):
     """Shifts by the count modulo the width, and also gets a shift by 0 wrong."""
 
