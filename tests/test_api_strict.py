@@ -259,3 +259,37 @@ def test_a_segment_count_that_cannot_be_judged_is_refused(count: int, message: s
         diffcheck.diff(x, x, max_nmse=1e-3, segments=count)
     assert str(raised.value) == message
     assert diffcheck.diff(x, x, max_nmse=1e-3, segments=6)
+
+
+@pytest.mark.parametrize(
+    ("segments", "message"),
+    [
+        ({"a": (0, 2.0)}, "segments['a'] = (0, 2.0) is not a (start, stop) pair of ints"),
+        ({"a": (True, 2)}, "segments['a'] = (True, 2) is not a (start, stop) pair of ints"),
+        ({"a": (0,)}, "segments['a'] = (0,) is not a (start, stop) pair of ints"),
+        ({"a": [0, 2, 3]}, "segments['a'] = [0, 2, 3] is not a (start, stop) pair of ints"),
+        ({"a": 5}, "segments['a'] = 5 is not a (start, stop) pair of ints"),
+        (
+            {"a": (0, 7)},
+            "segments['a'] = (0, 7) is not a non-empty range inside the 6 elements compared",
+        ),
+        (
+            {"a": (2, 2)},
+            "segments['a'] = (2, 2) is not a non-empty range inside the 6 elements compared",
+        ),
+        (
+            {"a": (-1, 2)},
+            "segments['a'] = (-1, 2) is not a non-empty range inside the 6 elements compared",
+        ),
+        ({3: (0, 2)}, "segments: the name 3 is not a str"),
+    ],
+)
+def test_named_segments_are_refused_unless_exact_int_ranges_inside_the_output(
+    segments: Any, message: str
+) -> None:
+    x = np.ones(6, np.float32)
+    with pytest.raises(ValueError, match="segments") as raised:
+        diffcheck.compare(lambda xp, x: x, x, candidate=CANDIDATE, segments=segments)
+    assert str(raised.value) == message
+    whole = diffcheck.compare(lambda xp, x: x, x, candidate=CANDIDATE, segments={"a": (0, 6)})
+    assert whole.passed
