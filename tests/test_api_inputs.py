@@ -16,6 +16,7 @@ from diffcheck.adapters.api_inputs import (
     FLOAT32_PRECISION,
     NAN_INPUT,
     SHIFT_PAST_WIDTH,
+    ZERO_RESULT,
     keyword_given,
 )
 from diffcheck.search import search_api
@@ -139,6 +140,53 @@ def test_other_classes_reject_cases_outside_them() -> None:
     assert not sort.covers(ApiCase(args=(x,), kwargs={"axis": 0}))
     # A predicate that cannot read a case does not cover it.
     assert not SHIFT_PAST_WIDTH.covers(ApiCase(args=(), reference="?", candidate="?"))
+
+
+def test_a_zero_result_covers_a_sign_of_zero_only_where_every_failing_element_is_zero() -> None:
+    """MLX's remainder: +0.0 where the sign must follow the divisor; a wrong value is not it."""
+    x = np.array([-4.0, 3.0, 5.0])
+    signs = ApiCase(
+        args=(x,), reference=np.array([-0.0, 1.0, -0.0]), candidate=np.array([0.0, 1.0, 0.0])
+    )
+    assert ZERO_RESULT.covers(signs)
+    # A wrong nonzero element beside an excused zero, whichever side holds the zero.
+    wrong = np.array([0.0, 2.0, 0.0])
+    assert not ZERO_RESULT.covers(ApiCase(args=(x,), reference=signs.reference, candidate=wrong))
+    assert not ZERO_RESULT.covers(
+        ApiCase(args=(x,), reference=np.array([-0.0]), candidate=np.array([1.0]))
+    )
+    assert not ZERO_RESULT.covers(
+        ApiCase(args=(x,), reference=np.array([1.0]), candidate=np.array([0.0]))
+    )
+    # Nothing failing, or no element-wise answer: nothing to excuse.
+    assert not ZERO_RESULT.covers(ApiCase(args=(x,), reference=x, candidate=x.copy()))
+    assert not ZERO_RESULT.covers(ApiCase(args=(x,), reference=None, candidate=x))
+
+
+def test_an_empty_reduction_is_over_an_empty_axis_or_an_empty_array() -> None:
+    def case(x: Any, **kwargs: Any) -> ApiCase:
+        return ApiCase(args=(x,), kwargs=kwargs)
+
+    wide = np.zeros((2, 0))
+    assert EMPTY_REDUCTION.covers(case(wide, axis=1))
+    assert EMPTY_REDUCTION.covers(case(wide, axis=(0, 1)))
+    assert not EMPTY_REDUCTION.covers(case(wide, axis=0))
+    assert EMPTY_REDUCTION.covers(case(np.zeros(0), axis=0))
+    assert EMPTY_REDUCTION.covers(case(np.zeros(0)))
+    assert not EMPTY_REDUCTION.covers(case(np.zeros(3)))
+    assert not EMPTY_REDUCTION.covers(ApiCase(args=(3.0,)))
+
+
+def test_float32_precision_covers_up_to_a_relative_two_to_the_minus_20() -> None:
+    ref = np.array([4.0, 1.0])
+
+    def near(relative: float) -> ApiCase:
+        return ApiCase(args=(ref,), reference=ref, candidate=ref * np.array([1 + relative, 1]))
+
+    assert FLOAT32_PRECISION.covers(near(2.0**-20))  # the edge itself is covered
+    assert FLOAT32_PRECISION.covers(near(2.0**-20.5))
+    assert not FLOAT32_PRECISION.covers(near(2.0**-19.5))
+    assert not FLOAT32_PRECISION.covers(ApiCase(args=(ref,), reference=ref, candidate=ref.copy()))
 
 
 class _ZeroShiftNamespace(FaultyNamespace):

@@ -217,3 +217,79 @@ def test_tolerance_messages_say_what_was_given_and_what_to_pass() -> None:
     assert positive_tolerance(np.float32(0.5), "tol") == 0.5
     with pytest.raises(ConfigError, match=r"^tol='x' \(str\)"):
         positive_tolerance("x", "tol")
+
+
+def test_a_function_name_in_neither_the_standard_nor_the_reference_is_refused() -> None:
+    x = np.ones(3, np.float32)
+    with pytest.raises(ConfigError) as raised:
+        diffcheck.compare("adds", x, candidate="array_api_strict", mode="values")
+    assert str(raised.value) == (
+        'function "adds" is neither in the Array API standard nor in the reference\'s '
+        'namespace; did you mean "add"?; pass a standard name or a callable'
+    )
+    # A name of the reference's own namespace is compared: the candidate lacks it.
+    verdict = diffcheck.compare("nanmean", x, candidate="array_api_strict", mode="values")
+    assert (verdict.status, verdict.kind) == ("failed", "missing")
+    assert (
+        verdict.reason == "array_api_strict: module 'array_api_strict' has no attribute 'nanmean'"
+    )
+
+
+def test_an_inexact_integer_is_named_by_its_flat_index_in_any_shape() -> None:
+    host = np.zeros((2, 3), np.int64)
+    host[1, 1] = 2**24 + 1
+    with pytest.raises(ConfigError) as raised:
+        diffcheck.compare(lambda xp, x: x, host, candidate=CANDIDATE)
+    assert str(raised.value).startswith(
+        "input 0 holds 16777217 at flat index 4, which float32 cannot hold exactly"
+    )
+
+
+@pytest.mark.parametrize(
+    ("count", "message"),
+    [
+        (0, "segments=0 is not a count of segments; give 1 or more"),
+        (True, "segments=True is not a count of segments; give 1 or more"),
+        (7, "segments=7 asks for more segments than the 6 elements compared; give at most 6"),
+    ],
+)
+def test_a_segment_count_that_cannot_be_judged_is_refused(count: int, message: str) -> None:
+    x = np.ones(6, np.float32)
+    with pytest.raises(ValueError, match="segments=") as raised:
+        diffcheck.diff(x, x, max_nmse=1e-3, segments=count)
+    assert str(raised.value) == message
+    assert diffcheck.diff(x, x, max_nmse=1e-3, segments=6)
+
+
+@pytest.mark.parametrize(
+    ("segments", "message"),
+    [
+        ({"a": (0, 2.0)}, "segments['a'] = (0, 2.0) is not a (start, stop) pair of ints"),
+        ({"a": (True, 2)}, "segments['a'] = (True, 2) is not a (start, stop) pair of ints"),
+        ({"a": (0,)}, "segments['a'] = (0,) is not a (start, stop) pair of ints"),
+        ({"a": [0, 2, 3]}, "segments['a'] = [0, 2, 3] is not a (start, stop) pair of ints"),
+        ({"a": 5}, "segments['a'] = 5 is not a (start, stop) pair of ints"),
+        (
+            {"a": (0, 7)},
+            "segments['a'] = (0, 7) is not a non-empty range inside the 6 elements compared",
+        ),
+        (
+            {"a": (2, 2)},
+            "segments['a'] = (2, 2) is not a non-empty range inside the 6 elements compared",
+        ),
+        (
+            {"a": (-1, 2)},
+            "segments['a'] = (-1, 2) is not a non-empty range inside the 6 elements compared",
+        ),
+        ({3: (0, 2)}, "segments: the name 3 is not a str"),
+    ],
+)
+def test_named_segments_are_refused_unless_exact_int_ranges_inside_the_output(
+    segments: Any, message: str
+) -> None:
+    x = np.ones(6, np.float32)
+    with pytest.raises(ValueError, match="segments") as raised:
+        diffcheck.compare(lambda xp, x: x, x, candidate=CANDIDATE, segments=segments)
+    assert str(raised.value) == message
+    whole = diffcheck.compare(lambda xp, x: x, x, candidate=CANDIDATE, segments={"a": (0, 6)})
+    assert whole.passed

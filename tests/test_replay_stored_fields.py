@@ -25,7 +25,9 @@ from diffcheck._numbers import f64_bits
 from diffcheck.adapters import resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
+from diffcheck.differ._measure import BLOCK
 from diffcheck.report import load_report, replay
+from diffcheck.report.figures import sum_allowance
 from diffcheck.report.world import Recomputed, recompute_reference
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
@@ -374,3 +376,11 @@ def test_a_lifecycle_config_over_its_f32_ceiling_makes_replay_disagree(
     data["result"]["tolerance_f64_bits"] = f64_bits(1e-6)
     disagreements = _replayed(data, tmp_path / "forged.json", capsys)
     assert any("config does not describe a valid check" in line for line in disagreements)
+
+
+def test_the_allowance_of_a_stored_sum_is_4m_plus_8_epsilons() -> None:
+    """m = min(count, BLOCK) terms per block (report/figures.py's bound), never below one."""
+    eps = sys.float_info.epsilon
+    assert sum_allowance(0) == sum_allowance(1) == 12 * eps
+    assert sum_allowance(2) == 16 * eps
+    assert sum_allowance(BLOCK) == sum_allowance(10**9) == (4 * BLOCK + 8) * eps

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -220,3 +221,105 @@ def test_every_claimed_field_is_used_as_stored(genuine: Path, tmp_path: Path) ->
     summary["checks"][0].update(worker="exit 0 (claimed)", worker_wall_s=9.0)
     (tmp_path / "out" / "summary.json").write_text(json.dumps(summary))
     assert audit_sweep(tmp_path / "out").agrees
+
+
+def _junit_lines(swept: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    code, out, err = _replay(str(swept), capsys=capsys)
+    assert (code, out) == (1, "")
+    prefix = f"{swept}: DISAGREES: "
+    assert all(line.startswith(prefix) for line in err.splitlines())
+    return [line.removeprefix(prefix) for line in err.splitlines()]
+
+
+def test_each_edit_of_junit_is_named_case_by_case_and_in_the_totals(
+    swept: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = swept / "junit.xml"
+    genuine = path.read_text()
+    failure = re.search(r"<failure message=\"([^\"]*)\"", genuine)
+    assert failure is not None
+    message = failure.group(1).replace("&lt;", "<").replace("&gt;", ">")
+    # A test case removed, and one without a name: each side's missing case is 'absent'.
+    path.write_text(re.sub(rf'<testcase [^>]*name="{PASSING}"', "<testcase", genuine))
+    assert _junit_lines(swept, capsys) == [
+        f"junit.xml: test case {PASSING}: stored absent, derived passed",
+        "junit.xml: test case : stored passed, derived absent",
+    ]
+    # A failure reported as an error, without its message; totals edited.
+    edited = genuine.replace("<failure ", "<error ").replace("</failure>", "</error>")
+    edited = re.sub(r'(<error )message="[^"]*"', r"\1", edited)
+    for attribute in ("tests", "failures", "errors", "skipped"):
+        edited = re.sub(rf'(<testsuites[^>]* {attribute}=")(\d+)"', r'\g<1>7"', edited)
+    path.write_text(edited)
+    lines = _junit_lines(swept, capsys)
+    assert lines[0] == f"junit.xml: test case {FAILING}: stored error: , derived failure: {message}"
+    assert lines[1:] == [
+        "junit.xml: tests: stored 7, derived 2",
+        "junit.xml: failures: stored 7, derived 1",
+        "junit.xml: errors: stored 7, derived 0",
+        "junit.xml: skipped: stored 7, derived 0",
+    ]
+
+
+def test_a_junit_that_is_a_link_is_unreadable(
+    swept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = swept / "junit.xml"
+    elsewhere = tmp_path / "elsewhere.xml"
+    shutil.copy(path, elsewhere)
+    path.unlink()
+    path.symlink_to(elsewhere)
+    lines = _junit_lines(swept, capsys)
+    assert len(lines) == 1
+    assert lines[0].startswith(f"{path}: unreadable (")
+    assert "link" in lines[0]
+
+
+def test_a_swept_directory_moved_with_its_matrix_beside_it_is_re_derived(
+    swept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = swept / "summary.json"
+    data = json.loads(summary.read_text())
+    shutil.copy(swept.parent / "matrix.toml", swept / "copied.toml")
+    data["matrix"] = "copied.toml"  # relative, and not found from the current directory
+    summary.write_text(json.dumps(data))
+    code, out, err = _replay(str(swept), capsys=capsys)
+    assert (code, err) == (0, "")
+    data["matrix"] = "gone.toml"
+    summary.write_text(json.dumps(data))
+    code, out, err = _replay(str(swept), capsys=capsys)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"diffcheck: sweep {swept}: its matrix gone.toml is not here; the summary cannot be "
+        "re-derived without it (run replay where the matrix is)\n"
+    )
+
+
+def test_junit_carries_the_summarys_counts_times_and_each_failures_detail(swept: Path) -> None:
+    summary = json.loads((swept / "summary.json").read_text())
+    root = ET.fromstring((swept / "junit.xml").read_bytes())
+    assert (root.tag, root.attrib) == (
+        "testsuites",
+        {
+            "name": "diffcheck sweep",
+            "tests": "2",
+            "failures": "1",
+            "errors": "0",
+            "skipped": "0",
+            "time": f"{summary['elapsed_s']:.3f}",
+        },
+    )
+    rows = {row["id"]: row for row in summary["checks"]}
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert list(cases) == [PASSING, FAILING]
+    for name, case in cases.items():
+        assert case.get("time") == f"{rows[name]['worker_wall_s']:.3f}"
+        assert case.get("classname") == "diffcheck.array_api_strict.gemm"
+    failure = cases[FAILING].find("failure")
+    assert failure is not None
+    assert (failure.get("type"), failure.get("message")) == ("failed", rows[FAILING]["reason"])
+    assert (failure.text or "").startswith("gemm 4x3x5 f32 seed 7: nmse ")
+    assert (failure.text or "").endswith(f"; worker exit 0; report {FAILING}.json")
+    passed = cases[PASSING].find("system-out")
+    assert passed is not None
+    assert (passed.text or "").startswith("gemm 1x3x5 f32 seed 42: nmse ")
