@@ -106,7 +106,8 @@ def _pip_config(python: str = sys.executable) -> str:
 
 def _install_with_torch(session: nox.Session, *names: str) -> None:
     """Install ``names`` and the CPU build of torch."""
-    links = find_links_args(session.venv_backend, _pip_config() if session.venv_backend else "")
+    uv = session.venv_backend == "uv"  # pip reads its own configuration: nothing to ask
+    links = find_links_args(session.venv_backend, _pip_config() if uv else "")
     session.install(*names, TORCH_CPU, *links)
 
 

@@ -43,6 +43,17 @@ def shape_of(value: Any) -> tuple[int, ...]:
     return tuple(int(n) for n in value.shape)
 
 
+def reshaped(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
+    """``xp.reshape(array, shape)``, through the array's own ``reshape`` where it has one.
+
+    The namespace's function may be a wrapper of the library's (array-api-compat's, a few
+    microseconds of Python each): a window flattens about 116 outputs and views about 70
+    prefetched inputs.
+    """
+    method = getattr(array, "reshape", None)
+    return xp.reshape(array, shape) if method is None else method(shape)
+
+
 def arrays_in(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
     """The arrays among the arguments: the positional ones, those inside a tuple or list
     argument (positional or keyword, in order), then the keyword ones."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..adapters import Adapter
 from ..values.call import _home
-from ._arrays import dtype_of, shape_of
+from ._arrays import dtype_of, reshaped, shape_of
 from ._proxy import is_array
 
 __all__ = ["homes"]
@@ -39,7 +39,7 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
     for name, members in groups.items():
         if len(members) > 1:
             try:
-                joined[name] = xp.concat([_flat(xp, arrays[i]) for i in members])
+                joined[name] = xp.concat([reshaped(xp, arrays[i], (-1,)) for i in members])
             except Exception:  # no concat, or not for these arrays: one copy each
                 continue
     inside = {i for name in joined for i in groups[name]}
@@ -53,16 +53,6 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
         if found[i] is None:
             found[i] = _home(adapter, array, computed=True)
     return found
-
-
-def _flat(xp: Any, array: Any) -> Any:
-    """``xp.reshape(array, (-1,))``, through the array's own ``reshape`` where it has one.
-
-    The namespace's function may be a wrapper of the library's (array-api-compat's, a few
-    microseconds of Python each): a window flattens about 116 outputs.
-    """
-    method = getattr(array, "reshape", None)
-    return xp.reshape(array, (-1,)) if method is None else method(-1)
 
 
 def _synchronize(adapter: Adapter, arrays: list[Any]) -> None:

@@ -22,6 +22,7 @@ from ._arrays import (
     error_of,
     host_dtype,
     map_arrays,
+    reshaped,
 )
 from ._batched import Assessed, Pair, assess
 from ._homes import homes
@@ -112,7 +113,7 @@ class Comparer:
                 if dtype_of(joined.dtype) != dtype:
                     continue  # the device stores another dtype: each re-run casts its own
                 for host, offset in zip(members, offsets, strict=True):
-                    view = _reshaped(self.xp, joined[offset : offset + host.size], host.shape)
+                    view = reshaped(self.xp, joined[offset : offset + host.size], host.shape)
                     self._moved[id(host)] = (host, view)
             except Exception:  # a library that cannot slice so: each input moves alone
                 continue
@@ -352,16 +353,6 @@ class Pending:
     inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
     #: The dtypes of the arrays the candidate's own call received, in order.
     received: tuple[str, ...] = ()
-
-
-def _reshaped(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
-    """``xp.reshape(array, shape)``, through the array's own ``reshape`` where it has one.
-
-    The namespace's function may be a wrapper of the library's (array-api-compat's, a few
-    microseconds of Python each): a window's prefetched inputs are about 70 views.
-    """
-    method = getattr(array, "reshape", None)
-    return xp.reshape(array, shape) if method is None else method(shape)
 
 
 def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
