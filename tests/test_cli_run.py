@@ -17,7 +17,7 @@ from diffcheck.inputs import random_vec
 from diffcheck.report import OutputArray, decode_output
 
 CANDIDATE = "array_api_strict"  # passes with no adapter code; a test dependency
-UNAVAILABLE = "cupy"  # an array-api-compat library that is not installed in CI
+UNAVAILABLE = "cupy"  # an array-api-compat library, hidden where a test needs it absent
 
 
 def argv(report: Path, backend: str = CANDIDATE, op: str = "rms-norm") -> list[str]:
@@ -258,8 +258,13 @@ def test_default_config_keeps_the_public_shape(tmp_path: Path) -> None:
     ],
 )
 def test_unavailable_required_backend_writes_not_run_and_exits_nonzero(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], op: str, shape: list[int]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    op: str,
+    shape: list[int],
 ) -> None:
+    monkeypatch.setitem(sys.modules, UNAVAILABLE, None)  # absent here even where it is installed
     report = tmp_path / "r.json"
     code, _, err = run_cli(argv(report, backend=UNAVAILABLE, op=op), capsys)
     assert code == 1

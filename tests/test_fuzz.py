@@ -26,7 +26,7 @@ from diffcheck.report.replay import load_report, replay
 from fakes import FakeAdapter
 
 CANDIDATE = "array_api_strict"  # a test dependency that passes every op with no adapter code
-UNAVAILABLE = "cupy"  # an array-api-compat library that is not installed in CI
+UNAVAILABLE = "cupy"  # an array-api-compat library, hidden where a test needs it absent
 SMALL = 20_000  # elements per example: every test here stays fast
 
 
@@ -280,7 +280,10 @@ def test_invalid_options_are_rejected_before_anything_runs() -> None:
 # -- not_run stops at once -------------------------------------------------------------------
 
 
-def test_an_unavailable_backend_stops_the_fuzz_with_its_reason(tmp_path: Path) -> None:
+def test_an_unavailable_backend_stops_the_fuzz_with_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, UNAVAILABLE, None)  # absent here even where it is installed
     result = fuzz(UNAVAILABLE, "gemm", report_dir=tmp_path)
     assert result.status == "not_run"
     assert result.reason is not None
@@ -301,7 +304,10 @@ def test_a_not_run_fake_executes_nothing() -> None:
     assert (result.status, result.reason, fake.executed) == ("not_run", "no device here", 0)
 
 
-def test_cli_not_run_exits_one_with_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_not_run_exits_one_with_the_reason(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, UNAVAILABLE, None)
     code, out, err = run_cli(["--require-backend", UNAVAILABLE, "--op", "silu-mul"], capsys)
     assert code == 1
     assert out == ""

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bundle_docs import document
+from diffcheck import memory
 from diffcheck.adapters import resolve
 from diffcheck.cli import main
 from diffcheck.errors import BundleError
@@ -113,8 +114,11 @@ def test_a_bundle_that_asks_for_gigabytes_is_refused_before_it_allocates(
 
 
 def test_the_default_budget_refuses_the_484_byte_bundle(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The default budget is a share of the memory available now: pinned to a 24 GiB machine's
+    # figure, so that a machine with far more memory does not fit the 2 GB output.
+    monkeypatch.setattr(memory, "available_memory", lambda: 20 * 2**30)
     code, peak = _replay(tmp_path, document("ones", args=[], kwargs={"shape": (16000, 16000)}))
     assert code == 1
     assert "of the memory available now" in capsys.readouterr().err
