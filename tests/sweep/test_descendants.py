@@ -95,8 +95,8 @@ ENDINGS = {
 }
 
 
-def _marked(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker``."""
+def _marked(marker: str, *, first: bool = False) -> list[int]:
+    """Live processes whose command line holds ``marker`` (as its first word, with ``first``)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -105,7 +105,8 @@ def _marked(marker: str) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if marker.encode() in argv and _running(int(entry.name)):
+        held = argv[:1] if first else argv
+        if marker.encode() in held and _running(int(entry.name)):
             found.append(int(entry.name))
     return found
 
@@ -156,15 +157,18 @@ def test_the_sweep_parent_ends_orphans_only() -> None:
     )
     sleeper = [sys.executable, "-c", "import time; time.sleep(300)"]
     earlier = subprocess.Popen(sleeper, start_new_session=True)  # a child from before
+    same_session = None
     try:
         with reaper.adopting() as adopting:
             assert adopting
             same_session = subprocess.Popen(sleeper)  # the program's own, in its session
             subprocess.run([sys.executable, "-c", daemon, "/bin/sleep", marker], check=True)
-            # The daemon's parent exits at once; its child execs the marked sleep a moment
-            # later (seconds on a loaded machine): wait for it before looking for orphans.
+            # The daemon's parent exits at once; its child calls setsid, then execs the marked
+            # sleep a moment later (seconds on a loaded machine). The marker is in its command
+            # line before the exec too, when it may still be in this session: wait for the
+            # exec (the marker as argv[0]) before looking for orphans.
             deadline = time.monotonic() + 30.0
-            while not (orphans := _marked(marker)) and time.monotonic() < deadline:
+            while not (orphans := _marked(marker, first=True)) and time.monotonic() < deadline:
                 time.sleep(0.01)
             assert len(orphans) == 1
             assert Path(f"/proc/{orphans[0]}/stat").read_text().split()[3] == str(os.getpid())
@@ -172,11 +176,11 @@ def test_the_sweep_parent_ends_orphans_only() -> None:
             assert _marked(marker) == []
             assert same_session.poll() is None
             assert earlier.poll() is None
-        same_session.kill()
-        same_session.wait()
     finally:
-        earlier.kill()
-        earlier.wait()
+        for child in (earlier, same_session):
+            if child is not None:
+                child.kill()
+                child.wait()
         for pid in _marked(marker):
             os.kill(pid, signal.SIGKILL)
 
