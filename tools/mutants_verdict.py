@@ -33,8 +33,47 @@ def statuses() -> dict[str, str]:
     return found
 
 
+def module_of(name: str) -> str:
+    """``diffcheck.values.compare.x_f__mutmut_3`` -> ``values.compare``."""
+    path = name.split(".x_")[0].split(".xǁ")[0]
+    return path.removeprefix("diffcheck.")
+
+
+def table(status_of: dict[str, str], explained: dict[str, str]) -> str:
+    """CONTRIBUTING's per-module table of mutants: killed, survived, equivalent, not checked."""
+    rows: dict[str, Counter[str]] = {}
+    for name, status in status_of.items():
+        row = rows.setdefault(module_of(name), Counter())
+        row["mutants"] += 1
+        if status in KILLED:
+            row["killed"] += 1
+        elif status == "survived":
+            row["survived"] += 1
+            row["equivalent" if name in explained else "unexplained"] += 1
+        elif status in ("not checked", "skipped"):
+            row["not checked"] += 1
+        else:
+            row[status] += 1
+    columns = ["mutants", "killed", "survived", "equivalent", "unexplained", "no tests"]
+    columns += ["not checked"]
+    lines = [
+        "| module | " + " | ".join(columns) + " |",
+        "| --- |" + " ---: |" * len(columns),
+    ]
+    total: Counter[str] = Counter()
+    for module in sorted(rows):
+        total.update(rows[module])
+        lines.append(f"| `{module}` | " + " | ".join(str(rows[module][c]) for c in columns) + " |")
+    lines.append("| all | " + " | ".join(f"{total[c]:,}" for c in columns) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     status_of = statuses()
+    if "--table" in sys.argv[1:]:
+        explained_now = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", {})
+        print(table(status_of, explained_now))
+        return 0
     checked = {name: s for name, s in status_of.items() if s not in ("not checked", "skipped")}
     counts = Counter(checked.values())
     survivors = sorted(name for name, s in checked.items() if s == "survived")
