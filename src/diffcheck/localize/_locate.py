@@ -158,7 +158,8 @@ def _run_candidate(
         for host, reference_host, array in zip(hosts, reference_hosts, raw, strict=True):
             if host is reference_host and is_array(array):  # the reference's exact input
                 comparer.moved(host, array)
-        if hosts is reference_hosts:  # the re-runs take the reference's hosts as they are
+        if hosts is reference_hosts and candidate.device != "cpu":
+            # The re-runs take the reference's hosts as they are (see Comparer.prefetch).
             comparer.prefetch(_window_inputs(kept))
         with contextlib.suppress(_Stop), recorder.running():
             fn(namespace, *[recorder.wrap(a) for a in raw])
