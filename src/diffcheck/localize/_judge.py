@@ -223,18 +223,7 @@ class Comparer:
         received = tuple([dtype_of(a.dtype) for a in arrays_in(call.args, call.kwargs)])
         targets = iter(received)
         casts: list[tuple[str, str]] = []
-
-        def plan(host: Any) -> Any:
-            have = host_dtype(host)
-            target = next(targets, have)
-            casts.append((have, target))
-            return host if have == target else cast(host, target)
-
-        hosts = map_arrays((kept.args, kept.kwargs), plan)
-        narrowed = any(a != b for a, b in casts)
-        expected: list[Any] = list(kept.outputs)
-        if narrowed and kept.function is not None:
-            expected = self._reference_on(kept, hosts, dict(casts))
+        planned: list[Any] = []
 
         def move(host: Any) -> Any:
             moved = self._moved.get(id(host))
@@ -247,7 +236,23 @@ class Comparer:
             self._moved[id(host)] = (host, value)
             return value
 
-        args, kwargs = map_arrays(hosts, move)
+        def plan_and_move(host: Any) -> Any:
+            # One walk of the arguments plans each input's dtype and moves it.
+            have = host_dtype(host)
+            target = next(targets, have)
+            casts.append((have, target))
+            planned.append(host if have == target else cast(host, target))
+            return move(planned[-1])
+
+        args, kwargs = map_arrays((kept.args, kept.kwargs), plan_and_move)
+        narrowed = any(a != b for a, b in casts)
+        hosts: tuple[tuple[Any, ...], dict[str, Any]] = (kept.args, kept.kwargs)
+        expected: list[Any] = list(kept.outputs)
+        if narrowed:  # the re-run's hosts are the rounded ones, in the same places
+            walk = iter(planned)
+            hosts = map_arrays(hosts, lambda _: next(walk))
+            if kept.function is not None:
+                expected = self._reference_on(kept, hosts, dict(casts))
         try:  # inside the candidate's run, which ignores floating-point errors (Recorder.running)
             result = call.function(*args, **kwargs)
         except Exception as error:  # the call refuses inputs its own side accepted
