@@ -258,6 +258,19 @@ def test_inputs_moved_together_give_the_answer_of_inputs_moved_one_by_one(
     assert repr(together.calls) == repr(alone.calls)  # repr: NaN figures compare equal
 
 
+@pytest.mark.parametrize("bug", sorted(CASES))
+def test_a_cpu_adapter_judges_as_a_device_adapter_does(bug: str) -> None:
+    # Named for the CPU, a candidate's window comes home array by array and its re-runs'
+    # inputs move one by one (no prefetch, no join): the same figures, the same first call.
+    fn, args = CASES[bug]
+    device = locate(fn, *args, candidate=BuggyAdapter(bug))
+    cpu = locate(fn, *args, candidate=BuggyAdapter(bug, device="cpu"))
+    assert device.first_wrong is not None
+    assert cpu.first_wrong is not None
+    assert cpu.first_wrong.index == device.first_wrong.index
+    assert repr(cpu.calls) == repr(device.calls)
+
+
 def test_a_prefetched_input_holds_its_own_values_at_an_aligned_offset() -> None:
     from diffcheck.adapters import resolve
     from diffcheck.localize._judge import Comparer
