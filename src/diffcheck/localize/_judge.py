@@ -57,7 +57,7 @@ class Kept:
     input_dtypes: tuple[str, ...]
     output_shapes: tuple[tuple[int, ...], ...]
     output_dtypes: tuple[str, ...]
-    digest: str
+    digest: str  # of the outputs: taken for a stored call only (empty until then)
     args: tuple[Any, ...] | None = None
     kwargs: dict[str, Any] | None = None
     outputs: list[Any] | None = None
