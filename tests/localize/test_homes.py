@@ -1,4 +1,5 @@
-"""A window's device arrays come home joined per dtype, each with its own values and shape."""
+"""A window's device arrays come home joined per dtype (one by one on a CPU adapter), each
+with its own values and shape."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from diffcheck.localize._homes import homes
 from diffcheck.values.call import _home
 
 
-def test_joined_arrays_come_home_as_each_would_alone() -> None:
+@pytest.mark.parametrize("spec", ["mlx", "mlx:cpu"])  # joined; one by one (named for the CPU)
+def test_joined_arrays_come_home_as_each_would_alone(spec: str) -> None:
     pytest.importorskip("mlx.core")
-    mlx = resolve("mlx:cpu")
+    mlx = resolve(spec)
     xp = mlx.namespace()
     rng = np.random.default_rng(3)
     hosts = [rng.standard_normal(shape).astype(np.float32) for shape in [(3, 4), (), (5,), (2, 0)]]

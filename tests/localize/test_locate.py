@@ -258,6 +258,19 @@ def test_inputs_moved_together_give_the_answer_of_inputs_moved_one_by_one(
     assert repr(together.calls) == repr(alone.calls)  # repr: NaN figures compare equal
 
 
+@pytest.mark.parametrize("bug", sorted(CASES))
+def test_a_cpu_adapter_judges_as_a_device_adapter_does(bug: str) -> None:
+    # Named for the CPU, a candidate's window comes home array by array and its re-runs'
+    # inputs move one by one (no prefetch, no join): the same figures, the same first call.
+    fn, args = CASES[bug]
+    device = locate(fn, *args, candidate=BuggyAdapter(bug))
+    cpu = locate(fn, *args, candidate=BuggyAdapter(bug, device="cpu"))
+    assert device.first_wrong is not None
+    assert cpu.first_wrong is not None
+    assert cpu.first_wrong.index == device.first_wrong.index
+    assert repr(cpu.calls) == repr(device.calls)
+
+
 def test_a_prefetched_input_holds_its_own_values_at_an_aligned_offset() -> None:
     from diffcheck.adapters import resolve
     from diffcheck.localize._judge import Comparer
@@ -272,3 +285,28 @@ def test_a_prefetched_input_holds_its_own_values_at_an_aligned_offset() -> None:
         # Every view starts a multiple of 256 bytes after the first, as fresh arrays would.
         assert (view.ctypes.data - moved[0].ctypes.data) % 256 == 0
     assert moved[1].ctypes.data != moved[0].ctypes.data
+
+
+@pytest.mark.parametrize("max_memory", [1 << 30, 300])  # one window; several
+def test_each_call_carries_the_digest_of_the_reference_output(max_memory: int) -> None:
+    # A digest is taken only for a call stored in its window: every call still has its own.
+    import hashlib
+
+    from diffcheck.localize._proxy import Recorder, RecordingNamespace
+
+    x = RNG.standard_normal((4, 16)).astype(np.float32)
+    outputs: list[list[Any]] = []
+    recorder = Recorder(lambda call: outputs.append(call.outputs))
+    with recorder.running():
+        programs.twenty_calls_with_exp(RecordingNamespace(np, recorder), recorder.wrap(x))
+    wanted = []
+    for arrays in outputs:
+        h = hashlib.blake2b(digest_size=8)
+        for array in arrays:
+            h.update(np.ascontiguousarray(array).tobytes())
+        wanted.append(h.hexdigest())
+    found = locate(
+        programs.twenty_calls_with_exp, x, candidate=BuggyAdapter("none"), max_memory=max_memory
+    )
+    assert (found.passes > 1) == (max_memory < 1 << 30)
+    assert [c.reference_digest for c in found.calls] == wanted

@@ -4,7 +4,10 @@ A GPU library pays for every copy to the host (a synchronization and a transfer 
 own, tens of microseconds), and a window of 58 calls has about 116 outputs to judge. The
 arrays of one dtype are joined on the device into one flat array, which comes home in one
 copy and is cut into views of the same values there. A library that cannot join them
-(no ``concat``, or it refuses) brings each home on its own.
+(no ``concat``, or it refuses) brings each home on its own, and so does an adapter named
+for the CPU (``mlx:cpu``, ``torch:cpu``): its arrays are host memory already, each read
+costs about a microsecond, and a join would be one more pass over them all (on mlx:cpu
+the block's window came home in 2.8 ms joined, against 2.2 ms one by one).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
     joined: dict[str, Any] = {}
     xp = adapter.namespace()
     for name, members in groups.items():
-        if len(members) > 1:
+        if len(members) > 1 and adapter.device != "cpu":
             try:
                 joined[name] = xp.concat([reshaped(xp, arrays[i], (-1,)) for i in members])
             except Exception:  # no concat, or not for these arrays: one copy each

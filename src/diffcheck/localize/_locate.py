@@ -94,7 +94,7 @@ def _run_reference(
             tuple([dtype_of(a.dtype) for a in arrays]),
             tuple([shape_of(o) for o in call.outputs]),
             tuple([dtype_of(o.dtype) for o in call.outputs]),
-            digest(outputs),
+            "",  # read only for a stored call (its LocatedCall): taken for those alone
         )
         if call.index >= window.start and window.stop is None:
             inputs = map_arrays((call.args, call.kwargs), home)
@@ -107,6 +107,7 @@ def _run_reference(
                 kept.function = call.function
                 kept.nbytes = size
                 window.stored += size
+                kept.digest = digest(outputs)
                 homes.update((id(o), (o, h)) for o, h in zip(call.outputs, outputs, strict=True))
         window.kept.append(kept)
 
@@ -158,7 +159,8 @@ def _run_candidate(
         for host, reference_host, array in zip(hosts, reference_hosts, raw, strict=True):
             if host is reference_host and is_array(array):  # the reference's exact input
                 comparer.moved(host, array)
-        if hosts is reference_hosts:  # the re-runs take the reference's hosts as they are
+        if hosts is reference_hosts and candidate.device != "cpu":
+            # The re-runs take the reference's hosts as they are (see Comparer.prefetch).
             comparer.prefetch(_window_inputs(kept))
         with contextlib.suppress(_Stop), recorder.running():
             fn(namespace, *[recorder.wrap(a) for a in raw])

@@ -182,6 +182,9 @@ class RecordingNamespace:
             def recorded(*args: Any, **kwargs: Any) -> Any:
                 return recorder.call(qualified, value, args, kwargs)
 
+            # Kept on the instance: the program's next ``xp.<name>`` finds it without
+            # coming here (a block asks for the same few functions again and again).
+            self.__dict__[name] = recorded
             return recorded
         return value
 
