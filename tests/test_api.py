@@ -637,3 +637,34 @@ def test_staged_copies_reuse_one_buffer_and_never_show_stale_values(candidate: s
     assert failed.metrics is not None
     assert failed.metrics.element_count == small.size
     assert diffcheck.compare(right, small, candidate=candidate).passed
+
+
+def test_a_bfloat16_candidate_output_is_read_by_its_own_dtype() -> None:
+    pytest.importorskip("torch", reason="bfloat16 storage comes from torch here")
+    verdict = diffcheck.compare(lambda xp, v: v * 2, X, candidate="torch:cpu", precision="bf16")
+    assert verdict.passed, str(verdict)
+
+
+class _WithoutExp(NumpyAdapter):
+    """A reference whose namespace lacks one standard function."""
+
+    def namespace(self) -> Any:
+        inner = super().namespace()
+
+        class Namespace:
+            __name__ = "without_exp"
+
+            def __getattr__(self, name: str) -> Any:
+                if name == "exp":
+                    raise AttributeError(name)
+                return getattr(inner, name)
+
+        return Namespace()
+
+
+def test_a_standard_name_the_reference_lacks_is_a_missing_verdict_not_a_typo() -> None:
+    verdict = diffcheck.compare(
+        "exp", X, reference=_WithoutExp(), candidate=CANDIDATE, mode="values"
+    )
+    assert not verdict.passed
+    assert verdict.kind == "missing"

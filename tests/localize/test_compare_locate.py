@@ -161,6 +161,7 @@ def _fields(verdict: Any) -> dict[str, Any]:
 
 
 SQUARE = RNG.standard_normal((6, 6)).astype(np.float32)
+MODEST = LOGITS / 6  # inside float16's exp range: the f16 exp is only imprecise
 
 
 def _negated_zeros(xp: Any, v: Any) -> Any:
@@ -170,10 +171,10 @@ def _negated_zeros(xp: Any, v: Any) -> Any:
 @pytest.mark.parametrize(
     ("fn", "inputs", "options"),
     [
-        (programs.softmax_naive, (LOGITS,), {"max_nmse": 0.5}),
-        (programs.softmax_naive, (LOGITS,), {"segments": 2}),
-        (programs.softmax_naive, (LOGITS,), {"precision": "f16"}),
-        (programs.softmax_naive, (LOGITS,), {"reference": "array_api_strict"}),
+        (programs.softmax_naive, (MODEST,), {"max_nmse": 0.5}),
+        (programs.softmax_naive, (MODEST,), {"segments": 2}),
+        (programs.softmax_naive, (MODEST,), {"precision": "f16"}),
+        (programs.softmax_naive, (MODEST,), {"reference": "array_api_strict"}),
         (programs.softmax_naive, (LOGITS,), {"mode": "values", "function": "exp"}),
         (_negated_zeros, (np.zeros(4),), {"mode": "values", "signed_zero": False}),
         ("var", (SQUARE,), {"mode": "values", "kwargs": {"axis": -1}}),
@@ -186,6 +187,7 @@ def test_a_located_verdict_is_the_plain_verdict_for_every_option(
     bug = "var-axis" if fn == "var" else "exp-f16"
     plain = diffcheck.compare(fn, *inputs, candidate=BuggyAdapter(bug), **options)
     located = diffcheck.compare(fn, *inputs, candidate=BuggyAdapter(bug), locate=True, **options)
+    assert not (plain.reason or "").startswith("raises:")
     assert _fields(located) == _fields(plain)
 
 
