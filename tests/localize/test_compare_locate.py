@@ -168,6 +168,12 @@ def _negated_zeros(xp: Any, v: Any) -> Any:
     return -v if "buggy" in xp.__name__ else v
 
 
+def _wraps_on_candidate(xp: Any, v: Any) -> Any:
+    if "buggy" in xp.__name__:
+        return xp.add(v, v)  # int32 overflow wraps here, which the standard leaves open
+    return xp.add(v, xp.asarray(0, dtype=xp.int32))
+
+
 @pytest.mark.parametrize(
     ("fn", "inputs", "options"),
     [
@@ -178,8 +184,22 @@ def _negated_zeros(xp: Any, v: Any) -> Any:
         (programs.softmax_naive, (LOGITS,), {"mode": "values", "function": "exp"}),
         (_negated_zeros, (np.zeros(4),), {"mode": "values", "signed_zero": False}),
         ("var", (SQUARE,), {"mode": "values", "kwargs": {"axis": -1}}),
+        (
+            _wraps_on_candidate,
+            (np.array([2**31 - 1], np.int32),),
+            {"mode": "values", "function": "add", "voters": [("wraps", lambda v: np.add(v, v))]},
+        ),
     ],
-    ids=["max_nmse", "segments", "precision", "reference", "function", "signed_zero", "kwargs"],
+    ids=[
+        "max_nmse",
+        "segments",
+        "precision",
+        "reference",
+        "function",
+        "signed_zero",
+        "kwargs",
+        "voters",
+    ],
 )
 def test_a_located_verdict_is_the_plain_verdict_for_every_option(
     fn: Any, inputs: tuple[Any, ...], options: dict[str, Any]
