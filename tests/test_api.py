@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import diffcheck
+from diffcheck import api
 from diffcheck.adapters import resolve
+from diffcheck.adapters._protocol import Probe
+from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.config import make_check
 from diffcheck.errors import BackendError, ConfigError, ReportError, UnknownBackendError
 from diffcheck.report.replay import load_report, replay
-from diffcheck.testing import unavailable
+from diffcheck.testing import WrappedAdapter, unavailable
+from diffcheck.values.spec import STANDARD_FUNCTIONS
 
 CANDIDATE = "array_api_strict"  # installed in the dev environment; float32 only
 pytest.importorskip("array_api_strict", reason="the API tests run on array-api-strict")
+X = np.linspace(1.0, 2.0, 64, dtype=np.float32)
 
 
 def softmax(xp: Any, x: Any) -> Any:
@@ -208,3 +216,455 @@ def test_run_rejects_an_incomplete_or_invalid_mapping() -> None:
         diffcheck.run({"op": "gemm"})
     with pytest.raises(ConfigError, match="nonzero"):
         diffcheck.run({"require_backend": CANDIDATE, "op": "gemm", "m": 0})
+
+
+# -- the exact words of compare()'s refusals -------------------------------------------------
+
+
+def _probed(status: str, reason: str | None) -> WrappedAdapter:
+    return WrappedAdapter(resolve(CANDIDATE), probe=Probe(status, reason))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", ["nmse", "values"])
+@pytest.mark.parametrize("role", ["candidate", "reference"])
+def test_a_failed_probe_says_which_side_and_why(role: str, mode: str) -> None:
+    broken = _probed("error", "driver query timed out")
+    sides = {"candidate": broken, "reference": "numpy"}
+    if role == "reference":
+        sides = {"candidate": "numpy", "reference": broken}
+    with pytest.raises(BackendError) as caught:
+        diffcheck.compare(lambda xp, v: v, X, mode=mode, **sides)  # type: ignore[call-overload]
+    assert caught.value.adapter == CANDIDATE
+    assert caught.value.reason == f"{role} availability query failed: driver query timed out"
+
+
+def test_a_misspelt_name_on_a_reference_that_cannot_answer_says_it_is_the_reference() -> None:
+    with pytest.raises(BackendError) as caught:
+        diffcheck.compare(
+            "expp", X, reference=_probed("error", "no driver"), candidate="numpy", mode="values"
+        )
+    assert caught.value.reason == "reference availability query failed: no driver"
+
+
+@pytest.mark.parametrize("reason", [None, ""])
+def test_an_unavailable_backend_without_a_reason_says_so(reason: str | None) -> None:
+    with pytest.raises(BackendError) as caught:
+        diffcheck.compare(lambda xp, v: v, X, candidate=_probed("unavailable", reason))
+    assert caught.value.reason == "unavailable (no reason given)"
+
+
+def test_a_precision_the_candidate_lacks_names_it_and_what_it_executes() -> None:
+    with pytest.raises(BackendError) as caught:
+        diffcheck.compare(lambda xp, v: v, X, candidate=CANDIDATE, precision="f16")
+    assert caught.value.adapter == CANDIDATE
+    assert caught.value.reason == "it does not execute precision f16 (it executes: f32)"
+
+
+def test_an_unknown_precision_lists_the_supported_ones() -> None:
+    with pytest.raises(ConfigError) as caught:
+        diffcheck.compare(lambda xp, v: v, X, candidate=CANDIDATE, precision="f8")  # type: ignore[call-overload]
+    assert str(caught.value) == 'precision "f8" is not supported; it must be one of f32, f16, bf16'
+
+
+@pytest.mark.parametrize(
+    "option",
+    [{"function": "exp"}, {"signed_zero": False}, {"kwargs": {"axis": 0}}, {"voters": ["numpy"]}],
+    ids=["function", "signed_zero", "kwargs", "voters"],
+)
+def test_each_values_option_alone_is_refused_in_nmse_mode(option: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError) as caught:
+        diffcheck.compare(lambda xp, v: v, X, candidate=CANDIDATE, **option)
+    assert str(caught.value) == (
+        'function, signed_zero, kwargs and voters belong to mode="values"; '
+        'pass mode="values" to use them'
+    )
+
+
+def test_segments_are_refused_in_values_mode() -> None:
+    with pytest.raises(ConfigError, match='segments belong to mode="nmse"'):
+        diffcheck.compare(lambda xp, v: v, X, candidate=CANDIDATE, mode="values", segments=2)  # type: ignore[call-overload]
+
+
+def test_values_mode_takes_signed_zero() -> None:
+    zeros = np.zeros(4, np.float32)
+
+    def negated_on_candidate(xp: Any, v: Any) -> Any:
+        return -v if "array_api_strict" in xp.__name__ else v
+
+    strict = diffcheck.compare(negated_on_candidate, zeros, candidate=CANDIDATE, mode="values")
+    assert not strict.passed
+    assert strict.kind == "signed-zero"
+    lenient = diffcheck.compare(
+        negated_on_candidate, zeros, candidate=CANDIDATE, mode="values", signed_zero=False
+    )
+    assert lenient.passed, str(lenient)
+
+
+def test_a_self_test_refusal_names_both_sides_by_their_specs() -> None:
+    for candidate, reference in [("numpy", "numpy"), (resolve("numpy"), resolve("numpy"))]:
+        with pytest.raises(ConfigError) as caught:
+            diffcheck.compare(lambda xp, v: v, X, candidate=candidate, reference=reference)
+        assert str(caught.value) == (
+            "candidate 'numpy' is the reference 'numpy''s own backend; a backend cannot vouch "
+            "for itself (pass allow_self_test=True for a self-test)"
+        )
+
+
+def test_a_reference_returning_an_integer_is_refused_naming_its_dtype_and_backend() -> None:
+    with pytest.raises(ConfigError) as caught:
+        diffcheck.compare(lambda xp, v: 3, X, candidate=CANDIDATE)
+    assert str(caught.value).startswith(
+        "output 0 of the reference numpy has dtype int64, but nmse mode compares real "
+        "floating outputs as float32 (a int64 output would be cast with loss)"
+    )
+
+
+def test_the_run_mapping_names_every_missing_key() -> None:
+    with pytest.raises(ConfigError) as caught:
+        diffcheck.run({"m": 3})
+    assert str(caught.value) == (
+        "config {'m': 3} has no require_backend or op; it needs at least require_backend and op"
+    )
+
+
+# -- what the verdict says -------------------------------------------------------------------
+
+
+def test_a_lossy_candidate_output_fails_naming_both_dtypes_at_the_tolerance() -> None:
+    def integer_on_candidate(xp: Any, v: Any) -> Any:
+        return xp.astype(v, xp.int32) if "array_api_strict" in xp.__name__ else v
+
+    verdict = diffcheck.compare(integer_on_candidate, X, candidate=CANDIDATE)
+    assert verdict.status == "failed"
+    assert verdict.tolerance == 1e-7
+    assert verdict.reason == (
+        "output 0 has dtype int32 on the candidate but float32 on the reference; nmse mode "
+        "does not compare a lossy cast to float32"
+    )
+
+
+def test_an_extra_lossy_candidate_output_has_none_on_the_reference() -> None:
+    def extra_on_candidate(xp: Any, v: Any) -> Any:
+        if "array_api_strict" in xp.__name__:
+            return v, xp.astype(v, xp.int32)
+        return v
+
+    verdict = diffcheck.compare(extra_on_candidate, X, candidate=CANDIDATE)
+    assert verdict.reason == (
+        "output 1 has dtype int32 on the candidate but none on the reference; nmse mode "
+        "does not compare a lossy cast to float32"
+    )
+
+
+def test_an_output_with_no_elements_fails_as_empty() -> None:
+    verdict = diffcheck.compare(lambda xp, v: (), X, candidate=CANDIDATE)
+    assert verdict.status == "failed"
+    assert verdict.reason == "reference output is empty"
+
+
+def test_a_float16_candidate_is_cast_and_measured_in_float16_ulps() -> None:
+    x = np.linspace(1.0, 2.0, 8, dtype=np.float32)
+    verdict = diffcheck.compare(
+        lambda xp, v: v * 2, x, reference=CANDIDATE, candidate="numpy", precision="f16"
+    )
+    assert verdict.passed, str(verdict)
+    assert verdict.metrics is not None
+    assert verdict.metrics.max_abs > 0  # float16 rounds what float32 holds
+    assert verdict.metrics.max_ulp == 0  # ... to the nearest float16: no float16 ulp off
+
+
+class _StoresFloat32(NumpyAdapter):
+    """Claims float16 but stores float32: values alone cannot show it."""
+
+    def storage_dtype(self, xp: Any, precision: Any) -> Any:
+        return xp.float32
+
+
+def test_a_candidate_storing_another_precision_fails_and_keeps_any_other_reason() -> None:
+    problem = "executed precision differs from the configured f16: inputs stored as f32"
+    right = diffcheck.compare(
+        lambda xp, v: v, X, reference=CANDIDATE, candidate=_StoresFloat32(), precision="f16"
+    )
+    assert right.status == "failed"
+    assert right.reason == problem
+
+    def off(xp: Any, v: Any) -> Any:
+        return v * (1.0 if "array_api_strict" in xp.__name__ else 1.1)
+
+    wrong = diffcheck.compare(
+        off, X, reference=CANDIDATE, candidate=_StoresFloat32(), precision="f16"
+    )
+    assert wrong.reason is not None
+    measured = wrong.reason.partition("; executed")[0]
+    assert "is not below tolerance" in measured
+    assert f"{measured}; {problem}" == wrong.reason
+
+
+def test_a_single_output_gets_no_segments_and_its_verdict_no_hint(x: np.ndarray[Any, Any]) -> None:
+    passed = diffcheck.compare(softmax, x, candidate=CANDIDATE)
+    assert passed.segments == ()
+    failed = diffcheck.compare(wrong_on_candidate, x, candidate=CANDIDATE)
+    assert failed.reason is not None
+    assert "values" not in failed.reason
+
+
+def test_a_segment_count_applies_to_several_outputs_too() -> None:
+    def pair(xp: Any, v: Any) -> Any:
+        return v, v * 2
+
+    verdict = diffcheck.compare(pair, X, candidate=CANDIDATE, segments=4)
+    assert [s.segment.name for s in verdict.segments] == [f"segment{i}" for i in range(4)]
+
+
+def test_as_many_named_segments_as_elements_are_taken() -> None:
+    four = np.arange(4, dtype=np.float32)
+    named = {f"e{i}": (i, i + 1) for i in range(4)}
+    verdict = diffcheck.compare(lambda xp, v: v, four, candidate=CANDIDATE, segments=named)
+    assert verdict.passed, str(verdict)
+    assert len(verdict.segments) == 4
+    with pytest.raises(ValueError) as caught:
+        diffcheck.compare(
+            lambda xp, v: v, four, candidate=CANDIDATE, segments=named | {"e4": (0, 1)}
+        )
+    assert str(caught.value) == "segments names 5 segments, more than the 4 elements compared"
+
+
+def test_outputs_split_differently_fail_listing_every_shape() -> None:
+    def split_on_candidate(xp: Any, v: Any) -> Any:
+        return (v[:32], v[32:]) if "array_api_strict" in xp.__name__ else v
+
+    verdict = diffcheck.compare(split_on_candidate, X, candidate=CANDIDATE)
+    assert verdict.status == "failed"
+    assert verdict.reason == "output shapes differ: reference [(64,)], actual [(32,), (32,)]"
+
+
+# -- next steps: a candidate must be named, a misspelt function, NaN at the same places -----
+
+
+def test_a_candidate_must_be_named() -> None:
+    with pytest.raises(ConfigError) as caught:
+        diffcheck.compare(lambda xp, x: x, np.ones(3, np.float32))
+    assert str(caught.value) == (
+        'compare() needs candidate=, the backend under test, such as "mlx:cpu", "torch:cpu" or '
+        "\"array_api_strict\"; 'diffcheck backends' lists the backends available here"
+    )
+
+
+@pytest.mark.parametrize("mode", ["nmse", "values"])
+def test_a_misspelt_function_is_an_error_naming_the_nearest(mode: str) -> None:
+    with pytest.raises(ConfigError, match=r'function "argmaxx" .* did you mean "argmax"\?'):
+        diffcheck.compare("argmaxx", np.ones(3, np.float32), candidate=CANDIDATE, mode=mode)  # type: ignore[call-overload]
+
+
+_ELEMENTWISE = ["exp", "sin", "cos", "tanh", "sqrt", "abs", "floor", "negative", "square"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(_ELEMENTWISE), st.data())
+def test_any_standard_name_with_a_letter_doubled_is_refused(name: str, data: st.DataObject) -> None:
+    at = data.draw(st.integers(0, len(name) - 1))
+    typo = name[: at + 1] + name[at:]
+    all_names = {n for names in STANDARD_FUNCTIONS.values() for n in names}
+    if typo in all_names:
+        return
+    with pytest.raises(ConfigError, match="did you mean"):
+        diffcheck.compare(typo, np.ones(3, np.float32), candidate=CANDIDATE, mode="values")
+
+
+def test_a_correct_name_still_runs() -> None:
+    verdict = diffcheck.compare("exp", np.ones(3, np.float32), candidate=CANDIDATE, mode="values")
+    assert verdict.passed
+
+
+def test_nan_at_the_same_places_hints_at_values_mode() -> None:
+    x = np.array([1.0, np.nan, 2.0, 3.0], np.float32)
+    verdict = diffcheck.compare(lambda xp, v: v * 2, x, candidate=CANDIDATE)
+    assert not verdict.passed
+    assert verdict.reason is not None
+    measured = verdict.reason.partition("; both sides")[0]
+    assert measured.startswith("reference contains")  # the differ's own reason, then the hint
+    assert verdict.reason == (
+        f"{measured}; both sides are NaN at the same places; nmse mode measures finite "
+        'values only, while mode="values" compares NaN placement'
+    )
+    assert diffcheck.compare(lambda xp, v: v * 2, x, candidate=CANDIDATE, mode="values").passed
+
+
+def test_nan_at_different_places_gives_no_hint() -> None:
+    x = np.array([1.0, np.nan, 2.0, 3.0], np.float32)
+
+    def moved(xp: object, v: object) -> object:
+        import array_api_strict
+
+        if xp is array_api_strict:  # the candidate puts its NaN elsewhere
+            return xp.asarray([np.nan, 2.0, 4.0, 6.0], dtype=xp.float32)
+        return v * 2  # type: ignore[operator]
+
+    verdict = diffcheck.compare(moved, x, candidate=CANDIDATE)
+    assert not verdict.passed
+    assert verdict.reason is not None
+    assert "values" not in verdict.reason
+
+
+# -- large inputs: the NumPy reference runs beside the candidate, same verdicts --------------
+
+LARGE = api.OVERLAP_ELEMENTS  # the smallest input that overlaps
+
+
+@pytest.fixture(scope="module")
+def large() -> np.ndarray[Any, np.dtype[np.float32]]:
+    return np.random.default_rng(1).standard_normal(LARGE).astype(np.float32)
+
+
+def _threads_seen(record: list[tuple[str, str]]) -> Any:
+    def fn(xp: Any, x: Any) -> Any:
+        record.append((xp.__name__, threading.current_thread().name))
+        scale = 1.001 if "array_api_strict" in xp.__name__ else 1.0
+        return xp.exp(x * 0.5) * scale
+
+    return fn
+
+
+def test_a_large_reference_runs_once_on_its_own_thread_and_a_wrong_candidate_still_fails(
+    large: np.ndarray[Any, Any],
+) -> None:
+    seen: list[tuple[str, str]] = []
+    verdict = diffcheck.compare(_threads_seen(seen), large, candidate=CANDIDATE)
+    assert verdict.status == "failed"
+    assert verdict.metrics is not None
+    assert verdict.metrics.nmse > 1e-7
+    assert verdict.metrics.element_count == LARGE
+    reference_threads = [name for lib, name in seen if "numpy" in lib]
+    candidate_threads = [name for lib, name in seen if "strict" in lib]
+    assert len(reference_threads) == 1
+    assert reference_threads[0].startswith("diffcheck-reference")
+    assert candidate_threads == [threading.main_thread().name]
+
+
+def test_a_small_input_runs_both_sides_in_order_on_the_calling_thread() -> None:
+    seen: list[tuple[str, str]] = []
+    small = np.linspace(0, 1, 64, dtype=np.float32)
+    verdict = diffcheck.compare(_threads_seen(seen), small, candidate=CANDIDATE)
+    assert verdict.status == "failed"
+    assert [lib for lib, _ in seen] == ["array_api_compat.numpy", "array_api_strict"]
+    assert {name for _, name in seen} == {threading.main_thread().name}
+
+
+def test_a_large_input_with_another_reference_runs_in_order(large: np.ndarray[Any, Any]) -> None:
+    seen: list[tuple[str, str]] = []
+    diffcheck.compare(_threads_seen(seen), large, reference=CANDIDATE, candidate="numpy")
+    assert {name for _, name in seen} == {threading.main_thread().name}
+
+
+def test_overlapped_and_ordered_runs_give_the_same_verdict(
+    large: np.ndarray[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fn(xp: Any, x: Any) -> Any:
+        return xp.sin(x) * xp.cos(x)
+
+    overlapped = diffcheck.compare(fn, large, candidate=CANDIDATE)
+    monkeypatch.setattr(api, "OVERLAP_ELEMENTS", 10 * LARGE)
+    ordered = diffcheck.compare(fn, large, candidate=CANDIDATE)
+    assert overlapped.passed, str(overlapped)
+    assert overlapped == ordered
+
+
+def test_a_reference_error_propagates_even_when_the_candidate_fails_too(
+    large: np.ndarray[Any, Any],
+) -> None:
+    def broken(xp: Any, x: Any) -> Any:
+        if "numpy" in xp.__name__:
+            raise ZeroDivisionError("reference side broke")
+        raise RuntimeError("candidate side broke")
+
+    with pytest.raises(ZeroDivisionError, match="reference side broke"):
+        diffcheck.compare(broken, large, candidate=CANDIDATE)
+
+
+def test_a_candidate_error_is_a_failed_verdict_after_the_reference_ran(
+    large: np.ndarray[Any, Any],
+) -> None:
+    def candidate_breaks(xp: Any, x: Any) -> Any:
+        if "strict" in xp.__name__:
+            raise RuntimeError("kernel launch failed")
+        return x * 2
+
+    verdict = diffcheck.compare(candidate_breaks, large, candidate=CANDIDATE)
+    assert verdict.status == "failed"
+    assert "kernel launch failed" in (verdict.reason or "")
+
+
+def _cuda_candidates() -> list[str]:
+    found = []
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            found.append("torch:cuda")
+    except ImportError:
+        pass
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            found.append("cupy")
+    except Exception:  # cupy absent, or no driver: nothing to stage through
+        pass
+    return found
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    _cuda_candidates()
+    or [pytest.param("none", marks=pytest.mark.skip(reason="no CUDA device (torch or CuPy) here"))],
+)
+def test_staged_copies_reuse_one_buffer_and_never_show_stale_values(candidate: str) -> None:
+    # The page-locked buffer outlives a call: a later, smaller output must be judged on its
+    # own values, and a wrong one must fail, also after a right one filled the buffer.
+    big = np.random.default_rng(2).standard_normal(LARGE).astype(np.float32)
+    small = big[: LARGE // 2].copy()
+
+    def right(xp: Any, x: Any) -> Any:
+        return x * 2
+
+    def wrong(xp: Any, x: Any) -> Any:
+        off = 1.001 if "numpy" not in xp.__name__ else 1.0
+        return x * 2 * off
+
+    assert diffcheck.compare(right, big, candidate=candidate).passed
+    failed = diffcheck.compare(wrong, small, candidate=candidate)
+    assert failed.status == "failed"
+    assert failed.metrics is not None
+    assert failed.metrics.element_count == small.size
+    assert diffcheck.compare(right, small, candidate=candidate).passed
+
+
+def test_a_bfloat16_candidate_output_is_read_by_its_own_dtype() -> None:
+    pytest.importorskip("torch", reason="bfloat16 storage comes from torch here")
+    verdict = diffcheck.compare(lambda xp, v: v * 2, X, candidate="torch:cpu", precision="bf16")
+    assert verdict.passed, str(verdict)
+
+
+class _WithoutExp(NumpyAdapter):
+    """A reference whose namespace lacks one standard function."""
+
+    def namespace(self) -> Any:
+        inner = super().namespace()
+
+        class Namespace:
+            __name__ = "without_exp"
+
+            def __getattr__(self, name: str) -> Any:
+                if name == "exp":
+                    raise AttributeError(name)
+                return getattr(inner, name)
+
+        return Namespace()
+
+
+def test_a_standard_name_the_reference_lacks_is_a_missing_verdict_not_a_typo() -> None:
+    verdict = diffcheck.compare(
+        "exp", X, reference=_WithoutExp(), candidate=CANDIDATE, mode="values"
+    )
+    assert not verdict.passed
+    assert verdict.kind == "missing"

@@ -144,3 +144,127 @@ def test_a_failure_without_a_wrong_call_says_where_the_carried_error_enters() ->
     assert drift is not None
     assert drift.function == "exp"
     assert f"the carried error first breaks its bound at #{drift.index} exp" in f16.summary()
+
+
+def test_a_passing_located_verdict_has_an_empty_note() -> None:
+    verdict = diffcheck.compare(
+        programs.softmax_naive, LOGITS, candidate=BuggyAdapter("none"), locate=True
+    )
+    assert verdict.passed
+    assert verdict.locate_note == ""  # type: ignore[union-attr]
+
+
+def _fields(verdict: Any) -> dict[str, Any]:
+    import dataclasses
+
+    return {f.name: getattr(verdict, f.name) for f in dataclasses.fields(verdict)}
+
+
+SQUARE = RNG.standard_normal((6, 6)).astype(np.float32)
+MODEST = LOGITS / 6  # inside float16's exp range: the f16 exp is only imprecise
+
+
+def _negated_zeros(xp: Any, v: Any) -> Any:
+    return -v if "buggy" in xp.__name__ else v
+
+
+def _wraps_on_candidate(xp: Any, v: Any) -> Any:
+    if "buggy" in xp.__name__:
+        return xp.add(v, v)  # int32 overflow wraps here, which the standard leaves open
+    return xp.add(v, xp.asarray(0, dtype=xp.int32))
+
+
+@pytest.mark.parametrize(
+    ("fn", "inputs", "options"),
+    [
+        (programs.softmax_naive, (MODEST,), {"max_nmse": 0.5}),
+        (programs.softmax_naive, (MODEST,), {"segments": 2}),
+        (programs.softmax_naive, (MODEST,), {"precision": "f16"}),
+        (programs.softmax_naive, (MODEST,), {"reference": "array_api_strict"}),
+        (programs.softmax_naive, (LOGITS,), {"mode": "values", "function": "exp"}),
+        (_negated_zeros, (np.zeros(4),), {"mode": "values", "signed_zero": False}),
+        ("var", (SQUARE,), {"mode": "values", "kwargs": {"axis": -1}}),
+        (
+            _wraps_on_candidate,
+            (np.array([2**31 - 1], np.int32),),
+            {"mode": "values", "function": "add", "voters": [("wraps", lambda v: np.add(v, v))]},
+        ),
+    ],
+    ids=[
+        "max_nmse",
+        "segments",
+        "precision",
+        "reference",
+        "function",
+        "signed_zero",
+        "kwargs",
+        "voters",
+    ],
+)
+def test_a_located_verdict_is_the_plain_verdict_for_every_option(
+    fn: Any, inputs: tuple[Any, ...], options: dict[str, Any]
+) -> None:
+    bug = "var-axis" if fn == "var" else "exp-f16"
+    plain = diffcheck.compare(fn, *inputs, candidate=BuggyAdapter(bug), **options)
+    located = diffcheck.compare(fn, *inputs, candidate=BuggyAdapter(bug), locate=True, **options)
+    assert not (plain.reason or "").startswith("raises:")
+    assert _fields(located) == _fields(plain)
+
+
+def test_a_self_test_may_be_located_when_allowed() -> None:
+    verdict = diffcheck.compare(
+        programs.softmax_naive, LOGITS, candidate="numpy", allow_self_test=True, locate=True
+    )
+    assert verdict.passed
+
+
+def test_a_named_function_is_located_with_its_keyword_arguments() -> None:
+    verdict = diffcheck.compare(
+        "var",
+        SQUARE,
+        candidate=BuggyAdapter("var-axis"),
+        mode="values",
+        kwargs={"axis": -1},
+        locate=True,
+    )
+    assert not verdict.passed
+    located = verdict.located  # type: ignore[union-attr]
+    assert located is not None, verdict.locate_note  # type: ignore[union-attr]
+    assert located.first_wrong is not None
+    assert located.first_wrong.function == "var"
+
+
+def test_values_mode_locates_on_the_inputs_in_their_own_dtypes() -> None:
+    x, y = RNG.standard_normal(64), RNG.standard_normal(64)  # float64
+    verdict = diffcheck.compare(
+        lambda xp, a, b: xp.multiply(a, b),
+        x,
+        y,
+        candidate=BuggyAdapter("multiply-f32"),
+        mode="values",
+        function="multiply",
+        locate=True,
+    )
+    assert not verdict.passed
+    located = verdict.located  # type: ignore[union-attr]
+    assert located is not None, verdict.locate_note  # type: ignore[union-attr]
+    assert located.first_wrong is not None
+    assert located.first_wrong.function == "multiply"
+    assert located.first_wrong.input_dtypes == ("float64", "float64")
+
+
+def test_nmse_mode_locates_on_float32_inputs_at_the_precision_asked() -> None:
+    for precision in ("f32", "f16"):
+        verdict = diffcheck.compare(
+            programs.softmax_naive,
+            LOGITS.astype(np.float64),
+            reference=BuggyAdapter("none"),
+            candidate=BuggyAdapter("exp-f16"),
+            precision=precision,
+            allow_self_test=True,  # both are NumPy underneath
+            locate=True,
+        )
+        located = verdict.located  # type: ignore[attr-defined]
+        assert located is not None, verdict.locate_note  # type: ignore[attr-defined]
+        assert (located.reference, located.precision) == ("buggy[none]", precision)
+        assert located.calls[0].input_dtypes == ("float32",)
