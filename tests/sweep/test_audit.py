@@ -271,8 +271,7 @@ def test_a_junit_that_is_a_link_is_unreadable(
     path.symlink_to(elsewhere)
     lines = _junit_lines(swept, capsys)
     assert len(lines) == 1
-    assert lines[0].startswith(f"{path}: unreadable (")
-    assert "link" in lines[0]
+    assert lines[0] == f"{path}: unreadable ({path} is a symbolic link; it is not followed)"
 
 
 def test_a_swept_directory_moved_with_its_matrix_beside_it_is_re_derived(
@@ -323,3 +322,124 @@ def test_junit_carries_the_summarys_counts_times_and_each_failures_detail(swept:
     passed = cases[PASSING].find("system-out")
     assert passed is not None
     assert (passed.text or "").startswith("gemm 1x3x5 f32 seed 42: nmse ")
+
+
+def _copy_of(genuine: Path, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    shutil.copy(genuine / "matrix.toml", tmp_path / "matrix.toml")
+    shutil.copytree(genuine / "out", tmp_path / "out")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary["matrix"] = str(tmp_path / "matrix.toml")
+    return tmp_path / "out", summary
+
+
+def test_each_rows_ratio_and_time_come_from_its_report(genuine: Path) -> None:
+    summary = json.loads((genuine / "out" / "summary.json").read_text())
+    for row in summary["checks"]:
+        report = json.loads((genuine / "out" / row["report"]).read_text())
+        assert row["ratio"] == row["nmse"] / row["tolerance"], row["id"]
+        assert row["elapsed_ms"] == report["execution_elapsed_ms"], row["id"]
+    gemm = summary["groups"][0]
+    assert (gemm["worst_check"], gemm["worst_ratio"]) == (FAILING, summary["checks"][1]["ratio"])
+
+
+def test_what_the_parent_did_and_a_resume_are_used_as_stored(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    summary["checks"][0].update(parent_action="completed the report as failed", resumed=True)
+    (out / "summary.json").write_text(json.dumps(summary))
+    audit = audit_sweep(out)
+    assert audit.disagreements == []
+    assert audit.derived is not None
+    first = audit.derived.checks[0]
+    assert (first.parent_action, first.resumed) == ("completed the report as failed", True)
+
+
+def test_a_row_missing_from_the_summary_is_named_and_its_worker_unknown(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    del summary["checks"][0]  # the first: every later row is still compared
+    summary["checks"][0].update(worker="exit 3", seed=8)
+    (out / "summary.json").write_text(json.dumps(summary))
+    audit = audit_sweep(out)
+    assert audit.disagreements == [
+        "summary.json: the rows are not the plan's checks in order",
+        f"summary.json: no row for check {PASSING}",
+        f"summary.json: {FAILING}.seed: stored 8, derived 7",
+    ]
+    assert audit.derived is not None
+    assert [(row.id, row.worker, row.worker_wall_s) for row in audit.derived.checks] == [
+        (PASSING, "unknown", None),
+        (FAILING, "exit 3", summary["checks"][0]["worker_wall_s"]),
+    ]
+
+
+def test_a_row_twice_and_a_row_of_no_planned_check_are_named(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    summary["checks"].append(summary["checks"][0])
+    summary["checks"].append({**summary["checks"][1], "id": "elsewhere"})
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert audit_sweep(out).disagreements == [
+        "summary.json: row elsewhere is not a check of the plan",
+        "summary.json: a check has more than one row",
+    ]
+
+
+def test_each_missing_unreadable_or_incomplete_report_is_one_line(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, _ = _copy_of(genuine, tmp_path)
+    (out / f"{PASSING}.json").unlink()
+    (out / f"{FAILING}.json").unlink()
+    assert audit_sweep(out).disagreements == [
+        f"{PASSING}.json: the planned check has no report",
+        f"{FAILING}.json: the planned check has no report",
+    ]
+    (out / f"{PASSING}.json").write_text("not json\nsecond line")
+    (out / f"{FAILING}.json").write_text("[]")
+    lines = audit_sweep(out).disagreements
+    assert len(lines) == 2
+    assert all(line.startswith(f"report {out}/") for line in lines), lines
+    assert all("\n" not in line and "None" not in line for line in lines), lines
+    for check in (PASSING, FAILING):
+        report = json.loads((genuine / "out" / f"{check}.json").read_text())
+        report["completed"] = False
+        (out / f"{check}.json").write_text(json.dumps(report))
+    assert audit_sweep(out).disagreements == [
+        f"{PASSING}.json: it is incomplete",
+        f"{FAILING}.json: it is incomplete",
+    ]
+
+
+def test_a_summary_that_is_a_link_or_missing_is_refused(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps(summary))
+    (out / "summary.json").unlink()
+    with pytest.raises(ReportError) as missing:
+        audit_sweep(out)
+    assert str(missing.value) == f"sweep {out}: no summary.json"
+    (out / "summary.json").symlink_to(elsewhere)
+    with pytest.raises(ReportError, match="is a symbolic link; it is not followed"):
+        audit_sweep(out)
+
+
+def test_a_summary_that_is_not_json_says_what_the_file_is(genuine: Path, tmp_path: Path) -> None:
+    out, _ = _copy_of(genuine, tmp_path)
+    (out / "summary.json").write_text("{")
+    with pytest.raises(ReportError) as refused:
+        audit_sweep(out)
+    assert str(refused.value).startswith(f"{out / 'summary.json'}: not a sweep summary (")
+    assert "report " not in str(refused.value)
+
+
+def test_a_junit_case_turned_skipped_disagrees(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    (out / "summary.json").write_text(json.dumps(summary))
+    path = out / "junit.xml"
+    text = path.read_text()
+    case = re.search(rf'<testcase [^>]*name="{PASSING}"[^>]*>', text)
+    assert case is not None
+    path.write_text(text.replace(case.group(0), case.group(0) + '<skipped message="later"/>'))
+    assert audit_sweep(out).disagreements == [
+        f"junit.xml: test case {PASSING}: stored skipped: later, derived passed"
+    ]
