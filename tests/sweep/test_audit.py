@@ -443,3 +443,17 @@ def test_a_junit_case_turned_skipped_disagrees(genuine: Path, tmp_path: Path) ->
     assert audit_sweep(out).disagreements == [
         f"junit.xml: test case {PASSING}: stored skipped: later, derived passed"
     ]
+
+
+def test_the_summary_is_indented_json_and_a_v1_row_that_is_no_object_is_refused(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    assert (out / "summary.json").read_text().startswith('{\n  "schema_version": 2,\n  "matrix": ')
+    for row in summary["checks"]:
+        del row["not_independent"]
+    summary["checks"][1] = "a row"
+    (out / "summary.json").write_text(json.dumps(summary | {"schema_version": 1}))
+    with pytest.raises(ReportError) as refused:
+        audit_sweep(out)
+    assert str(refused.value).startswith(f"{out / 'summary.json'}: not a sweep summary (checks.1: ")

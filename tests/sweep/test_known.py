@@ -549,6 +549,8 @@ def test_a_groups_worst_check_is_its_largest_ratio_and_not_run_counts_apart() ->
         "worst_ratio": 3e-7 / 1e-7,
         "worst_check": "over",
     }
+    [nearly] = group_rows(ordered[:2])  # an exact 0.0 ratio is measured and the smallest
+    assert (nearly.worst_check, nearly.worst_ratio) == ("close", 5e-8 / 1e-7)
     [unmeasured] = group_rows([row("absent", "not_run", nmse=None)])
     assert (unmeasured.not_run, unmeasured.worst_check, unmeasured.worst_ratio) == (1, None, None)
 
