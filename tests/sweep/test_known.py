@@ -20,6 +20,7 @@ from sweep_helpers import STRICT, SweepRun, write_matrix
 
 from diffcheck.adapters import KnownDivergence
 from diffcheck.adapters.array_api import ArrayApiAdapter
+from diffcheck.sweep.audit import audit_sweep
 from diffcheck.sweep.console import print_summary
 from diffcheck.sweep.html import render_html
 from diffcheck.sweep.junit import junit_xml
@@ -380,6 +381,16 @@ def test_a_sweep_with_a_known_failure_passes_and_reports_it(
         "1 check failed with a known divergence (--strict-known)"
     ]
     assert cases((run.directory / "junit.xml").read_bytes())[FAILS].find("failure") is not None
+    # Replay re-derives it under the stored --strict-known, the known row and the unseen pass.
+    audit = audit_sweep(run.directory)
+    assert audit.disagreements == []
+    assert audit.derived is not None
+    assert audit.derived.checks[1].known_divergence is not None
+    path = run.directory / "summary.json"
+    path.write_text(json.dumps(strict.summary | {"unexpected_passes": []}))
+    assert audit_sweep(run.directory).disagreements == [
+        f"summary.json: unexpected_passes: stored [], derived ['{PASSES}']"
+    ]
 
 
 @pytest.mark.usefixtures("declares_gemm")
