@@ -25,6 +25,7 @@ from diffcheck.config import make_check
 from diffcheck.errors import ReportError
 from diffcheck.runner import run_check
 from diffcheck.sweep.audit import audit_sweep
+from diffcheck.sweep.summary import SweepSummary
 
 MATRIX = """
 schema_version = 1
@@ -457,3 +458,80 @@ def test_the_summary_is_indented_json_and_a_v1_row_that_is_no_object_is_refused(
     with pytest.raises(ReportError) as refused:
         audit_sweep(out)
     assert str(refused.value).startswith(f"{out / 'summary.json'}: not a sweep summary (checks.1: ")
+
+
+def test_a_relative_matrix_is_read_from_the_current_directory_first(
+    genuine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    summary["matrix"] = "matrix.toml"  # beside the sweep directory, not inside it
+    (out / "summary.json").write_text(json.dumps(summary))
+    monkeypatch.chdir(tmp_path)
+    assert audit_sweep(out).disagreements == []
+
+
+def test_a_known_divergence_claimed_where_none_applies_is_one_line(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    note = {"reason": "r", "upstream": "u", "bound": "b"}
+    summary["checks"][0]["known_divergence"] = note
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert audit_sweep(out).disagreements == [
+        f"summary.json: {PASSING}.known_divergence: stored {note!r}, derived None"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raised", "says"),
+    [
+        (MemoryError, "ran out of memory validating a {size}-byte sweep summary"),
+        (RecursionError, "nested too deeply to be a sweep summary"),
+    ],
+)
+def test_a_summary_too_large_or_deep_to_validate_is_one_line(
+    genuine: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: type[Exception],
+    says: str,
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    (out / "summary.json").write_text(json.dumps(summary))
+    size = (out / "summary.json").stat().st_size
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(SweepSummary, "model_validate", exhausted)
+    with pytest.raises(ReportError) as refused:
+        audit_sweep(out)
+    assert str(refused.value) == f"{out / 'summary.json'}: {says.format(size=size)}"
+
+
+def test_a_long_unknown_key_is_named_in_at_most_200_characters(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    key = "k" * 199 + "XY"
+    (out / "summary.json").write_text(json.dumps(summary | {key: 1}))
+    with pytest.raises(ReportError) as refused:
+        audit_sweep(out)
+    assert str(refused.value) == (
+        f"{out / 'summary.json'}: not a sweep summary ({key[:200]}: Extra inputs are not permitted)"
+    )
+
+
+def test_a_ratio_past_the_largest_float_is_stored_and_re_derived_as_infinity(
+    tmp_path: Path, sweep_cli: Sweep
+) -> None:
+    matrix = write_matrix(
+        tmp_path,
+        MATRIX.replace("{ m = 1, n = 3, k = 5 }, ", "")
+        .replace("m = 4, n = 3, k = 5", "m = 8, n = 8, k = 512")
+        .replace("1e-30", "5e-324"),
+    )
+    run = sweep_cli(matrix, tmp_path / "out")
+    [row] = run.summary["checks"]
+    assert row["ratio"] == "Infinity"  # nmse / 5e-324 overflows; JSON has no inf literal
+    assert audit_sweep(tmp_path / "out").disagreements == []
