@@ -467,7 +467,8 @@ def test_a_relative_matrix_is_read_from_the_current_directory_first(
     summary["matrix"] = "matrix.toml"  # beside the sweep directory, not inside it
     (out / "summary.json").write_text(json.dumps(summary))
     monkeypatch.chdir(tmp_path)
-    assert audit_sweep(out).disagreements == []
+    audit = audit_sweep(out)
+    assert (audit.directory, audit.disagreements, audit.agrees) == (out, [], True)
 
 
 def test_a_known_divergence_claimed_where_none_applies_is_one_line(
@@ -522,16 +523,11 @@ def test_a_long_unknown_key_is_named_in_at_most_200_characters(
     )
 
 
-def test_a_ratio_past_the_largest_float_is_stored_and_re_derived_as_infinity(
-    tmp_path: Path, sweep_cli: Sweep
-) -> None:
-    matrix = write_matrix(
-        tmp_path,
-        MATRIX.replace("{ m = 1, n = 3, k = 5 }, ", "")
-        .replace("m = 4, n = 3, k = 5", "m = 8, n = 8, k = 512")
-        .replace("1e-30", "5e-324"),
-    )
-    run = sweep_cli(matrix, tmp_path / "out")
-    [row] = run.summary["checks"]
-    assert row["ratio"] == "Infinity"  # nmse / 5e-324 overflows; JSON has no inf literal
-    assert audit_sweep(tmp_path / "out").disagreements == []
+def test_a_report_that_is_a_link_is_not_followed(genuine: Path, tmp_path: Path) -> None:
+    out, _ = _copy_of(genuine, tmp_path)
+    report = out / f"{FAILING}.json"
+    elsewhere = tmp_path / "elsewhere.json"
+    shutil.copy(report, elsewhere)
+    report.unlink()
+    report.symlink_to(elsewhere)
+    assert audit_sweep(out).disagreements == [f"{report} is a symbolic link; it is not followed"]

@@ -619,3 +619,18 @@ def test_junit_suites_carry_their_totals_times_and_start_and_the_file_is_utf8() 
             "timestamp": "2026-01-01T00:00:00+00:00",
         }
     }
+
+
+def test_the_device_is_everything_after_the_backends_first_colon() -> None:
+    second_card = KnownDivergence(
+        ops=("gemm",),
+        precisions=("f32",),
+        devices=("cuda:1",),
+        reason="float32 matmuls run as TF32 on the second card",
+        upstream="https://example.org/docs#tf32",
+        max_nmse=1.4e-6,
+        measured_nmse=1.4e-07,
+        bound_source="10x the worst NMSE observed upstream",
+    )
+    assert classify(row("a", candidate="torch:cuda:1"), [second_card]).outcome == "known"
+    assert classify(row("b", candidate="torch:cuda:0"), [second_card]).outcome == "failed"
