@@ -43,6 +43,7 @@ def test_an_incomplete_report_is_completed_as_failed_from_its_own_record(tmp_pat
     )
     document = load_report(path)
     assert settled.action == "completed the worker's incomplete report as failed"
+    assert settled.document == document  # what was written is what the sweep summarizes
     assert document.completed
     assert document.finished_at is not None
     assert document.started_at == incomplete.started_at
@@ -61,8 +62,10 @@ def test_a_missing_or_unreadable_report_gets_a_new_failed_one_and_the_old_is_kep
     path = tmp_path / "r.json"
     if content is not None:
         path.write_bytes(content)
-    settled = settle_report(path, CHECK, None)
+    settled = settle_report(path, CHECK, None, elapsed_ms=7.5)
     document = load_report(path)
+    assert settled.document == document
+    assert document.execution_elapsed_ms == 7.5  # the worker's wall time
     assert document.result is not None
     assert document.result.status == "failed"
     assert document.result.reason == "worker exited without completing its report"
