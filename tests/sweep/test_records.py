@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from diffcheck.config import make_check
+from diffcheck.errors import ReportError
 from diffcheck.report.replay import load_report, replay
 from diffcheck.report.writer import ReportWriter
 from diffcheck.runner import run_check
@@ -17,6 +19,7 @@ from diffcheck.sweep.records import (
     new_document,
     read_state,
     set_aside,
+    set_aside_latest,
     settle_report,
 )
 
@@ -117,3 +120,30 @@ def test_exit_descriptions() -> None:
     assert describe_exit(3) == "exit 3"
     assert describe_exit(-9) == "killed by signal SIGKILL (9)"
     assert describe_exit(-11) == "killed by signal SIGSEGV (11)"
+
+
+def test_set_aside_gives_up_after_9999_earlier_reports(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    for attempt in range(1, 10_000):
+        suffix = ".incomplete" if attempt == 1 else f".incomplete-{attempt}"
+        os.close(os.open(tmp_path / f"r{suffix}.json", os.O_CREAT | os.O_WRONLY))
+    path.write_text("evidence")
+    with pytest.raises(ReportError) as refused:
+        set_aside(path)
+    assert str(refused.value) == f"move {path} aside: too many earlier incomplete reports"
+    assert path.read_text() == "evidence"  # nothing was overwritten, nothing removed
+
+
+def test_a_report_that_cannot_be_moved_aside_is_one_line(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.json"
+    with pytest.raises(ReportError) as refused:
+        set_aside(absent)
+    assert str(refused.value) == f"move {absent} aside: No such file or directory"
+    with pytest.raises(ReportError) as refused:
+        set_aside_latest(absent, label="not_run")
+    assert str(refused.value) == f"move {absent} aside: No such file or directory"
+    (tmp_path / "file").write_text("")
+    inside = tmp_path / "file" / "r.json"  # under a regular file: nothing can be looked up
+    with pytest.raises(ReportError) as refused:
+        set_aside_latest(inside, label="not_run")
+    assert str(refused.value) == f"move {inside} aside: Not a directory"
