@@ -110,3 +110,27 @@ def test_a_full_disk_when_the_parent_settles_a_crash_is_no_verdict_either(
     state, _ = read_state(out / f"{SECOND}.json")
     assert state is ReportState.INCOMPLETE  # not completed as failed
     assert not (out / "summary.json").exists()
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_an_io_error_right_after_the_first_write_names_the_file_or_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: bool
+) -> None:
+    # The report is created, then looking it up fails (a vanished file, a failing disk).
+    from diffcheck.sweep import records
+
+    path = tmp_path / "r.json"
+
+    def failing(target: Path) -> object:
+        if named:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(target))
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(records, "identity", failing)
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    with pytest.raises(OwnIOError) as refused:
+        run_guarded(check, path, resolve("array_api_strict"))
+    expected = (
+        f"write {path}: No such file or directory" if named else "write report: Input/output error"
+    )
+    assert str(refused.value) == expected
