@@ -134,3 +134,15 @@ def test_an_io_error_right_after_the_first_write_names_the_file_or_the_report(
         f"write {path}: No such file or directory" if named else "write report: Input/output error"
     )
     assert str(refused.value) == expected
+
+
+def test_a_guarded_run_writes_the_final_record_over_its_own_first_one(tmp_path: Path) -> None:
+    from diffcheck.report.replay import load_report
+
+    path = tmp_path / "r.json"
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    document = run_guarded(check, path, resolve("array_api_strict"))
+    assert document.result is not None
+    assert document.result.status == "passed"
+    assert load_report(path) == document
+    assert list(tmp_path.iterdir()) == [path]
