@@ -7,6 +7,7 @@ the planned check's, and a matrix that is not the one swept.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -22,7 +23,7 @@ from sweep_helpers import STRICT, SweepRun, write_matrix
 
 from diffcheck.cli import main
 from diffcheck.config import make_check
-from diffcheck.errors import ReportError
+from diffcheck.errors import ConfigError, ReportError
 from diffcheck.runner import run_check
 from diffcheck.sweep.audit import audit_sweep
 from diffcheck.sweep.summary import SweepSummary
@@ -531,3 +532,18 @@ def test_a_report_that_is_a_link_is_not_followed(genuine: Path, tmp_path: Path) 
     report.unlink()
     report.symlink_to(elsewhere)
     assert audit_sweep(out).disagreements == [f"{report} is a symbolic link; it is not followed"]
+
+
+def test_a_matrix_that_no_longer_plans_is_named_in_the_error(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(
+        MATRIX.replace(
+            'candidate = "array_api_strict"', 'candidate = "array_api_strict"\nprecisions = ["f16"]'
+        )
+    )
+    summary["matrix_sha256"] = hashlib.sha256(matrix.read_bytes()).hexdigest()
+    (out / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(ConfigError) as refused:
+        audit_sweep(out)
+    assert str(refused.value).startswith(f"matrix {matrix}: the matrix expands to no checks")
