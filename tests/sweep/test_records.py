@@ -13,7 +13,9 @@ from diffcheck.errors import ReportError
 from diffcheck.report.replay import load_report, replay
 from diffcheck.report.writer import ReportWriter
 from diffcheck.runner import run_check
-from diffcheck.sweep.isolate import describe_exit, prepare_report_path
+from diffcheck.sweep.isolate import WorkerOutcome, describe_exit, prepare_report_path
+from diffcheck.sweep.matrix import load_matrix
+from diffcheck.sweep.plan import plan_matrix
 from diffcheck.sweep.records import (
     ReportState,
     new_document,
@@ -22,6 +24,7 @@ from diffcheck.sweep.records import (
     set_aside_latest,
     settle_report,
 )
+from diffcheck.sweep.summary import build_row
 
 CHECK = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
 
@@ -147,3 +150,20 @@ def test_a_report_that_cannot_be_moved_aside_is_one_line(tmp_path: Path) -> None
     with pytest.raises(ReportError) as refused:
         set_aside_latest(inside, label="not_run")
     assert str(refused.value) == f"move {inside} aside: Not a directory"
+
+
+def test_a_lifecycle_rows_segments_carry_each_phases_nmse(tmp_path: Path) -> None:
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(
+        "schema_version = 1\n[[pairs]]\ncandidate = 'array_api_strict'\n"
+        "[ops.context-lifecycle]\nshapes = [{ tokens = 3, intermediate = 33, k = 35 }]\n"
+    )
+    [planned] = plan_matrix(load_matrix(matrix)).checks
+    document = run_check(planned.check, tmp_path / "r.json")
+    row = build_row(planned, document, WorkerOutcome(planned.id, "r.json", "exit 0", 0.1))
+    assert document.segments
+    expected = [
+        (s.name, s.status, None if s.metrics is None else s.metrics.nmse) for s in document.segments
+    ]
+    assert [(s.name, s.status, s.nmse) for s in row.segments] == expected
+    assert any(nmse is not None for _, _, nmse in expected)
