@@ -7,6 +7,7 @@ the planned check's, and a matrix that is not the one swept.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -22,9 +23,10 @@ from sweep_helpers import STRICT, SweepRun, write_matrix
 
 from diffcheck.cli import main
 from diffcheck.config import make_check
-from diffcheck.errors import ReportError
+from diffcheck.errors import ConfigError, ReportError
 from diffcheck.runner import run_check
 from diffcheck.sweep.audit import audit_sweep
+from diffcheck.sweep.summary import SweepSummary
 
 MATRIX = """
 schema_version = 1
@@ -271,8 +273,7 @@ def test_a_junit_that_is_a_link_is_unreadable(
     path.symlink_to(elsewhere)
     lines = _junit_lines(swept, capsys)
     assert len(lines) == 1
-    assert lines[0].startswith(f"{path}: unreadable (")
-    assert "link" in lines[0]
+    assert lines[0] == f"{path}: unreadable ({path} is a symbolic link; it is not followed)"
 
 
 def test_a_swept_directory_moved_with_its_matrix_beside_it_is_re_derived(
@@ -323,3 +324,226 @@ def test_junit_carries_the_summarys_counts_times_and_each_failures_detail(swept:
     passed = cases[PASSING].find("system-out")
     assert passed is not None
     assert (passed.text or "").startswith("gemm 1x3x5 f32 seed 42: nmse ")
+
+
+def _copy_of(genuine: Path, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    shutil.copy(genuine / "matrix.toml", tmp_path / "matrix.toml")
+    shutil.copytree(genuine / "out", tmp_path / "out")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary["matrix"] = str(tmp_path / "matrix.toml")
+    return tmp_path / "out", summary
+
+
+def test_each_rows_ratio_and_time_come_from_its_report(genuine: Path) -> None:
+    summary = json.loads((genuine / "out" / "summary.json").read_text())
+    for row in summary["checks"]:
+        report = json.loads((genuine / "out" / row["report"]).read_text())
+        assert row["ratio"] == row["nmse"] / row["tolerance"], row["id"]
+        assert row["elapsed_ms"] == report["execution_elapsed_ms"], row["id"]
+    gemm = summary["groups"][0]
+    assert (gemm["worst_check"], gemm["worst_ratio"]) == (FAILING, summary["checks"][1]["ratio"])
+
+
+def test_what_the_parent_did_and_a_resume_are_used_as_stored(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    summary["checks"][0].update(parent_action="completed the report as failed", resumed=True)
+    (out / "summary.json").write_text(json.dumps(summary))
+    audit = audit_sweep(out)
+    assert audit.disagreements == []
+    assert audit.derived is not None
+    first = audit.derived.checks[0]
+    assert (first.parent_action, first.resumed) == ("completed the report as failed", True)
+
+
+def test_a_row_missing_from_the_summary_is_named_and_its_worker_unknown(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    del summary["checks"][0]  # the first: every later row is still compared
+    summary["checks"][0].update(worker="exit 3", seed=8)
+    (out / "summary.json").write_text(json.dumps(summary))
+    audit = audit_sweep(out)
+    assert audit.disagreements == [
+        "summary.json: the rows are not the plan's checks in order",
+        f"summary.json: no row for check {PASSING}",
+        f"summary.json: {FAILING}.seed: stored 8, derived 7",
+    ]
+    assert audit.derived is not None
+    assert [(row.id, row.worker, row.worker_wall_s) for row in audit.derived.checks] == [
+        (PASSING, "unknown", None),
+        (FAILING, "exit 3", summary["checks"][0]["worker_wall_s"]),
+    ]
+
+
+def test_a_row_twice_and_a_row_of_no_planned_check_are_named(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    summary["checks"].append(summary["checks"][0])
+    summary["checks"].append({**summary["checks"][1], "id": "elsewhere"})
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert audit_sweep(out).disagreements == [
+        "summary.json: row elsewhere is not a check of the plan",
+        "summary.json: a check has more than one row",
+    ]
+
+
+def test_each_missing_unreadable_or_incomplete_report_is_one_line(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, _ = _copy_of(genuine, tmp_path)
+    (out / f"{PASSING}.json").unlink()
+    (out / f"{FAILING}.json").unlink()
+    assert audit_sweep(out).disagreements == [
+        f"{PASSING}.json: the planned check has no report",
+        f"{FAILING}.json: the planned check has no report",
+    ]
+    (out / f"{PASSING}.json").write_text("not json\nsecond line")
+    (out / f"{FAILING}.json").write_text("[]")
+    lines = audit_sweep(out).disagreements
+    assert len(lines) == 2
+    assert all(line.startswith(f"report {out}/") for line in lines), lines
+    assert all("\n" not in line and "None" not in line for line in lines), lines
+    for check in (PASSING, FAILING):
+        report = json.loads((genuine / "out" / f"{check}.json").read_text())
+        report["completed"] = False
+        (out / f"{check}.json").write_text(json.dumps(report))
+    assert audit_sweep(out).disagreements == [
+        f"{PASSING}.json: it is incomplete",
+        f"{FAILING}.json: it is incomplete",
+    ]
+
+
+def test_a_summary_that_is_a_link_or_missing_is_refused(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps(summary))
+    (out / "summary.json").unlink()
+    with pytest.raises(ReportError) as missing:
+        audit_sweep(out)
+    assert str(missing.value) == f"sweep {out}: no summary.json"
+    (out / "summary.json").symlink_to(elsewhere)
+    with pytest.raises(ReportError, match="is a symbolic link; it is not followed"):
+        audit_sweep(out)
+
+
+def test_a_summary_that_is_not_json_says_what_the_file_is(genuine: Path, tmp_path: Path) -> None:
+    out, _ = _copy_of(genuine, tmp_path)
+    (out / "summary.json").write_text("{")
+    with pytest.raises(ReportError) as refused:
+        audit_sweep(out)
+    assert str(refused.value).startswith(f"{out / 'summary.json'}: not a sweep summary (")
+    assert "report " not in str(refused.value)
+
+
+def test_a_junit_case_turned_skipped_disagrees(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    (out / "summary.json").write_text(json.dumps(summary))
+    path = out / "junit.xml"
+    text = path.read_text()
+    case = re.search(rf'<testcase [^>]*name="{PASSING}"[^>]*>', text)
+    assert case is not None
+    path.write_text(text.replace(case.group(0), case.group(0) + '<skipped message="later"/>'))
+    assert audit_sweep(out).disagreements == [
+        f"junit.xml: test case {PASSING}: stored skipped: later, derived passed"
+    ]
+
+
+def test_the_summary_is_indented_json_and_a_v1_row_that_is_no_object_is_refused(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    assert (out / "summary.json").read_text().startswith('{\n  "schema_version": 2,\n  "matrix": ')
+    for row in summary["checks"]:
+        del row["not_independent"]
+    summary["checks"][1] = "a row"
+    (out / "summary.json").write_text(json.dumps(summary | {"schema_version": 1}))
+    with pytest.raises(ReportError) as refused:
+        audit_sweep(out)
+    assert str(refused.value).startswith(f"{out / 'summary.json'}: not a sweep summary (checks.1: ")
+
+
+def test_a_relative_matrix_is_read_from_the_current_directory_first(
+    genuine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    summary["matrix"] = "matrix.toml"  # beside the sweep directory, not inside it
+    (out / "summary.json").write_text(json.dumps(summary))
+    monkeypatch.chdir(tmp_path)
+    audit = audit_sweep(out)
+    assert (audit.directory, audit.disagreements, audit.agrees) == (out, [], True)
+
+
+def test_a_known_divergence_claimed_where_none_applies_is_one_line(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    note = {"reason": "r", "upstream": "u", "bound": "b"}
+    summary["checks"][0]["known_divergence"] = note
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert audit_sweep(out).disagreements == [
+        f"summary.json: {PASSING}.known_divergence: stored {note!r}, derived None"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raised", "says"),
+    [
+        (MemoryError, "ran out of memory validating a {size}-byte sweep summary"),
+        (RecursionError, "nested too deeply to be a sweep summary"),
+    ],
+)
+def test_a_summary_too_large_or_deep_to_validate_is_one_line(
+    genuine: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: type[Exception],
+    says: str,
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    (out / "summary.json").write_text(json.dumps(summary))
+    size = (out / "summary.json").stat().st_size
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(SweepSummary, "model_validate", exhausted)
+    with pytest.raises(ReportError) as refused:
+        audit_sweep(out)
+    assert str(refused.value) == f"{out / 'summary.json'}: {says.format(size=size)}"
+
+
+def test_a_long_unknown_key_is_named_in_at_most_200_characters(
+    genuine: Path, tmp_path: Path
+) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    key = "k" * 199 + "XY"
+    (out / "summary.json").write_text(json.dumps(summary | {key: 1}))
+    with pytest.raises(ReportError) as refused:
+        audit_sweep(out)
+    assert str(refused.value) == (
+        f"{out / 'summary.json'}: not a sweep summary ({key[:200]}: Extra inputs are not permitted)"
+    )
+
+
+def test_a_report_that_is_a_link_is_not_followed(genuine: Path, tmp_path: Path) -> None:
+    out, _ = _copy_of(genuine, tmp_path)
+    report = out / f"{FAILING}.json"
+    elsewhere = tmp_path / "elsewhere.json"
+    shutil.copy(report, elsewhere)
+    report.unlink()
+    report.symlink_to(elsewhere)
+    assert audit_sweep(out).disagreements == [f"{report} is a symbolic link; it is not followed"]
+
+
+def test_a_matrix_that_no_longer_plans_is_named_in_the_error(genuine: Path, tmp_path: Path) -> None:
+    out, summary = _copy_of(genuine, tmp_path)
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(
+        MATRIX.replace(
+            'candidate = "array_api_strict"', 'candidate = "array_api_strict"\nprecisions = ["f16"]'
+        )
+    )
+    summary["matrix_sha256"] = hashlib.sha256(matrix.read_bytes()).hexdigest()
+    (out / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(ConfigError) as refused:
+        audit_sweep(out)
+    assert str(refused.value).startswith(f"matrix {matrix}: the matrix expands to no checks")

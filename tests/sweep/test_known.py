@@ -20,6 +20,7 @@ from sweep_helpers import STRICT, SweepRun, write_matrix
 
 from diffcheck.adapters import KnownDivergence
 from diffcheck.adapters.array_api import ArrayApiAdapter
+from diffcheck.sweep.audit import audit_sweep
 from diffcheck.sweep.console import print_summary
 from diffcheck.sweep.html import render_html
 from diffcheck.sweep.junit import junit_xml
@@ -380,6 +381,16 @@ def test_a_sweep_with_a_known_failure_passes_and_reports_it(
         "1 check failed with a known divergence (--strict-known)"
     ]
     assert cases((run.directory / "junit.xml").read_bytes())[FAILS].find("failure") is not None
+    # Replay re-derives it under the stored --strict-known, the known row and the unseen pass.
+    audit = audit_sweep(run.directory)
+    assert audit.disagreements == []
+    assert audit.derived is not None
+    assert audit.derived.checks[1].known_divergence is not None
+    path = run.directory / "summary.json"
+    path.write_text(json.dumps(strict.summary | {"unexpected_passes": []}))
+    assert audit_sweep(run.directory).disagreements == [
+        f"summary.json: unexpected_passes: stored [], derived ['{PASSES}']"
+    ]
 
 
 @pytest.mark.usefixtures("declares_gemm")
@@ -521,3 +532,105 @@ def test_junit_cases_name_their_check_and_the_suites_count_what_each_holds() -> 
             "required pair numpy -> fake:gpu has 1 not_run check",
         ],
     )
+
+
+def test_a_groups_worst_check_is_its_largest_ratio_and_not_run_counts_apart() -> None:
+    # Row order and a zero NMSE matter: the worst is the largest ratio, whatever comes first.
+    ordered = [
+        row("exact", "passed", nmse=0.0),
+        row("close", "passed", nmse=5e-8),
+        row("over", nmse=3e-7),
+        row("under", "passed", nmse=2e-8),
+        row("absent", "not_run", nmse=None),
+        row("known", nmse=1.4e-7),
+    ]
+    ordered[-1] = classify(ordered[-1], [TF32])
+    [gemm] = group_rows(ordered)
+    assert gemm.model_dump() == {
+        "reference": "numpy",
+        "candidate": "fake:gpu",
+        "required": True,
+        "op": "gemm",
+        "passed": 3,
+        "failed": 1,
+        "known": 1,
+        "not_run": 1,
+        "worst_nmse": 3e-7,
+        "worst_tolerance": 1e-7,
+        "worst_ratio": 3e-7 / 1e-7,
+        "worst_check": "over",
+    }
+    [nearly] = group_rows(ordered[:2])  # an exact 0.0 ratio is measured and the smallest
+    assert (nearly.worst_check, nearly.worst_ratio) == ("close", 5e-8 / 1e-7)
+    [unmeasured] = group_rows([row("absent", "not_run", nmse=None)])
+    assert (unmeasured.not_run, unmeasured.worst_check, unmeasured.worst_ratio) == (1, None, None)
+
+
+def test_a_sweep_where_nothing_ran_fails_and_says_why() -> None:
+    absent = [row(f"absent-{i}", "not_run", nmse=None) for i in range(2)]
+    assert judge(absent) == (
+        1,
+        [
+            "required pair numpy -> fake:gpu has 2 not_run checks",
+            "no check executed (every check is not_run)",
+        ],
+    )
+    optional = [a.model_copy(update={"required": False}) for a in absent]
+    assert judge(optional) == (1, ["no check executed (every check is not_run)"])
+    assert judge([]) == (1, ["no check to run"])
+    assert judge([*optional, row("ran", "passed", nmse=1e-9)]) == (0, [])
+
+
+def test_junit_without_a_reason_names_the_status_and_a_plain_pass_is_its_detail() -> None:
+    failed = row("failed-bare").model_copy(update={"reason": None})
+    absent = row("absent-bare", "not_run", nmse=None).model_copy(update={"reason": None})
+    plain = row("plain", "passed", nmse=1e-14)
+    found = cases(junit_xml(summary(checks=[failed, absent, plain])))
+    failure = found["failed-bare"].find("failure")
+    skipped = found["absent-bare"].find("skipped")
+    out = found["plain"].find("system-out")
+    assert failure is not None
+    assert skipped is not None
+    assert out is not None
+    assert (failure.get("message"), skipped.get("message")) == ("failed", "not_run")
+    assert out.text == (
+        "gemm 64x32x32 f32 seed 42: nmse 1e-14 (tolerance 1e-07); worker exit 0; report plain.json"
+    )
+
+
+def test_junit_suites_carry_their_totals_times_and_start_and_the_file_is_utf8() -> None:
+    ordered = [
+        *rows(),
+        row("absent", "not_run", nmse=None).model_copy(update={"worker_wall_s": None}),
+    ]
+    data = junit_xml(summary(strict_known=True, checks=ordered))
+    assert data.startswith(b"<?xml version='1.0' encoding='utf-8'?>\n<testsuites ")
+    root = ET.fromstring(data)
+    assert root.get("errors") == "0"
+    suites = {s.get("name"): s.attrib for s in root.iter("testsuite")}
+    assert suites == {
+        "numpy -> fake:gpu": {
+            "name": "numpy -> fake:gpu",
+            "tests": "4",
+            "failures": "1",
+            "errors": "0",
+            "skipped": "1",
+            "time": "1.500",  # three workers of 0.5 s and one that never ran
+            "timestamp": "2026-01-01T00:00:00+00:00",
+        }
+    }
+
+
+def test_the_device_is_everything_after_the_backends_first_colon() -> None:
+    second_card = KnownDivergence(
+        ops=("gemm",),
+        precisions=("f32",),
+        devices=("cuda:1",),
+        reason="float32 matmuls run as TF32 on the second card",
+        upstream="https://example.org/docs#tf32",
+        max_nmse=1.4e-6,
+        measured_nmse=1.4e-07,
+        bound_source="10x the worst NMSE observed upstream",
+    )
+    assert classify(row("a", candidate="torch:cuda:1"), [second_card]).outcome == "known"
+    assert classify(row("b", candidate="torch:cuda:0"), [second_card]).outcome == "failed"

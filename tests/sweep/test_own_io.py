@@ -110,3 +110,39 @@ def test_a_full_disk_when_the_parent_settles_a_crash_is_no_verdict_either(
     state, _ = read_state(out / f"{SECOND}.json")
     assert state is ReportState.INCOMPLETE  # not completed as failed
     assert not (out / "summary.json").exists()
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_an_io_error_right_after_the_first_write_names_the_file_or_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: bool
+) -> None:
+    # The report is created, then looking it up fails (a vanished file, a failing disk).
+    from diffcheck.sweep import records
+
+    path = tmp_path / "r.json"
+
+    def failing(target: Path) -> object:
+        if named:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(target))
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(records, "identity", failing)
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    with pytest.raises(OwnIOError) as refused:
+        run_guarded(check, path, resolve("array_api_strict"))
+    expected = (
+        f"write {path}: No such file or directory" if named else "write report: Input/output error"
+    )
+    assert str(refused.value) == expected
+
+
+def test_a_guarded_run_writes_the_final_record_over_its_own_first_one(tmp_path: Path) -> None:
+    from diffcheck.report.replay import load_report
+
+    path = tmp_path / "r.json"
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    document = run_guarded(check, path, resolve("array_api_strict"))
+    assert document.result is not None
+    assert document.result.status == "passed"
+    assert load_report(path) == document
+    assert list(tmp_path.iterdir()) == [path]

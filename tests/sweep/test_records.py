@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from diffcheck.config import make_check
+from diffcheck.errors import ReportError
 from diffcheck.report.replay import load_report, replay
 from diffcheck.report.writer import ReportWriter
 from diffcheck.runner import run_check
-from diffcheck.sweep.isolate import describe_exit, prepare_report_path
+from diffcheck.sweep.isolate import WorkerOutcome, describe_exit, prepare_report_path
+from diffcheck.sweep.matrix import load_matrix
+from diffcheck.sweep.plan import plan_matrix
 from diffcheck.sweep.records import (
     ReportState,
     new_document,
     read_state,
     set_aside,
+    set_aside_latest,
     settle_report,
 )
+from diffcheck.sweep.summary import build_row
 
 CHECK = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
 
@@ -43,6 +49,7 @@ def test_an_incomplete_report_is_completed_as_failed_from_its_own_record(tmp_pat
     )
     document = load_report(path)
     assert settled.action == "completed the worker's incomplete report as failed"
+    assert settled.document == document  # what was written is what the sweep summarizes
     assert document.completed
     assert document.finished_at is not None
     assert document.started_at == incomplete.started_at
@@ -61,8 +68,10 @@ def test_a_missing_or_unreadable_report_gets_a_new_failed_one_and_the_old_is_kep
     path = tmp_path / "r.json"
     if content is not None:
         path.write_bytes(content)
-    settled = settle_report(path, CHECK, None)
+    settled = settle_report(path, CHECK, None, elapsed_ms=7.5)
     document = load_report(path)
+    assert settled.document == document
+    assert document.execution_elapsed_ms == 7.5  # the worker's wall time
     assert document.result is not None
     assert document.result.status == "failed"
     assert document.result.reason == "worker exited without completing its report"
@@ -114,3 +123,47 @@ def test_exit_descriptions() -> None:
     assert describe_exit(3) == "exit 3"
     assert describe_exit(-9) == "killed by signal SIGKILL (9)"
     assert describe_exit(-11) == "killed by signal SIGSEGV (11)"
+
+
+def test_set_aside_gives_up_after_9999_earlier_reports(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    for attempt in range(1, 10_000):
+        suffix = ".incomplete" if attempt == 1 else f".incomplete-{attempt}"
+        os.close(os.open(tmp_path / f"r{suffix}.json", os.O_CREAT | os.O_WRONLY))
+    path.write_text("evidence")
+    with pytest.raises(ReportError) as refused:
+        set_aside(path)
+    assert str(refused.value) == f"move {path} aside: too many earlier incomplete reports"
+    assert path.read_text() == "evidence"  # nothing was overwritten, nothing removed
+
+
+def test_a_report_that_cannot_be_moved_aside_is_one_line(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.json"
+    with pytest.raises(ReportError) as refused:
+        set_aside(absent)
+    assert str(refused.value) == f"move {absent} aside: No such file or directory"
+    with pytest.raises(ReportError) as refused:
+        set_aside_latest(absent, label="not_run")
+    assert str(refused.value) == f"move {absent} aside: No such file or directory"
+    (tmp_path / "file").write_text("")
+    inside = tmp_path / "file" / "r.json"  # under a regular file: nothing can be looked up
+    with pytest.raises(ReportError) as refused:
+        set_aside_latest(inside, label="not_run")
+    assert str(refused.value) == f"move {inside} aside: Not a directory"
+
+
+def test_a_lifecycle_rows_segments_carry_each_phases_nmse(tmp_path: Path) -> None:
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(
+        "schema_version = 1\n[[pairs]]\ncandidate = 'array_api_strict'\n"
+        "[ops.context-lifecycle]\nshapes = [{ tokens = 3, intermediate = 33, k = 35 }]\n"
+    )
+    [planned] = plan_matrix(load_matrix(matrix)).checks
+    document = run_check(planned.check, tmp_path / "r.json")
+    row = build_row(planned, document, WorkerOutcome(planned.id, "r.json", "exit 0", 0.1))
+    assert document.segments
+    expected = [
+        (s.name, s.status, None if s.metrics is None else s.metrics.nmse) for s in document.segments
+    ]
+    assert [(s.name, s.status, s.nmse) for s in row.segments] == expected
+    assert any(nmse is not None for _, _, nmse in expected)
