@@ -186,3 +186,17 @@ class FaultyAdapter(NumpyAdapter):
 
     def namespace(self) -> Any:
         return self._namespace
+
+
+class BrokenNamespaceAdapter(FaultyAdapter):
+    """A backend whose namespace fails to load when called (an import error in its library)."""
+
+    def namespace(self) -> Any:
+        raise RuntimeError("the backend's namespace failed to load")
+
+
+class LoadsOnlyHereAdapter(FaultyAdapter):
+    """A backend set up in this process only: in a fresh one its namespace fails to load."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (BrokenNamespaceAdapter, (self.fault, self.device))
