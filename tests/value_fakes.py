@@ -30,6 +30,7 @@ FAULTS = (
     "naive-sum",
     "one-pass-var",
     "exact-sums",
+    "narrow-counts",
 )
 
 
@@ -156,6 +157,12 @@ class FaultyNamespace:
             mean = np.mean(data, axis=axis, keepdims=keep)
             return ((squares - mean * mean) * (n / max(n - correction, 1))).astype(data.dtype)
         return cnp.var(x, **kwargs)
+
+    def unique_counts(self, x: Any, /) -> Any:
+        result = cnp.unique_counts(x)
+        if self.fault == "narrow-counts":  # two outputs, the second in a narrower dtype
+            return type(result)(result.values, result.counts.astype(np.int32))
+        return result
 
     def atan2(self, x1: Any, x2: Any, /) -> Any:
         if self.fault == "raises":
