@@ -27,7 +27,8 @@ from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.differ._measure import BLOCK
 from diffcheck.report import load_report, replay
-from diffcheck.report.figures import sum_allowance
+from diffcheck.report.figures import compare_metrics, sum_allowance
+from diffcheck.report.models import MetricsRecord
 from diffcheck.report.world import Recomputed, recompute_reference
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
@@ -384,3 +385,25 @@ def test_the_allowance_of_a_stored_sum_is_4m_plus_8_epsilons() -> None:
     assert sum_allowance(0) == sum_allowance(1) == 12 * eps
     assert sum_allowance(2) == 16 * eps
     assert sum_allowance(BLOCK) == sum_allowance(10**9) == (4 * BLOCK + 8) * eps
+
+
+def test_summed_figures_get_the_summing_allowance_and_max_abs_does_not() -> None:
+    # nmse and reference_mse sum element_count terms: a stored figure within that rounding
+    # allowance agrees; max_abs sums nothing and keeps the 8-epsilon contract.
+    eps = sys.float_info.epsilon
+    base = MetricsRecord(
+        element_count=512,
+        nmse=1e-9,
+        max_abs=1.0,
+        reference_mse=1.0,
+        uses_absolute_mse=False,
+        max_abs_index=0,
+        max_ulp=3,
+    )
+    for name in ("nmse", "reference_mse"):
+        near = base.model_copy(update={name: getattr(base, name) * (1 + 1000 * eps)})
+        assert compare_metrics("result.metrics", base, near) == []
+    far = base.model_copy(update={"max_abs": 1.0 + 1000 * eps})
+    assert compare_metrics("result.metrics", base, far) == [
+        f"result.metrics.max_abs: stored 1.0, derived {far.max_abs!r}"
+    ]
