@@ -407,3 +407,35 @@ def test_summed_figures_get_the_summing_allowance_and_max_abs_does_not() -> None
     assert compare_metrics("result.metrics", base, far) == [
         f"result.metrics.max_abs: stored 1.0, derived {far.max_abs!r}"
     ]
+
+
+@pytest.mark.parametrize(
+    ("forge", "disagreement"),
+    [
+        (
+            _set("executed_precision", "reference_storage", to=lambda _: "f16"),
+            "executed_precision.reference_storage: stored 'f16', recomputed 'f32'",
+        ),
+        (
+            _set("computed_by", "reference", "module", to=lambda _: "otherlib"),
+            "computed_by.reference: stored otherlib (numpy.ndarray via array_api_compat.numpy), "
+            "the reference recomputed from config returned numpy arrays (numpy.ndarray via "
+            "array_api_compat.numpy)",
+        ),
+        (
+            _set("executed_precision", "backend_output_storage", to=lambda _: "f16"),
+            "result.actual: 24 of 24 values are not representable in f16, the executed output "
+            "storage (first at flat index 0: ",
+        ),
+    ],
+)
+def test_each_check_against_the_recomputed_world_says_what_differs(
+    gemm_report: dict[str, Any], tmp_path: Path, forge: Forgery, disagreement: str
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    forge(data)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    outcome = replay(load_report(path))
+    assert any(d.startswith(disagreement) for d in outcome.disagreements), outcome.disagreements
+    assert outcome.checked == ["reference recomputed from config: bit-exact"]
