@@ -439,3 +439,32 @@ def test_each_check_against_the_recomputed_world_says_what_differs(
     outcome = replay(load_report(path))
     assert any(d.startswith(disagreement) for d in outcome.disagreements), outcome.disagreements
     assert outcome.checked == ["reference recomputed from config: bit-exact"]
+
+
+@pytest.mark.parametrize("self_test", [False, True])
+def test_a_backend_unknown_here_takes_the_self_test_from_the_stored_coverage(
+    gemm_report: dict[str, Any], tmp_path: Path, self_test: bool
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    data["config"]["require_backend"] = data["result"]["backend"] = "notinstalled"
+    if self_test:
+        data["coverage"] += (
+            " SELF-TEST: the candidate notinstalled is the reference numpy's own backend "
+            "(allowed explicitly); a pass is evidence about the machinery, never about the "
+            "backend."
+        )
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    outcome = replay(load_report(path))
+    assert outcome.disagreements == []
+    assert outcome.self_test is self_test
+    assert outcome.notes[0] == (
+        "the backend pair cannot be checked for a self-test here (the report's coverage is "
+        'taken as written): unsupported required backend "notinstalled"; '
+        "'diffcheck backends' lists every backend"
+    )
+    said = (
+        "SELF-TEST: the candidate notinstalled is the reference numpy's own backend; it is "
+        "never a pass for the backend"
+    )
+    assert (said in outcome.notes) is self_test
