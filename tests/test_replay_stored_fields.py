@@ -468,3 +468,22 @@ def test_a_backend_unknown_here_takes_the_self_test_from_the_stored_coverage(
         "never a pass for the backend"
     )
     assert (said in outcome.notes) is self_test
+
+
+def test_a_config_that_describes_no_check_keeps_its_notes_and_claims(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    from diffcheck.report.bounds import claimed_fields
+
+    data = json.loads(json.dumps(gemm_report))
+    data["config"]["require_backend"] = data["result"]["backend"] = "notinstalled"
+    data["config"]["m"] = 0
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    document = load_report(path)
+    outcome = replay(document)
+    assert outcome.verdict is None
+    assert outcome.disagreements[-1].startswith("config does not describe a valid check: ")
+    assert outcome.notes[0].startswith("the backend pair cannot be checked for a self-test")
+    assert outcome.claims == claimed_fields(document)
+    assert outcome.claims
