@@ -487,3 +487,24 @@ def test_a_config_that_describes_no_check_keeps_its_notes_and_claims(
     assert outcome.notes[0].startswith("the backend pair cannot be checked for a self-test")
     assert outcome.claims == claimed_fields(document)
     assert outcome.claims
+
+
+def test_only_a_pass_under_a_looser_tolerance_than_the_default_gets_the_note(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(gemm_report))
+    at_default = replay(load_report(path))
+    assert gemm_report["config"]["max_nmse"] == 1e-7  # gemm's default at f32
+    assert not [n for n in at_default.notes if "is looser than" in n]
+    data = json.loads(json.dumps(gemm_report))
+    data["config"]["max_nmse"] = 1e-5
+    data["result"] |= {"status": "failed", "reason": "forged"}
+    path.write_text(json.dumps(data))
+    failed = replay(load_report(path))
+    assert not [n for n in failed.notes if "is looser than" in n]
+    data["result"] |= {"status": "passed", "reason": None}
+    path.write_text(json.dumps(data))
+    assert "the tolerance 1e-05 is looser than gemm's default 1e-07 at f32" in (
+        replay(load_report(path)).notes
+    )
