@@ -508,3 +508,33 @@ def test_only_a_pass_under_a_looser_tolerance_than_the_default_gets_the_note(
     assert "the tolerance 1e-05 is looser than gemm's default 1e-07 at f32" in (
         replay(load_report(path)).notes
     )
+
+
+def test_a_rerun_says_whether_the_stored_bits_status_and_library_hold(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    # The stored candidate was nudged by 1e-6 relative: array_api_strict re-run by name
+    # passes with other bits.
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(gemm_report))
+    rerun_line = (
+        "candidate re-run: passed; stored bits do not reproduce: 23 of 24 elements differ, "
+        "NMSE between stored and re-run 1.200e-12"
+    )
+    honest = replay(load_report(path), rerun=True)
+    assert (honest.disagreements, honest.checked[-1]) == ([], rerun_line)
+    data = json.loads(json.dumps(gemm_report))
+    data["computed_by"]["candidate"]["module"] = "otherlib"
+    data["executed_precision"]["reference_storage"] = "f16"
+    path.write_text(json.dumps(data))
+    assert replay(load_report(path), rerun=True).disagreements == [
+        "executed_precision.reference_storage: stored 'f16', recomputed 'f32'",
+        "computed_by.candidate: stored otherlib (array_api_strict._array_object.Array via "
+        "array_api_strict), the re-run returned array_api_strict arrays "
+        "(array_api_strict._array_object.Array via array_api_strict)",
+    ]
+    data = json.loads(json.dumps(gemm_report))
+    data["result"] |= {"status": "failed", "reason": "forged"}
+    path.write_text(json.dumps(data))
+    forged = replay(load_report(path), rerun=True)
+    assert forged.disagreements[0] == "re-run: stored failed, the candidate now passed"
