@@ -538,3 +538,16 @@ def test_a_rerun_says_whether_the_stored_bits_status_and_library_hold(
     path.write_text(json.dumps(data))
     forged = replay(load_report(path), rerun=True)
     assert forged.disagreements[0] == "re-run: stored failed, the candidate now passed"
+
+
+def test_an_output_without_its_executed_precision_is_one_disagreement(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    data["executed_precision"] = None
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    outcome = replay(load_report(path))
+    assert "executed_precision is set exactly when the candidate returned output" in (
+        outcome.disagreements
+    )
