@@ -551,3 +551,19 @@ def test_an_output_without_its_executed_precision_is_one_disagreement(
     assert "executed_precision is set exactly when the candidate returned output" in (
         outcome.disagreements
     )
+
+
+def test_a_forged_reference_is_a_disagreement_and_no_checked_line(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    from forgery import output, set_output
+
+    data = json.loads(json.dumps(gemm_report))
+    set_output(data, "reference", output(data, "reference") * np.float32(2))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    outcome = replay(load_report(path))
+    assert any(d.startswith("result.reference") for d in outcome.disagreements), (
+        outcome.disagreements
+    )
+    assert outcome.checked == []
