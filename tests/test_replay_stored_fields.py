@@ -567,3 +567,27 @@ def test_a_forged_reference_is_a_disagreement_and_no_checked_line(
         outcome.disagreements
     )
     assert outcome.checked == []
+
+
+def test_a_reference_that_cannot_be_recomputed_or_is_one_ulp_off_in_a_wide_sum(
+    gemm_report: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from forgery import output
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(gemm_report))
+    module = sys.modules["diffcheck.report.replay"]
+    monkeypatch.setattr(
+        module, "recompute_reference", lambda _: Recomputed(None, problem="numpy is missing")
+    )
+    assert replay(load_report(path)).disagreements == [
+        "result.reference could not be recomputed: numpy is missing"
+    ]
+    # GEMM sums in float64 and rounds once: another BLAS may land one float32 ULP away.
+    stored = output(gemm_report, "reference")
+    nudged = stored.copy()
+    nudged[0] = np.nextafter(stored[0], np.float32(np.inf))
+    monkeypatch.setattr(module, "recompute_reference", lambda _: Recomputed(nudged, "f32"))
+    outcome = replay(load_report(path))
+    assert outcome.disagreements == []
+    assert outcome.checked[0].startswith("reference recomputed from config: within ")
