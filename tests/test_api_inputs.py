@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diffcheck.adapters import ApiCase, KnownApiDivergence, matching_api_divergence
+from diffcheck.adapters.api_divergences import FAILURE_KINDS
 from diffcheck.adapters.api_inputs import (
     EMPTY_REDUCTION,
     EVERY_INPUT,
@@ -230,3 +231,44 @@ def test_the_search_excuses_a_declared_shift_and_not_a_wrong_shift_by_zero() -> 
         isolate=False,  # a test adapter with its own constructor: not rebuilt in a worker
     )
     assert planted.unexplained >= 1
+
+
+def test_a_known_divergence_matches_its_kind_and_every_listed_dtype_only() -> None:
+    listed = KnownApiDivergence(
+        function="hypot",
+        kind="missing",
+        dtypes=["float32", "float64"],  # type: ignore[arg-type]  # an untyped caller's list
+        covers=EVERY_INPUT,
+        reason="not implemented",
+    )
+    assert listed.dtypes == ("float32", "float64")
+    case = ApiCase(args=())
+    # Several input dtypes, comma-joined, and "none" for an argument without one.
+    assert listed.matches("hypot", "missing", "float32,float64", case)
+    assert listed.matches("hypot", "missing", "float64,none", case)
+    assert not listed.matches("hypot", "raises", "float32", case)
+    assert not listed.matches("exp", "missing", "float32", case)
+    assert not listed.matches("hypot", "missing", "float32,int64", case)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"kind": "slow"}, "kind='slow', but it must be one of " + ", ".join(FAILURE_KINDS)),
+        ({"reason": None}, "reason=None, but it must be one non-empty line of text"),
+        ({"reason": "   "}, "reason='   ', but it must be one non-empty line of text"),
+        ({"upstream": "a\nb"}, "upstream='a\\nb', but it must be one non-empty line of text"),
+    ],
+)
+def test_a_bad_known_divergence_says_which_field_in_one_line(
+    fields: dict[str, Any], message: str
+) -> None:
+    given: dict[str, Any] = {
+        "function": "hypot",
+        "kind": "missing",
+        "covers": EVERY_INPUT,
+        "reason": "not implemented",
+    }
+    with pytest.raises(ValueError, match="but it must") as error:
+        KnownApiDivergence(**(given | fields))
+    assert str(error.value) == message

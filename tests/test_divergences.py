@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diffcheck.adapters import KnownDivergence, failure_of, matching_divergence
-from diffcheck.adapters.divergences import CEILING_MULTIPLE
+from diffcheck.adapters.divergences import CEILING_MULTIPLE, Failure
 from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.precision import PRECISIONS
 
@@ -282,3 +283,53 @@ def test_no_declaration_excuses_more_than_the_multiple_of_its_measurement(
     assert excused == (error <= made.max_nmse)
     if excused:
         assert error <= CEILING_MULTIPLE * measured * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"ops": 5}, "ops=5, but it must be a tuple of names"),
+        ({"ops": ("gemm", 3)}, "ops=('gemm', 3), but each name must be a non-empty string"),
+        ({"ops": ()}, "a known divergence needs at least one op and one precision"),
+        (
+            {"max_nmse": 0},
+            "max_nmse=0, but it must be a finite number > 0: the largest NMSE this divergence "
+            "excuses",
+        ),
+        (
+            {"measured_nmse": -1.0},
+            "measured_nmse=-1.0, but it must be a finite number > 0: the worst NMSE measured "
+            "for this divergence",
+        ),
+        (
+            {"max_nmse": 1.0, "measured_nmse": 1e-9},
+            "max_nmse=1.0 is more than 10x measured_nmse=1e-09; a ceiling may add at most that "
+            "headroom to what was measured (measure the divergence again, or lower it)",
+        ),
+        ({"active": 5}, "active=5, but it must be a callable or None"),
+    ],
+)
+def test_a_bad_declaration_says_which_field_and_why(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        divergence(**fields)
+
+
+def test_a_ceiling_of_exactly_the_multiple_is_allowed() -> None:
+    ceiling = CEILING_MULTIPLE * 1.0 * (1 + 1e-9)  # the multiple and its rounding allowance
+    assert divergence(max_nmse=ceiling, measured_nmse=1.0).max_nmse == ceiling
+
+
+@pytest.mark.parametrize(
+    ("reason", "nmse", "segments", "worst"),
+    [
+        ("shape mismatch: (2,) vs (3,)", 0.5, [], 0.5),  # not an NMSE clause
+        (MEASURED, 0.5, [None], 0.5),  # a segment not measured
+        (MEASURED, 0.5, [float("inf")], 0.5),
+        (MEASURED, float("inf"), [], None),  # an infinite aggregate is not a measurement
+        (None, None, [], None),
+    ],
+)
+def test_an_other_failure_keeps_the_finite_nmse_it_measured(
+    reason: str | None, nmse: float | None, segments: list[float | None], worst: float | None
+) -> None:
+    assert failure_of(reason, nmse, 1e-7, segments) == Failure("other", worst)

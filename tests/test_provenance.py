@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 import array_api_compat.numpy as compat_numpy
@@ -10,7 +12,14 @@ import pytest
 
 import diffcheck
 from diffcheck.adapters.numpy_ref import NumpyAdapter
-from diffcheck.provenance import Fingerprint, fingerprint_of, judge
+from diffcheck.provenance import (
+    Fingerprint,
+    Provenance,
+    fingerprint_of,
+    judge,
+    namespace_name,
+    provenance_of,
+)
 
 X = np.linspace(-1.0, 1.0, 32, dtype=np.float32)
 
@@ -75,3 +84,69 @@ def test_judge_reads_modules_then_the_probe() -> None:
     assert judge(a, b, None).independent is None
     assert fingerprint_of(np.zeros(1)).module == "numpy"
     assert fingerprint_of(1.0).module == "builtins"
+
+
+def test_judge_keeps_both_fingerprints_and_says_why() -> None:
+    a = Fingerprint("numpy", "2", "numpy.ndarray")
+    b = Fingerprint("otherlib", "1", "otherlib.Array")
+    same = Fingerprint("numpy", "2", "numpy.ndarray", namespace="otherlib.xp")
+    # One side's namespace unknown: the same module is one library, whatever the sums say.
+    assert judge(a, same, (b"x", b"y")) == Provenance(
+        a, same, False, "NOT INDEPENDENT: both sides returned numpy arrays"
+    )
+    assert judge(a, b, None) == Provenance(a, b, None, "independence probe did not run")
+    identical = judge(a, b, (b"x", b"x"))
+    assert (identical.reference, identical.candidate, identical.independent) == (a, b, False)
+    assert identical.note.startswith("NOT INDEPENDENT: a ")
+
+
+@pytest.mark.parametrize(
+    ("fingerprint", "text"),
+    [
+        (
+            Fingerprint(
+                "numpy", "2.1.0", "numpy.ndarray", "openblas 0.3", "array_api_compat.numpy"
+            ),
+            "numpy 2.1.0 (numpy.ndarray; BLAS openblas 0.3; via array_api_compat.numpy)",
+        ),
+        (Fingerprint("builtins", None, "builtins.float"), "builtins (builtins.float)"),
+    ],
+)
+def test_a_fingerprint_reads_as_library_version_type_blas_and_namespace(
+    fingerprint: Fingerprint, text: str
+) -> None:
+    assert str(fingerprint) == text
+
+
+class _NamelessNamespace:
+    """A namespace object without a module name of its own."""
+
+
+def test_a_fingerprint_names_the_version_the_module_states_and_its_namespace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A library that is imported but not installed as a distribution: its own __version__.
+    module = types.ModuleType("fakelib_for_provenance")
+    module.__version__ = "9.8.7"  # type: ignore[attr-defined]
+    array_type = type("Array", (), {"__module__": module.__name__})
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    found = fingerprint_of(array_type())
+    assert (found.module, found.version, found.namespace) == (module.__name__, "9.8.7", None)
+    assert namespace_name(compat_numpy) == "array_api_compat.numpy"
+    assert namespace_name(_NamelessNamespace()) == __name__
+    assert fingerprint_of(np.zeros(1), _NamelessNamespace()).namespace == __name__
+
+
+class _Unprobeable(NumpyAdapter):
+    """A backend whose namespace cannot compute the probe's sum."""
+
+    def namespace(self) -> Any:
+        raise RuntimeError("no sum here")
+
+
+@pytest.mark.parametrize("unprobed", ["reference", "candidate"])
+def test_the_probe_did_not_run_when_one_side_cannot_sum(unprobed: str) -> None:
+    sides = [NumpyAdapter(), NumpyAdapter()]
+    sides[0 if unprobed == "reference" else 1] = _Unprobeable()
+    found = provenance_of(sides[0], sides[1], 1.0, np.zeros(1))
+    assert (found.independent, found.note) == (None, "independence probe did not run")

@@ -27,7 +27,8 @@ from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.differ._measure import BLOCK
 from diffcheck.report import load_report, replay
-from diffcheck.report.figures import sum_allowance
+from diffcheck.report.figures import compare_metrics, sum_allowance
+from diffcheck.report.models import MetricsRecord
 from diffcheck.report.world import Recomputed, recompute_reference
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
@@ -384,3 +385,209 @@ def test_the_allowance_of_a_stored_sum_is_4m_plus_8_epsilons() -> None:
     assert sum_allowance(0) == sum_allowance(1) == 12 * eps
     assert sum_allowance(2) == 16 * eps
     assert sum_allowance(BLOCK) == sum_allowance(10**9) == (4 * BLOCK + 8) * eps
+
+
+def test_summed_figures_get_the_summing_allowance_and_max_abs_does_not() -> None:
+    # nmse and reference_mse sum element_count terms: a stored figure within that rounding
+    # allowance agrees; max_abs sums nothing and keeps the 8-epsilon contract.
+    eps = sys.float_info.epsilon
+    base = MetricsRecord(
+        element_count=512,
+        nmse=1e-9,
+        max_abs=1.0,
+        reference_mse=1.0,
+        uses_absolute_mse=False,
+        max_abs_index=0,
+        max_ulp=3,
+    )
+    for name in ("nmse", "reference_mse"):
+        near = base.model_copy(update={name: getattr(base, name) * (1 + 1000 * eps)})
+        assert compare_metrics("result.metrics", base, near) == []
+    far = base.model_copy(update={"max_abs": 1.0 + 1000 * eps})
+    assert compare_metrics("result.metrics", base, far) == [
+        f"result.metrics.max_abs: stored 1.0, derived {far.max_abs!r}"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("forge", "disagreement"),
+    [
+        (
+            _set("executed_precision", "reference_storage", to=lambda _: "f16"),
+            "executed_precision.reference_storage: stored 'f16', recomputed 'f32'",
+        ),
+        (
+            _set("computed_by", "reference", "module", to=lambda _: "otherlib"),
+            "computed_by.reference: stored otherlib (numpy.ndarray via array_api_compat.numpy), "
+            "the reference recomputed from config returned numpy arrays (numpy.ndarray via "
+            "array_api_compat.numpy)",
+        ),
+        (
+            _set("executed_precision", "backend_output_storage", to=lambda _: "f16"),
+            "result.actual: 24 of 24 values are not representable in f16, the executed output "
+            "storage (first at flat index 0: ",
+        ),
+    ],
+)
+def test_each_check_against_the_recomputed_world_says_what_differs(
+    gemm_report: dict[str, Any], tmp_path: Path, forge: Forgery, disagreement: str
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    forge(data)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    outcome = replay(load_report(path))
+    assert any(d.startswith(disagreement) for d in outcome.disagreements), outcome.disagreements
+    assert outcome.checked == ["reference recomputed from config: bit-exact"]
+
+
+@pytest.mark.parametrize("self_test", [False, True])
+def test_a_backend_unknown_here_takes_the_self_test_from_the_stored_coverage(
+    gemm_report: dict[str, Any], tmp_path: Path, self_test: bool
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    data["config"]["require_backend"] = data["result"]["backend"] = "notinstalled"
+    if self_test:
+        data["coverage"] += (
+            " SELF-TEST: the candidate notinstalled is the reference numpy's own backend "
+            "(allowed explicitly); a pass is evidence about the machinery, never about the "
+            "backend."
+        )
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    outcome = replay(load_report(path))
+    assert outcome.disagreements == []
+    assert outcome.self_test is self_test
+    assert outcome.notes[0] == (
+        "the backend pair cannot be checked for a self-test here (the report's coverage is "
+        'taken as written): unsupported required backend "notinstalled"; '
+        "'diffcheck backends' lists every backend"
+    )
+    said = (
+        "SELF-TEST: the candidate notinstalled is the reference numpy's own backend; it is "
+        "never a pass for the backend"
+    )
+    assert (said in outcome.notes) is self_test
+
+
+def test_a_config_that_describes_no_check_keeps_its_notes_and_claims(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    from diffcheck.report.bounds import claimed_fields
+
+    data = json.loads(json.dumps(gemm_report))
+    data["config"]["require_backend"] = data["result"]["backend"] = "notinstalled"
+    data["config"]["m"] = 0
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    document = load_report(path)
+    outcome = replay(document)
+    assert outcome.verdict is None
+    assert outcome.disagreements[-1].startswith("config does not describe a valid check: ")
+    assert outcome.notes[0].startswith("the backend pair cannot be checked for a self-test")
+    assert outcome.claims == claimed_fields(document)
+    assert outcome.claims
+
+
+def test_only_a_pass_under_a_looser_tolerance_than_the_default_gets_the_note(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(gemm_report))
+    at_default = replay(load_report(path))
+    assert gemm_report["config"]["max_nmse"] == 1e-7  # gemm's default at f32
+    assert not [n for n in at_default.notes if "is looser than" in n]
+    data = json.loads(json.dumps(gemm_report))
+    data["config"]["max_nmse"] = 1e-5
+    data["result"] |= {"status": "failed", "reason": "forged"}
+    path.write_text(json.dumps(data))
+    failed = replay(load_report(path))
+    assert not [n for n in failed.notes if "is looser than" in n]
+    data["result"] |= {"status": "passed", "reason": None}
+    path.write_text(json.dumps(data))
+    assert "the tolerance 1e-05 is looser than gemm's default 1e-07 at f32" in (
+        replay(load_report(path)).notes
+    )
+
+
+def test_a_rerun_says_whether_the_stored_bits_status_and_library_hold(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    # The stored candidate was nudged by 1e-6 relative: array_api_strict re-run by name
+    # passes with other bits.
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(gemm_report))
+    rerun_line = (
+        "candidate re-run: passed; stored bits do not reproduce: 23 of 24 elements differ, "
+        "NMSE between stored and re-run 1.200e-12"
+    )
+    honest = replay(load_report(path), rerun=True)
+    assert (honest.disagreements, honest.checked[-1]) == ([], rerun_line)
+    data = json.loads(json.dumps(gemm_report))
+    data["computed_by"]["candidate"]["module"] = "otherlib"
+    data["executed_precision"]["reference_storage"] = "f16"
+    path.write_text(json.dumps(data))
+    assert replay(load_report(path), rerun=True).disagreements == [
+        "executed_precision.reference_storage: stored 'f16', recomputed 'f32'",
+        "computed_by.candidate: stored otherlib (array_api_strict._array_object.Array via "
+        "array_api_strict), the re-run returned array_api_strict arrays "
+        "(array_api_strict._array_object.Array via array_api_strict)",
+    ]
+    data = json.loads(json.dumps(gemm_report))
+    data["result"] |= {"status": "failed", "reason": "forged"}
+    path.write_text(json.dumps(data))
+    forged = replay(load_report(path), rerun=True)
+    assert forged.disagreements[0] == "re-run: stored failed, the candidate now passed"
+
+
+def test_an_output_without_its_executed_precision_is_one_disagreement(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    data = json.loads(json.dumps(gemm_report))
+    data["executed_precision"] = None
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    outcome = replay(load_report(path))
+    assert "executed_precision is set exactly when the candidate returned output" in (
+        outcome.disagreements
+    )
+
+
+def test_a_forged_reference_is_a_disagreement_and_no_checked_line(
+    gemm_report: dict[str, Any], tmp_path: Path
+) -> None:
+    from forgery import output, set_output
+
+    data = json.loads(json.dumps(gemm_report))
+    set_output(data, "reference", output(data, "reference") * np.float32(2))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    outcome = replay(load_report(path))
+    assert any(d.startswith("result.reference") for d in outcome.disagreements), (
+        outcome.disagreements
+    )
+    assert outcome.checked == []
+
+
+def test_a_reference_that_cannot_be_recomputed_or_is_one_ulp_off_in_a_wide_sum(
+    gemm_report: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from forgery import output
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(gemm_report))
+    module = sys.modules["diffcheck.report.replay"]
+    monkeypatch.setattr(
+        module, "recompute_reference", lambda _: Recomputed(None, problem="numpy is missing")
+    )
+    assert replay(load_report(path)).disagreements == [
+        "result.reference could not be recomputed: numpy is missing"
+    ]
+    # GEMM sums in float64 and rounds once: another BLAS may land one float32 ULP away.
+    stored = output(gemm_report, "reference")
+    nudged = stored.copy()
+    nudged[0] = np.nextafter(stored[0], np.float32(np.inf))
+    monkeypatch.setattr(module, "recompute_reference", lambda _: Recomputed(nudged, "f32"))
+    outcome = replay(load_report(path))
+    assert outcome.disagreements == []
+    assert outcome.checked[0].startswith("reference recomputed from config: within ")

@@ -258,3 +258,19 @@ def test_schema_write_replaces_a_symlink_and_needs_an_existing_directory(
     capsys.readouterr()
     code = main(["schema", "--write", str(tmp_path / "missing")])
     _one_line_error(code, capsys.readouterr().err, "does not exist")
+
+
+def test_a_report_over_the_max_memory_limit_is_refused_from_its_size(tmp_path: Path) -> None:
+    from diffcheck.report.limits import report_read_limit
+    from diffcheck.report.replay import load_document
+
+    limit = report_read_limit(2**20)
+    path = tmp_path / "big.json"
+    with path.open("wb") as handle:  # sparse: refused from its size, never read
+        handle.truncate(limit.bytes + 1)
+    with pytest.raises(ReportError) as error:
+        load_document(path, 2**20)
+    assert str(error.value) == (
+        f"{path} is {limit.bytes + 1} bytes, over the {limit.bytes}-byte limit ({limit.explain()})"
+    )
+    assert "1.0 MiB (--max-memory)" in limit.explain()

@@ -77,7 +77,10 @@ def test_numpy_under_another_name_is_recorded_as_numpy_and_never_passes(
     assert not outcome.self_test
     assert outcome.independent is False
     assert not outcome.passed
-    assert any(n.startswith("NOT INDEPENDENT: the candidate fastlib") for n in outcome.notes)
+    assert (
+        f"NOT INDEPENDENT: the candidate {fastlib} returned the reference's own library's "
+        "arrays; like a self-test, it is never a pass for the backend"
+    ) in outcome.notes
 
     code, out, _ = _cli(["replay", "--require-pass", str(report)], capsys)
     assert code == 1
@@ -354,3 +357,18 @@ def test_the_claimed_parts_of_computed_by_are_listed_with_their_values(tmp_path:
         ("computed_by.probe", "null"),
     ]
     assert claimed_identity(stored.model_copy(update={"computed_by": None})) == []
+
+
+def test_a_check_without_a_candidate_output_says_nothing_of_its_libraries(tmp_path: Path) -> None:
+    # computed_by is recorded once both sides ran to an output: without one, its absence is
+    # not a record removed, and nothing is printed; with one, the absence is said.
+    report = tmp_path / "strict.json"
+    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    stored = load_report(report)
+    assert stored.result is not None
+    removed = stored.model_copy(update={"computed_by": None})
+    assert independence(removed)[1] is not None
+    never_ran = removed.model_copy(
+        update={"result": stored.result.model_copy(update={"actual": None})}
+    )
+    assert independence(never_ran) == (None, None)

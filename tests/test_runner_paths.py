@@ -342,3 +342,16 @@ def test_a_check_that_breaks_after_the_report_exists_records_its_time_too(
     document = run_check(GEMM, tmp_path / "r.json")
     assert document.execution_elapsed_ms is not None
     assert 50.0 <= document.execution_elapsed_ms < 60_000.0
+
+
+def test_an_outcome_that_failed_before_its_verdict_stays_failed_when_its_segments_agree() -> None:
+    # Both outputs exist (something after the outputs failed), every segment agrees: the
+    # segments are recorded, and the check is still failed, with its reason.
+    check = make_check("array_api_strict", "attention")
+    same = np.ones(check.expected_elements, np.float32)
+    outcome = Outcome("failed", "comparison raised: RuntimeError", reference=same, actual=same)
+    verdict = bind(outcome, check)
+    assert verdict is not None
+    assert verdict.segments
+    assert (verdict.status, verdict.reason) == ("failed", "comparison raised: RuntimeError")
+    assert (outcome.status, outcome.reason) == ("failed", "comparison raised: RuntimeError")

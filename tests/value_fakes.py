@@ -30,6 +30,7 @@ FAULTS = (
     "naive-sum",
     "one-pass-var",
     "exact-sums",
+    "narrow-counts",
 )
 
 
@@ -157,6 +158,12 @@ class FaultyNamespace:
             return ((squares - mean * mean) * (n / max(n - correction, 1))).astype(data.dtype)
         return cnp.var(x, **kwargs)
 
+    def unique_counts(self, x: Any, /) -> Any:
+        result = cnp.unique_counts(x)
+        if self.fault == "narrow-counts":  # two outputs, the second in a narrower dtype
+            return type(result)(result.values, result.counts.astype(np.int32))
+        return result
+
     def atan2(self, x1: Any, x2: Any, /) -> Any:
         if self.fault == "raises":
             raise NotImplementedError("atan2 is not implemented for this dtype")
@@ -186,3 +193,17 @@ class FaultyAdapter(NumpyAdapter):
 
     def namespace(self) -> Any:
         return self._namespace
+
+
+class BrokenNamespaceAdapter(FaultyAdapter):
+    """A backend whose namespace fails to load when called (an import error in its library)."""
+
+    def namespace(self) -> Any:
+        raise RuntimeError("the backend's namespace failed to load")
+
+
+class LoadsOnlyHereAdapter(FaultyAdapter):
+    """A backend set up in this process only: in a fresh one its namespace fails to load."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (BrokenNamespaceAdapter, (self.fault, self.device))

@@ -112,10 +112,50 @@ def test_the_command_prints_claims_as_not_verified(
     assert main(["replay", str(path)]) == 2  # the fake candidate is not installed: not_run
     captured = capsys.readouterr()
     assert len(captured.err.strip().splitlines()) == 1
-    assert "not_run" in captured.err
+    # Why it did not run: the registry's own words for the backend it does not know.
+    assert f'{path}: not_run: exp [value]: unsupported required backend "faulty[ulp3]"' in (
+        captured.err
+    )
     claims = [line for line in captured.out.splitlines() if "claimed, not verified" in line]
     assert any("candidate faulty[ulp3]: library" in line for line in claims)
     assert any("reference numpy" in line for line in claims)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "line"),
+    [
+        (
+            BundleReplay("reproduces", "exp", "value", "1 of 2 elements\n  differ", None, True),
+            "REPRODUCES: exp [value]: 1 of 2 elements differ; candidate output bit-identical "
+            "to the stored one",
+        ),
+        (
+            BundleReplay("no_longer_reproduces", "exp", "value", "it passes now", None, False),
+            "NO LONGER REPRODUCES: exp [value]: it passes now; candidate output differs from "
+            "the stored one",
+        ),
+        (
+            BundleReplay("reproduces", "exp", "crash", "the worker was killed by SIGFPE"),
+            "REPRODUCES: exp [crash]: the worker was killed by SIGFPE",
+        ),
+        (
+            BundleReplay("not_run", "exp", "value", "mlx:cpu is unavailable: no mlx"),
+            "not_run: exp [value]: mlx:cpu is unavailable: no mlx",
+        ),
+        (
+            BundleReplay(
+                "disagrees", "exp", "value", "", disagreements=("finding.kind: x", "bound.kind: y")
+            ),
+            "DISAGREES: exp: finding.kind: x; bound.kind: y",
+        ),
+    ],
+)
+def test_the_replay_line_says_status_function_kind_and_why(
+    outcome: BundleReplay, line: str
+) -> None:
+    # What a person reads: the status in its words, the reason on one line, and whether the
+    # candidate's bits now are the stored ones only when the call ran again.
+    assert outcome.line(Path("b.json")) == f"b.json: {line}"
 
 
 def _swap_outputs(doc: dict[str, Any]) -> None:

@@ -17,8 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import diffcheck.adapters
+from bundle_docs import document as hand_document
+from diffcheck.adapters.numpy_ref import NumpyAdapter
 from diffcheck.cli import main
 from diffcheck.errors import BundleError
+from diffcheck.report.replay import load_document
 from diffcheck.search import search_api
 from diffcheck.search.bundle import (
     MAX_BUNDLE_BYTES,
@@ -29,7 +33,8 @@ from diffcheck.search.bundle import (
     read_bundle,
     write_bundle,
 )
-from value_fakes import FaultyAdapter
+from diffcheck.search.replay import replay_bundle_command
+from value_fakes import FaultyAdapter, LoadsOnlyHereAdapter
 
 
 @pytest.fixture(scope="module")
@@ -160,6 +165,89 @@ def test_the_replay_command_turns_a_bad_bundle_into_one_line(
     err = capsys.readouterr().err
     assert "SHA-256" in err
     assert len(err.strip().splitlines()) == 1
+
+
+class _Unpicklable(FaultyAdapter):
+    """The faulty backend, holding something no worker process can be sent."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise TypeError("cannot pickle the backend's session: " + "x" * 300)
+
+
+def _registered(monkeypatch: pytest.MonkeyPatch, candidate: FaultyAdapter) -> None:
+    """Make the bundle's backends resolve here: NumPy and ``candidate`` (under its name)."""
+    known = {"numpy": NumpyAdapter(), candidate.spec: candidate}
+    monkeypatch.setattr(diffcheck.adapters, "resolve", lambda name: known[name])
+
+
+def test_the_replay_command_runs_the_document_it_read(
+    bundle_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The file is read and decoded once: the replay judges those bytes, not the path again
+    # (it is gone by now), and says so on stdout with the path it was given.
+    _registered(monkeypatch, FaultyAdapter("ulp3"))
+    document, size = load_document(bundle_file, None)
+    gone = tmp_path / "gone.json"
+    assert replay_bundle_command(gone, document, size) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    line, *notes = captured.out.splitlines()
+    reason = " ".join(document["finding"]["reason"].split())
+    assert line == (
+        f"{gone}: REPRODUCES: exp [value]: {reason}; candidate output bit-identical to the "
+        "stored one"
+    )
+    assert len(notes) == 2
+    assert all(note.startswith(f"{gone}: claimed, not verified: ") for note in notes)
+
+
+def test_the_replay_command_names_the_path_of_a_bad_or_too_large_bundle(
+    bundle_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _edited(bundle_file, tmp_path, lambda d: _first_array(d).update(sha256="1" * 64))
+    document, size = load_document(path, None)
+    assert replay_bundle_command(path, document, size) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"diffcheck: {path}: argument 0: ")
+    assert "SHA-256" in err
+    huge = hand_document("ones", args=[], kwargs={"shape": (4000, 4000)})
+    assert replay_bundle_command(path, huge, 500, max_memory=2**20) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"diffcheck: {path}: replaying ones needs about ")
+    assert "over the budget of 1.0 MiB (--max-memory); nothing was run" in err
+
+
+def test_the_replay_command_runs_the_backends_in_a_worker_unless_told_not_to(
+    bundle_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A backend that cannot be sent to a worker is refused in one line naming why (its
+    # message cut to 200 characters); in-process (--in-process) the same bundle replays.
+    _registered(monkeypatch, _Unpicklable("ulp3"))
+    document, size = load_document(bundle_file, None)
+    assert replay_bundle_command(bundle_file, document, size) == 1
+    err = capsys.readouterr().err.strip()
+    why = ("cannot pickle the backend's session: " + "x" * 300)[:200]
+    assert err == (
+        f"diffcheck: the backends cannot be sent to a worker process (TypeError: {why}); "
+        "replay in-process (isolate=False)"
+    )
+    assert replay_bundle_command(bundle_file, document, size, isolate=False) == 0
+    assert "REPRODUCES" in capsys.readouterr().out
+
+
+def test_a_failure_inside_the_replay_worker_is_one_line(
+    bundle_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _registered(monkeypatch, LoadsOnlyHereAdapter("ulp3"))
+    document, size = load_document(bundle_file, None)
+    assert replay_bundle_command(bundle_file, document, size) == 1
+    assert capsys.readouterr().err.strip() == (
+        "diffcheck: replay failed in its worker process: RuntimeError: the backend's "
+        "namespace failed to load"
+    )
 
 
 _ROUND_TRIP = st.one_of(

@@ -33,6 +33,8 @@ CASES = [
     ("ulp3", "exp", "value", "candidate", 4),  # the fault hits every fifth element
     ("shift-wrap", "bitwise_left_shift", "value", "candidate", 2),
     ("raises", "atan2", "raises", "candidate", 2),
+    # Two outputs: the replay compares each with its stored one.
+    ("narrow-counts", "unique_counts", "dtype", "candidate", 1),
 ]
 
 
