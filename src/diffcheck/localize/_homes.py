@@ -23,7 +23,14 @@ from ..values.call import _home
 from ._arrays import dtype_of, reshaped, shape_of
 from ._proxy import is_array
 
-__all__ = ["homes"]
+__all__ = ["homes", "on_host"]
+
+
+def on_host(adapter: Adapter) -> bool:
+    """Whether ``adapter`` is named for the CPU (``mlx:cpu``, ``torch:cpu``): its arrays live in
+    host memory, so a move is a host copy of a few microseconds and joining or batching
+    moves is work of its own, not a saving."""
+    return adapter.device == "cpu"
 
 
 def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
@@ -40,7 +47,7 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
     joined: dict[str, Any] = {}
     xp = adapter.namespace()
     for name, members in groups.items():
-        if len(members) > 1 and adapter.device != "cpu":
+        if len(members) > 1 and not on_host(adapter):
             try:
                 joined[name] = xp.concat([reshaped(xp, arrays[i], (-1,)) for i in members])
             except Exception:  # no concat, or not for these arrays: one copy each

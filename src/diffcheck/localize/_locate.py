@@ -159,9 +159,9 @@ def _run_candidate(
         for host, reference_host, array in zip(hosts, reference_hosts, raw, strict=True):
             if host is reference_host and is_array(array):  # the reference's exact input
                 comparer.moved(host, array)
-        if hosts is reference_hosts and candidate.device != "cpu":
+        if hosts is reference_hosts:
             # The re-runs take the reference's hosts as they are (see Comparer.prefetch).
-            comparer.prefetch(_window_inputs(kept))
+            comparer.prefetch_window(kept)
         with contextlib.suppress(_Stop), recorder.running():
             fn(namespace, *[recorder.wrap(a) for a in raw])
         judged = list(zip(queue, comparer.judge_all(queue), strict=True))
@@ -193,21 +193,6 @@ def _run_candidate(
             recorder.count, (kept[recorder.count].name, kept[recorder.count].site), None
         )
     return None
-
-
-def _window_inputs(kept: list[Kept]) -> list[Any]:
-    """The plain host arrays the window's re-runs take (each once, in order)."""
-    found: dict[int, Any] = {}
-
-    def note(host: Any) -> Any:
-        if isinstance(host, np.ndarray):  # a tagged bfloat16 host is cast on the device
-            found.setdefault(id(host), host)
-        return host
-
-    for record in kept:
-        if record.outputs is not None:
-            map_arrays((record.args, record.kwargs), note)
-    return list(found.values())
 
 
 def _candidate_hosts(hosts: list[Any], precision: str) -> list[Any]:
