@@ -14,6 +14,7 @@ from ..adapters import Adapter
 from ..values.bounds import bound_for
 from ..values.call import _to_device
 from ..values.compare import compare_values
+from ..values.gauge import GAUGED, align_to_reference
 from ..values.model import Bound
 from ._arrays import (
     arrays_in,
@@ -299,6 +300,11 @@ class Comparer:
             reduced = reduced_terms(pending.call.name, pending.kept)
             carried = [next(own) for _ in pending.call.outputs]
             local = None if isinstance(pending.local, str) else [next(rerun) for _ in pending.local]
+            if pending.call.name in GAUGED:  # a decomposition's vectors, in the reference's choice
+                assert pending.kept.outputs is not None
+                carried = align_to_reference(pending.call.name, pending.kept.outputs, carried)
+                if local is not None:
+                    local = align_to_reference(pending.call.name, pending.expected, local)
             sides.append((pending, reduced, carried, local))
         pairs: list[Pair] = []
         for pending, reduced, carried, local in sides:

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from .bounds import bound_for, is_elementwise
 from .defaults import common_view
 from .dtypes import BOOL, COMPLEX, INTEGER, dtype_name
+from .gauge import align_to_reference
 from .model import Bound, FailureKind, Location, ValueVerdict
 from .ulp import EPSILON, exact_ulp, ulp_distance, value_text
 
@@ -255,6 +256,9 @@ def compare_values(
         and worst elements.
     """
     if isinstance(reference, list | tuple) and not _is_tagged(reference):
+        if isinstance(candidate, list | tuple) and not _is_tagged(candidate):
+            # A decomposition's vectors in the reference's signs and bases (values.gauge).
+            candidate = align_to_reference(function, reference, candidate)
         return _compare_many(
             reference,
             candidate,
