@@ -146,3 +146,55 @@ def test_a_guarded_run_writes_the_final_record_over_its_own_first_one(tmp_path: 
     assert document.result.status == "passed"
     assert load_report(path) == document
     assert list(tmp_path.iterdir()) == [path]
+
+
+def test_a_guarded_runs_first_record_is_labelled_by_the_workers_own_adapter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The incomplete record names the adapter the worker runs, not a fresh one resolved by
+    # name: seen when the final write fails and that first record is what stays.
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    candidate = resolve("array_api_strict")
+    monkeypatch.setattr(candidate, "execution_path", lambda op: "gemm via this worker's adapter")
+    real = candidate.execute
+
+    def execute(*args: Any, **kwargs: Any) -> Any:
+        def full(*_: object, **__: object) -> Path:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(files, "write_temporary", full)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(candidate, "execute", execute)
+    path = tmp_path / "r.json"
+    with pytest.raises(OwnIOError):
+        run_guarded(check, path, candidate)
+    state, document = read_state(path)
+    assert state is ReportState.INCOMPLETE
+    assert document is not None
+    assert document.execution_path == "gemm via this worker's adapter"
+
+
+def test_a_report_that_cannot_be_serialized_is_one_line_naming_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from diffcheck.errors import ReportError
+    from diffcheck.report.models import ReportDocumentV3
+
+    check = make_check("array_api_strict", "gemm", m=1, n=3, k=5)
+    candidate = resolve("array_api_strict")
+    real = candidate.execute
+
+    def execute(*args: Any, **kwargs: Any) -> Any:
+        def refuse(self: object) -> object:
+            raise ValueError("Out of range float values are not JSON compliant")
+
+        monkeypatch.setattr(ReportDocumentV3, "to_json_parts", refuse)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(candidate, "execute", execute)
+    with pytest.raises(ReportError) as refused:
+        run_guarded(check, tmp_path / "r.json", candidate)
+    assert str(refused.value) == (
+        "serialize report: Out of range float values are not JSON compliant"
+    )
