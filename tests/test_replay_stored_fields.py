@@ -384,6 +384,7 @@ def test_the_allowance_of_a_stored_sum_is_4m_plus_8_epsilons() -> None:
     eps = sys.float_info.epsilon
     assert sum_allowance(0) == sum_allowance(1) == 12 * eps
     assert sum_allowance(2) == 16 * eps
+    assert sum_allowance(512) == (4 * 512 + 8) * eps
     assert sum_allowance(BLOCK) == sum_allowance(10**9) == (4 * BLOCK + 8) * eps
 
 
@@ -403,6 +404,8 @@ def test_summed_figures_get_the_summing_allowance_and_max_abs_does_not() -> None
     for name in ("nmse", "reference_mse"):
         near = base.model_copy(update={name: getattr(base, name) * (1 + 1000 * eps)})
         assert compare_metrics("result.metrics", base, near) == []
+    within = base.model_copy(update={"max_abs": 1.0 + 8 * eps})
+    assert compare_metrics("result.metrics", base, within) == []
     far = base.model_copy(update={"max_abs": 1.0 + 1000 * eps})
     assert compare_metrics("result.metrics", base, far) == [
         f"result.metrics.max_abs: stored 1.0, derived {far.max_abs!r}"
