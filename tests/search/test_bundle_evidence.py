@@ -384,3 +384,115 @@ def test_real_mlx_bundles_reproduce_and_their_forgeries_disagree(
     err = capsys.readouterr().err
     assert "DISAGREES" in err
     assert "outputs.reference: numpy:cpu recomputed from the stored inputs" in err
+
+
+# -- a bundle whose reference is not NumPy: recomputed on that reference, or claimed -------
+
+
+@pytest.fixture(scope="module")
+def faulty_reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A genuine bundle of NumPy (the candidate) against a faulty reference's exp."""
+    out = tmp_path_factory.mktemp("faulty-reference") / "out"
+    search_api(
+        NumpyAdapter(),
+        reference=FaultyAdapter("ulp3"),
+        functions=["exp"],
+        examples=10,
+        seed=4,
+        out=out,
+        isolate=False,
+    )
+    documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+    values = [d for d in documents if d["finding"]["kind"] == "value"]
+    assert values, "the faulty reference's exp gave no value finding"
+    return values[0]
+
+
+def _replay_sides(doc: dict[str, Any], reference: Any, candidate: Any = None) -> BundleReplay:
+    return replay_bundle(
+        Path("bundle.json"),
+        bundle=bundle_from(doc, where="bundle.json"),
+        reference=reference,
+        candidate=candidate or NumpyAdapter(),
+        isolate=False,
+    )
+
+
+def test_a_reference_that_runs_here_is_recomputed_on_itself(
+    faulty_reference: dict[str, Any],
+) -> None:
+    # Its stored output is what it computes, not what NumPy does: NumPy's exp differs there.
+    outcome = _replay_sides(faulty_reference, FaultyAdapter("ulp3"))
+    assert outcome.disagreements == ()
+    assert outcome.status == "reproduces"
+    assert not any("does not run here" in c for c in outcome.claims)
+    assert _computed(faulty_reference, NumpyAdapter()) != _stored(faulty_reference, "reference")
+
+
+def test_a_forged_output_of_a_reference_that_runs_here_disagrees(
+    faulty_reference: dict[str, Any],
+) -> None:
+    forged = copy.deepcopy(faulty_reference)
+    assert _flip_a_bit(_arrays_of(forged, "reference")[0], 1)
+    outcome = _replay_sides(forged, FaultyAdapter("ulp3"))
+    assert outcome.status == "disagrees"
+    assert (outcome.function, outcome.kind, outcome.reason) == ("exp", "value", "")
+    assert any(
+        d.startswith("outputs.reference: faulty[ulp3] recomputed from the stored inputs")
+        for d in outcome.disagreements
+    ), outcome.disagreements
+
+
+def test_a_reference_that_does_not_run_here_leaves_its_output_claimed(
+    faulty_reference: dict[str, Any],
+) -> None:
+    # faulty[ulp3] is no installed backend: the replay cannot run it, and says what it
+    # therefore takes on trust; the candidate's claims are still listed after it.
+    outcome = replay_bundle(
+        Path("bundle.json"),
+        bundle=bundle_from(faulty_reference, where="bundle.json"),
+        candidate=NumpyAdapter(),
+        isolate=False,
+    )
+    assert outcome.status == "not_run"
+    assert "the stored reference output (faulty[ulp3] does not run here)" in outcome.claims
+    assert any(c.startswith("candidate numpy") for c in outcome.claims)
+
+
+def test_a_claimed_identity_unlike_what_runs_here_is_printed_beside_it(
+    faulty_reference: dict[str, Any],
+) -> None:
+    doc = copy.deepcopy(faulty_reference)
+    doc["candidate"]["version"] = "0.0-claimed"
+    doc["candidate"]["device"] = None
+    from diffcheck.search.record import backend_identity
+
+    here = backend_identity(NumpyAdapter())
+    outcome = _replay_sides(doc, FaultyAdapter("ulp3"))
+    assert outcome.status == "reproduces"  # a claim: never part of the verdict
+    claim = next(c for c in outcome.claims if c.startswith("candidate "))
+    assert claim == (
+        f"candidate {doc['candidate']['backend']}: library {doc['candidate']['library']} "
+        f"0.0-claimed, device unknown (here {here.backend}: {here.library} {here.version}, "
+        f"device {here.device or 'unknown'})"
+    )
+    same = _replay_sides(faulty_reference, FaultyAdapter("ulp3"))
+    assert not any("(here " in c for c in same.claims)  # as stored: nothing beside it
+
+
+class _NoDeviceNumpy(NumpyAdapter):
+    """NumPy, reporting no device: its identity line says the device is unknown."""
+
+    def identity(self) -> tuple[str, str | None]:
+        library, _ = super().identity()
+        return library, None
+
+
+def test_a_backend_here_that_names_no_device_is_printed_as_unknown(
+    faulty_reference: dict[str, Any],
+) -> None:
+    doc = copy.deepcopy(faulty_reference)
+    doc["candidate"]["version"] = "0.0-claimed"
+    outcome = _replay_sides(doc, FaultyAdapter("ulp3"), _NoDeviceNumpy())
+    claim = next(c for c in outcome.claims if c.startswith("candidate "))
+    assert claim.endswith(", device unknown)"), claim
