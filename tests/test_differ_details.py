@@ -17,8 +17,10 @@ import numpy.typing as npt
 import pytest
 
 from diffcheck.differ import (
+    AROUND_RADIUS,
     Segment,
     Verdict,
+    around,
     bind_precision,
     bind_segments,
     bind_shape,
@@ -51,6 +53,25 @@ def test_an_array_that_only_speaks_dlpack_is_read_through_it_without_a_copy() ->
     assert host.shape == (2, 3)
     assert np.shares_memory(host, values)
     assert diff(values, OnlyDLPack(values), max_nmse=TOLERANCE).passed
+
+
+def test_around_widens_what_a_device_reader_returns_to_python_floats() -> None:
+    """A reader may hand back any array (a device slice speaking DLPack): its values are kept,
+    widened to Python floats as a report stores them, never left as integers."""
+    reference = np.arange(20, dtype=np.int32)
+    actual = np.arange(20, dtype=np.int32) * 2
+    (shown,) = around(
+        None,
+        ("first non-finite in actual", 10),
+        reference.size,
+        lambda part: OnlyDLPack(reference[part]),
+        lambda part: OnlyDLPack(actual[part]),
+    )
+    start = 10 - AROUND_RADIUS
+    assert (shown.what, shown.index, shown.start) == ("first non-finite in actual", 10, start)
+    window = range(start, 10 + AROUND_RADIUS + 1)
+    assert [repr(v) for v in shown.reference] == [repr(float(i)) for i in window]
+    assert [repr(v) for v in shown.actual] == [repr(float(2 * i)) for i in window]
 
 
 def test_to_host_flattens_any_shape() -> None:
