@@ -11,7 +11,12 @@ import pytest
 from diffcheck.values import blame, bound_for, compare_values, expected_result_dtype, promote
 from diffcheck.values.judges import judge_element
 from diffcheck.values.model import Blame, Bound, Location
-from diffcheck.values.oracle import true_value, ulps_from_truth
+from diffcheck.values.oracle import (
+    complex_ulps_from_truth,
+    true_complex,
+    true_value,
+    ulps_from_truth,
+)
 from diffcheck.values.rules import exact_element, expected_shape
 from diffcheck.values.special_cases import special_case
 
@@ -449,3 +454,74 @@ def test_an_approximate_special_case_blames_whichever_side_misses_it(swap: bool)
     found = judge_element("atan2", [0.0, -0.0], {}, ref, cand, "float32", AT, _ulp_bound(None))
     assert found is not None
     assert (found.side, found.evidence) == ("candidate" if swap else "reference", "special-case")
+
+
+def _bound_with_share(share: float) -> float:
+    """The bound whose half plus the judges' 1e-9 slack is exactly ``share`` ULPs."""
+    half = share - 1e-9
+    for _ in range(16):
+        if half + 1e-9 == share:
+            return 2 * half
+        half = math.nextafter(half, math.inf if half + 1e-9 < share else 0.0)
+    raise AssertionError(share)
+
+
+PI32_UP = float(np.nextafter(np.float32(math.pi), np.float32(4)))  # 1.37 ULP above pi
+PI32_UP2 = float(np.nextafter(np.float32(PI32_UP), np.float32(4)))  # 2.37 ULP above pi
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "dtype", "edge", "beyond", "evidence"),
+    [
+        ("add", [1.0, 2.0**-24], "float32", 1.0 + 2.0**-22, 1.0 + 3 * 2.0**-23, "oracle"),
+        ("atan2", [0.0, -0.0], "float32", PI32_UP, PI32_UP2, "special-case"),
+        (
+            "log",
+            [complex(-0.0, 0.0)],
+            "complex64",
+            complex(-math.inf, PI32_UP),
+            complex(-math.inf, PI32_UP2),
+            "special-case",
+        ),
+        (
+            "multiply",
+            [complex(1, 2), complex(3, 4)],
+            "complex64",
+            complex(-5, 10 + 2.0**-19),
+            complex(-5, 10 + 2.0**-18),
+            "oracle",
+        ),
+    ],
+)
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_side_exactly_at_its_share_of_the_bound_is_within_it(
+    function: str, args: list[Any], dtype: str, edge: Any, beyond: Any, evidence: str, swap: bool
+) -> None:
+    """Each side may be half the bound off (plus 1e-9): a side exactly that far is right."""
+    if evidence == "special-case":  # pi, as the special case requires, in float32's ULPs
+        ulps = ulps_from_truth(
+            complex(edge).imag if dtype == "complex64" else edge, math.pi, "float32"
+        )
+    elif dtype == "complex64":
+        ulps = complex_ulps_from_truth(edge, true_complex(function, args), dtype)
+    else:
+        ulps = ulps_from_truth(edge, true_value(function, args), dtype)
+    assert ulps > 1.0  # beyond the least share of half an ULP
+    bound = _ulp_bound(_bound_with_share(ulps))
+    ref, cand = (beyond, edge) if swap else (edge, beyond)
+    found = judge_element(function, args, {}, ref, cand, dtype, AT, bound)
+    assert found is not None
+    assert (found.side, found.evidence) == ("reference" if swap else "candidate", evidence)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_finite_side_exactly_at_the_whole_bound_is_within_it(swap: bool) -> None:
+    """Beside an infinity, a finite side may be the whole bound (plus 1e-9) off: 2 ULPs here."""
+    whole = 2.0 - 1e-9
+    while whole + 1e-9 != 2.0:
+        whole = math.nextafter(whole, math.inf if whole + 1e-9 < 2.0 else 0.0)
+    ref, cand = (math.inf, _up(2)) if swap else (_up(2), math.inf)
+    found = judge_element("add", [0.75, 0.25], {}, ref, cand, "float32", AT, _ulp_bound(whole))
+    assert found is not None
+    assert (found.side, found.evidence) == ("reference" if swap else "candidate", "oracle")
+    assert "reference is " + ("inf" if swap else "2") + " ULP off" in found.why
