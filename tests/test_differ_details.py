@@ -74,6 +74,23 @@ def test_around_widens_what_a_device_reader_returns_to_python_floats() -> None:
     assert [repr(v) for v in shown.actual] == [repr(float(2 * i)) for i in window]
 
 
+@pytest.mark.parametrize("shape", [(-1, 1), (1, -1)])
+def test_around_flattens_a_reader_value_of_any_shape(shape: tuple[int, int]) -> None:
+    """A reader may hand back its slice as a column or a row: the values come out flat."""
+    reference = np.linspace(0.0, 1.9, 20, dtype=np.float32)
+    (shown,) = around(
+        None,
+        ("first non-finite in reference", 0),
+        reference.size,
+        lambda part: reference[part].reshape(shape),
+        lambda part: reference[part].reshape(shape) * 2,
+    )
+    window = reference[: AROUND_RADIUS + 1].astype(np.float64)
+    assert shown.start == 0
+    assert [repr(v) for v in shown.reference] == [repr(float(v)) for v in window]
+    assert [repr(v) for v in shown.actual] == [repr(float(v)) for v in window * 2]
+
+
 def test_to_host_flattens_any_shape() -> None:
     assert to_host(np.ones((2, 3, 4), np.float32)).shape == (24,)
 
