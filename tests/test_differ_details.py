@@ -17,8 +17,10 @@ import numpy.typing as npt
 import pytest
 
 from diffcheck.differ import (
+    AROUND_RADIUS,
     Segment,
     Verdict,
+    around,
     bind_precision,
     bind_segments,
     bind_shape,
@@ -51,6 +53,42 @@ def test_an_array_that_only_speaks_dlpack_is_read_through_it_without_a_copy() ->
     assert host.shape == (2, 3)
     assert np.shares_memory(host, values)
     assert diff(values, OnlyDLPack(values), max_nmse=TOLERANCE).passed
+
+
+def test_around_widens_what_a_device_reader_returns_to_python_floats() -> None:
+    """A reader may hand back any array (a device slice speaking DLPack): its values are kept,
+    widened to Python floats as a report stores them, never left as integers."""
+    reference = np.arange(20, dtype=np.int32)
+    actual = np.arange(20, dtype=np.int32) * 2
+    (shown,) = around(
+        None,
+        ("first non-finite in actual", 10),
+        reference.size,
+        lambda part: OnlyDLPack(reference[part]),
+        lambda part: OnlyDLPack(actual[part]),
+    )
+    start = 10 - AROUND_RADIUS
+    assert (shown.what, shown.index, shown.start) == ("first non-finite in actual", 10, start)
+    window = range(start, 10 + AROUND_RADIUS + 1)
+    assert [repr(v) for v in shown.reference] == [repr(float(i)) for i in window]
+    assert [repr(v) for v in shown.actual] == [repr(float(2 * i)) for i in window]
+
+
+@pytest.mark.parametrize("shape", [(-1, 1), (1, -1)])
+def test_around_flattens_a_reader_value_of_any_shape(shape: tuple[int, int]) -> None:
+    """A reader may hand back its slice as a column or a row: the values come out flat."""
+    reference = np.linspace(0.0, 1.9, 20, dtype=np.float32)
+    (shown,) = around(
+        None,
+        ("first non-finite in reference", 0),
+        reference.size,
+        lambda part: reference[part].reshape(shape),
+        lambda part: reference[part].reshape(shape) * 2,
+    )
+    window = reference[: AROUND_RADIUS + 1].astype(np.float64)
+    assert shown.start == 0
+    assert [repr(v) for v in shown.reference] == [repr(float(v)) for v in window]
+    assert [repr(v) for v in shown.actual] == [repr(float(v)) for v in window * 2]
 
 
 def test_to_host_flattens_any_shape() -> None:

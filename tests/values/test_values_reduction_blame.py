@@ -14,6 +14,8 @@ import numpy.typing as npt
 import pytest
 
 from diffcheck.values import blame, compare_values
+from diffcheck.values.judges import judge_reduction
+from diffcheck.values.model import Location
 
 
 def i32(v: Any) -> npt.NDArray[Any]:
@@ -324,3 +326,82 @@ def test_a_reduction_blames_the_side_off_its_exact_or_bounded_value(
         function, [x], {}, wrong, right, compare_values(wrong, right, function=function)
     )
     assert (judged.side, judged.evidence, judged.why, swapped.side) == expected
+
+
+# One reduced element judged on its own: each side against the exact result.
+AT = Location((), "r", "c", None)
+S32 = 2.0**-149  # float32's smallest subnormal
+S64 = 2.0**-1074  # float64's
+
+
+def _sides(
+    function: str, x: Any, kwargs: dict[str, Any], r: Any, c: Any, dtype: str
+) -> tuple[str | None, str | None]:
+    """The side blamed with (r, c) and with the two swapped."""
+    found = judge_reduction(function, [x], kwargs, r, c, dtype, AT)
+    swapped = judge_reduction(function, [x], kwargs, c, r, dtype, AT)
+    return (
+        None if found is None else found.side,
+        None if swapped is None else swapped.side,
+    )
+
+
+def test_an_integer_sum_of_fractional_terms_is_left_to_the_other_evidence() -> None:
+    """sum(x, dtype=int32) of 1.5 and 2.5: no exact integer truth, so no standard rule."""
+    assert _sides("sum", np.array([1.5, 2.5]), {}, 4, 3, "int32") == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("function", "x", "right", "wrong"),
+    [
+        # A subnormal truth is below every absolute allowance: half an ULP decides. The
+        # mean of the smallest subnormal and 0 lies halfway: either neighbour is right.
+        ("mean", f32([S32, 0.0]), 0.0, 2 * S32),
+        ("mean", f32([S32, 0.0]), S32, 2 * S32),
+        # 2 * S32 exactly: one subnormal ULP off is wrong.
+        ("sum", f32([S32, S32]), 2 * S32, 3 * S32),
+        ("sum", f32([S32, S32]), 2 * S32, S32),
+    ],
+)
+def test_a_subnormal_reduction_allows_half_an_ulp(
+    function: str, x: Any, right: float, wrong: float
+) -> None:
+    assert _sides(function, x, {}, right, wrong, "float32") == ("candidate", "reference")
+
+
+def test_a_side_exactly_at_the_allowed_summing_error_is_within_it() -> None:
+    """sum of 1 and 1 in float32: depth 1, so 2**-23 * 2 allowed; 2 + 2**-22 is exactly that."""
+    found = judge_reduction("sum", [f32([1.0, 1.0])], {}, 2 + 2.0**-22, 2 + 2.0**-21, "float32", AT)
+    assert found is not None
+    assert found.why == (
+        "true sum over 2 terms = 2.0 (allowed error 2.38e-07); reference is 2.38e-07 off, "
+        "candidate 4.77e-07 at []"
+    )
+    assert _sides("sum", f32([1.0, 1.0]), {}, 2 + 2.0**-22, 2 + 2.0**-21, "float32") == (
+        "candidate",
+        "reference",
+    )
+
+
+def test_a_complex_sum_exactly_at_its_allowed_error_is_within_it() -> None:
+    """(1+0j) + (1+0j) in complex64: 2**-23 * 2 for the sum plus 2**-23 * 2 for rounding."""
+    right, wrong = complex(2 + 2.0**-21, 0.0), complex(2 + 2.0**-20, 0.0)
+    x = c64([1 + 0j, 1 + 0j])
+    found = judge_reduction("sum", [x], {}, right, wrong, "complex64", AT)
+    assert found is not None
+    assert "allowed error 4.77e-07); reference is 4.77e-07 off, candidate 9.54e-07" in found.why
+    assert _sides("sum", x, {}, right, wrong, "complex64") == ("candidate", "reference")
+
+
+# Two float64 factors whose exact product lies 0.5 + 1e-9 ULP above 0 (in subnormal ULPs):
+# 0 is then exactly at the edge of half an ULP with the judge's 1e-9 slack.
+EDGE_A, EDGE_B = float.fromhex("0x1.8p-599"), float.fromhex("0x1.55555560c95d4p-477")
+
+
+def test_a_product_exactly_at_half_an_ulp_and_the_slack_is_within_it() -> None:
+    from fractions import Fraction
+
+    units = Fraction(EDGE_A) * Fraction(EDGE_B) / Fraction(S64)
+    assert units == Fraction(0.5 + 1e-9)
+    x = np.array([EDGE_A, EDGE_B])
+    assert _sides("prod", x, {}, 0.0, 2 * S64, "float64") == ("candidate", "reference")

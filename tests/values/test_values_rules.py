@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from diffcheck.values import blame, bound_for, compare_values, expected_result_dtype, promote
-from diffcheck.values.oracle import true_value, ulps_from_truth
+from diffcheck.values.judges import judge_element
+from diffcheck.values.model import Blame, Bound, Location
+from diffcheck.values.oracle import (
+    complex_ulps_from_truth,
+    true_complex,
+    true_value,
+    ulps_from_truth,
+)
 from diffcheck.values.rules import exact_element, expected_shape
 from diffcheck.values.special_cases import special_case
 
@@ -270,3 +277,251 @@ def test_abs_of_a_complex_input_is_rounded_math() -> None:
     complex_abs = bound_for("abs", "float32", inputs=("complex64",))
     assert (complex_abs.kind, complex_abs.ulps) == ("ulp", 2.0)
     assert "hypot" in complex_abs.provenance
+
+
+# Each side of one located element, judged on its own: the element judge at a chosen bound.
+AT = Location((1,), "r", "c", None)
+TINY32, SMALL32 = float(np.float32(6e-45)), float(np.float32(1e-19))
+
+
+def _ulp_bound(ulps: float | None) -> Bound:
+    return Bound("ulp", ulps, None, "chosen")
+
+
+def _up(k: float) -> float:
+    """1 + k ULPs of float32 at 1."""
+    return 1.0 + k * 2.0**-23
+
+
+def _judged(found: Blame | None) -> tuple[str, str, str] | None:
+    return None if found is None else (found.side, found.evidence, found.why)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_an_integer_rule_blames_whichever_side_breaks_it(swap: bool) -> None:
+    ref, cand = (127, 126) if swap else (126, 127)
+    found = judge_element("add", [100, 27], {}, ref, cand, "int8", AT, _ulp_bound(None))
+    assert _judged(found) == (
+        "candidate" if swap else "reference",
+        "standard-rule",
+        f"add(100, 27) must be 127 by the standard's rules; reference {ref}, candidate {cand} "
+        "at [1]",
+    )
+
+
+@pytest.mark.parametrize(
+    ("ulps", "ref_k", "cand_k", "side", "shares"),
+    [
+        # 1 + 2**-24 lies halfway: a correctly rounded 1.0 is 0.5 ULP off, within the least
+        # share; 1.5 ULPs is outside it, with or without an exact bound.
+        (None, 0, 2, "candidate", ("0.5", "1.5", "0.5")),
+        (1.0, 0, 2, "candidate", ("0.5", "1.5", "0.5")),
+        # Each side has half the bound: 1.5 ULPs is within half of 4, 2.5 is not.
+        (4.0, 2, 3, "candidate", ("1.5", "2.5", "2")),
+    ],
+)
+@pytest.mark.parametrize("swap", [False, True])
+def test_each_side_of_an_element_has_half_the_bound_and_at_least_half_an_ulp(
+    ulps: float | None, ref_k: int, cand_k: int, side: str, shares: tuple[str, ...], swap: bool
+) -> None:
+    ref, cand = _up(ref_k), _up(cand_k)
+    off_ref, off_cand, share = shares
+    if swap:
+        ref, cand, off_ref, off_cand = cand, ref, off_cand, off_ref
+        side = "reference"
+    found = judge_element("add", [1.0, 2.0**-24], {}, ref, cand, "float32", AT, _ulp_bound(ulps))
+    assert _judged(found) == (
+        side,
+        "oracle",
+        f"true add(1.0, {2.0**-24!r}) = {1 + 2.0**-24!r}; reference is {off_ref} ULP off, "
+        f"candidate {off_cand} ULP (each side may be {share}) at [1]",
+    )
+
+
+@pytest.mark.parametrize(
+    ("ulps", "k", "side"),
+    [
+        (2.0, 2, "candidate"),  # the finite side within the whole bound: the infinity is wrong
+        (2.0, 3, "both"),  # beyond the whole bound: both are wrong
+        (None, 1, "both"),  # an exact bound allows no ULP beyond the finite side's half
+    ],
+)
+@pytest.mark.parametrize("swap", [False, True])
+def test_an_infinity_for_a_finite_truth_leaves_a_finite_side_its_whole_bound(
+    ulps: float | None, k: int, side: str, swap: bool
+) -> None:
+    ref, cand = _up(k), math.inf
+    if swap:
+        ref, cand = cand, ref
+        side = {"candidate": "reference"}.get(side, side)
+    found = judge_element("add", [0.75, 0.25], {}, ref, cand, "float32", AT, _ulp_bound(ulps))
+    assert found is not None
+    assert (found.side, found.evidence) == (side, "oracle")
+
+
+BIG32 = float(np.finfo(np.float32).max)
+TOP32 = 2.0**104  # float32's spacing at its largest value
+
+
+def test_a_correct_overflow_is_judged_by_its_own_share_alone() -> None:
+    # max + 1.5 spacings rounds to +inf; with 4 ULPs each side may be 2 off: the largest
+    # finite value (1.5 off) and the infinity (0 off) both pass, so neither is blamed.
+    args = [BIG32, 1.5 * TOP32]
+    assert judge_element("add", args, {}, BIG32, math.inf, "float32", AT, _ulp_bound(4.0)) is None
+    # A finite value 2.5 spacings off is wrong even within the whole bound: the infinity
+    # is the rounded truth, not an overflow to excuse.
+    found = judge_element("add", args, {}, math.inf, BIG32 - TOP32, "float32", AT, _ulp_bound(4.0))
+    assert found is not None
+    assert (found.side, found.evidence) == ("candidate", "oracle")
+
+
+def test_the_oracles_sentence_lists_every_argument() -> None:
+    found = judge_element(
+        "multiply", [0.75, 2.5], {}, 1.875, _up(1) * 1.875, "float32", AT, _ulp_bound(None)
+    )
+    assert found is not None
+    assert found.why.startswith("true multiply(0.75, 2.5) = 1.875; reference is 0 ULP off")
+    found = judge_element(
+        "multiply",
+        [complex(1, 2), complex(3, 4)],
+        {},
+        complex(-5, 10),
+        complex(-5, 10.5),
+        "complex128",
+        AT,
+        _ulp_bound(None),
+    )
+    assert found is not None
+    assert found.why.startswith("true multiply((1+2j), (3+4j)) = (-5+10j); reference is 0 ULP")
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_zero_whose_sign_the_standard_leaves_open_is_not_blamed_for_it(swap: bool) -> None:
+    """exp(-inf + inf j) is 0 + 0j with either signs: a -0 real part is right, 1 is not."""
+    ref, cand = complex(-0.0, 0.0), complex(1.0, 0.0)
+    if swap:
+        ref, cand = cand, ref
+    found = judge_element(
+        "exp", [complex(-math.inf, math.inf)], {}, ref, cand, "complex64", AT, _ulp_bound(None)
+    )
+    assert found is not None
+    assert (found.side, found.evidence) == ("reference" if swap else "candidate", "special-case")
+    assert found.why.startswith("special case exp: a is -inf and b is +inf -> 0? + 0?j at [1]")
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_complex128_pi_is_judged_in_float64_ulps(swap: bool) -> None:
+    """log(-0 + 0j) is -inf + pi j: float32's pi in a complex128 result is far off."""
+    pi32 = float(np.float32(math.pi))
+    ref, cand = complex(-math.inf, pi32), complex(-math.inf, math.pi)
+    if swap:
+        ref, cand = cand, ref
+    found = judge_element(
+        "log", [complex(-0.0, 0.0)], {}, ref, cand, "complex128", AT, _ulp_bound(None)
+    )
+    assert found is not None
+    assert (found.side, found.evidence) == ("candidate" if swap else "reference", "special-case")
+
+
+def test_a_nonzero_complex_part_is_not_judged_by_the_sign_of_zero() -> None:
+    """A tiny negative imaginary part beside a zero: both within their share, neither blamed."""
+    args = [complex(1.0, TINY32), complex(SMALL32, 0.0)]
+    ref, cand = complex(SMALL32, 0.0), complex(SMALL32, -(2.0**-149))
+    for r, c in ((ref, cand), (cand, ref)):
+        assert judge_element("multiply", args, {}, r, c, "complex64", AT, _ulp_bound(None)) is None
+
+
+def test_a_nonzero_real_result_is_not_judged_by_the_sign_of_zero() -> None:
+    """-2**-149 beside +0 for a true +5.6e-64: 1 ULP, within half of 2 ULPs: not blamed."""
+    args = [TINY32, SMALL32]
+    for r, c in ((0.0, -(2.0**-149)), (-(2.0**-149), 0.0)):
+        assert judge_element("multiply", args, {}, r, c, "float32", AT, _ulp_bound(2.0)) is None
+
+
+@pytest.mark.parametrize(("ref", "cand"), [(-0.0, 0.0), (0.0, -0.0)])
+def test_an_exact_zero_truth_leaves_the_sign_to_the_special_cases(ref: float, cand: float) -> None:
+    """sign(±0) is 0 exactly and no special case fixes its sign: neither zero is blamed."""
+    for x in (0.0, -0.0):
+        assert judge_element("sign", [x], {}, ref, cand, "float64", AT, _ulp_bound(None)) is None
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_an_approximate_special_case_blames_whichever_side_misses_it(swap: bool) -> None:
+    """atan2(+0, -0) is pi, which float32 can only approximate: each side within its share."""
+    ref, cand = 3.0, float(np.float32(math.pi))
+    if swap:
+        ref, cand = cand, ref
+    found = judge_element("atan2", [0.0, -0.0], {}, ref, cand, "float32", AT, _ulp_bound(None))
+    assert found is not None
+    assert (found.side, found.evidence) == ("candidate" if swap else "reference", "special-case")
+
+
+def _bound_with_share(share: float) -> float:
+    """The bound whose half plus the judges' 1e-9 slack is exactly ``share`` ULPs."""
+    half = share - 1e-9
+    for _ in range(16):
+        if half + 1e-9 == share:
+            return 2 * half
+        half = math.nextafter(half, math.inf if half + 1e-9 < share else 0.0)
+    raise AssertionError(share)
+
+
+PI32_UP = float(np.nextafter(np.float32(math.pi), np.float32(4)))  # 1.37 ULP above pi
+PI32_UP2 = float(np.nextafter(np.float32(PI32_UP), np.float32(4)))  # 2.37 ULP above pi
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "dtype", "edge", "beyond", "evidence"),
+    [
+        ("add", [1.0, 2.0**-24], "float32", 1.0 + 2.0**-22, 1.0 + 3 * 2.0**-23, "oracle"),
+        ("atan2", [0.0, -0.0], "float32", PI32_UP, PI32_UP2, "special-case"),
+        (
+            "log",
+            [complex(-0.0, 0.0)],
+            "complex64",
+            complex(-math.inf, PI32_UP),
+            complex(-math.inf, PI32_UP2),
+            "special-case",
+        ),
+        (
+            "multiply",
+            [complex(1, 2), complex(3, 4)],
+            "complex64",
+            complex(-5, 10 + 2.0**-19),
+            complex(-5, 10 + 2.0**-18),
+            "oracle",
+        ),
+    ],
+)
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_side_exactly_at_its_share_of_the_bound_is_within_it(
+    function: str, args: list[Any], dtype: str, edge: Any, beyond: Any, evidence: str, swap: bool
+) -> None:
+    """Each side may be half the bound off (plus 1e-9): a side exactly that far is right."""
+    if evidence == "special-case":  # pi, as the special case requires, in float32's ULPs
+        ulps = ulps_from_truth(
+            complex(edge).imag if dtype == "complex64" else edge, math.pi, "float32"
+        )
+    elif dtype == "complex64":
+        ulps = complex_ulps_from_truth(edge, true_complex(function, args), dtype)
+    else:
+        ulps = ulps_from_truth(edge, true_value(function, args), dtype)
+    assert ulps > 1.0  # beyond the least share of half an ULP
+    bound = _ulp_bound(_bound_with_share(ulps))
+    ref, cand = (beyond, edge) if swap else (edge, beyond)
+    found = judge_element(function, args, {}, ref, cand, dtype, AT, bound)
+    assert found is not None
+    assert (found.side, found.evidence) == ("reference" if swap else "candidate", evidence)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_finite_side_exactly_at_the_whole_bound_is_within_it(swap: bool) -> None:
+    """Beside an infinity, a finite side may be the whole bound (plus 1e-9) off: 2 ULPs here."""
+    whole = 2.0 - 1e-9
+    while whole + 1e-9 != 2.0:
+        whole = math.nextafter(whole, math.inf if whole + 1e-9 < 2.0 else 0.0)
+    ref, cand = (math.inf, _up(2)) if swap else (_up(2), math.inf)
+    found = judge_element("add", [0.75, 0.25], {}, ref, cand, "float32", AT, _ulp_bound(whole))
+    assert found is not None
+    assert (found.side, found.evidence) == ("reference" if swap else "candidate", "oracle")
+    assert "reference is " + ("inf" if swap else "2") + " ULP off" in found.why

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from diffcheck.values import blame, compare_values
+from diffcheck.values.judges import judge_reduction
+from diffcheck.values.model import Location
 
 X = np.array([1.0, 2.0, 4.0, 8.0, 16.0], np.float32)
 # Population and sample variance of X, and their square roots, to float64's precision.
@@ -60,3 +65,36 @@ def test_a_side_within_the_bound_is_not_blamed_and_one_past_it_is() -> None:
     verdict = compare_values(right, past, function="var")
     judged = blame("var", [X], {}, right, past, verdict)
     assert (judged.side, judged.evidence) == ("candidate", "oracle")
+
+
+def _judged(
+    x: npt.NDArray[Any], kwargs: dict[str, float], right: float, wrong: float
+) -> tuple[str, str, str]:
+    dtype = str(x.dtype)
+    at = Location((), "r", "c", None)
+    found = judge_reduction("var", [x], kwargs, right, wrong, dtype, at)
+    swapped = judge_reduction("var", [x], kwargs, wrong, right, dtype, at)
+    assert found is not None
+    assert swapped is not None
+    return found.side, swapped.side, found.why
+
+
+def test_a_sample_variance_allows_the_error_of_its_corrected_divisor() -> None:
+    """Two terms near 2**20 in float32: the error of their mean dominates, and the sample
+    variance divides its square by n - 1 = 1 (0.0313 allowed), not by n (0.0156)."""
+    x = np.array([2.0**20, 2.0**20 + 1], np.float32)
+    right, wrong = float(np.float32(0.52)), float(np.float32(0.55))
+    side, swapped, why = _judged(x, {"correction": 1.0}, right, wrong)
+    assert (side, swapped) == ("candidate", "reference")
+    assert "allowed error 0.0313, the two-pass bound" in why
+
+
+def test_a_variance_exactly_at_its_allowed_error_is_within_it() -> None:
+    """var(0, 2) = 1 in float64: 4 * 2**-52 allowed, which 1 + 2**-50 is exactly."""
+    x = np.array([0.0, 2.0])
+    side, swapped, why = _judged(x, {}, 1 + 2.0**-50, 1 + 2.0**-49)
+    assert (side, swapped) == ("candidate", "reference")
+    assert (
+        "allowed error 8.88e-16, the two-pass bound with a robust sum); reference is 8.88e-16"
+        in why
+    )
