@@ -525,3 +525,24 @@ def test_a_finite_side_exactly_at_the_whole_bound_is_within_it(swap: bool) -> No
     assert found is not None
     assert (found.side, found.evidence) == ("reference" if swap else "candidate", "oracle")
     assert "reference is " + ("inf" if swap else "2") + " ULP off" in found.why
+
+
+@pytest.mark.parametrize(
+    ("function", "dtype", "kind", "tolerance", "precision"),
+    [
+        ("exp", "complex128", "ulp", 4.0, "float64"),
+        ("exp", "complex64", "ulp", 4.0, "float32"),
+        ("multiply", "complex128", "ulp", 4.0, "float64"),
+        ("sum", "complex128", "reduction", 2.0, "float64"),
+        ("fft.fft", "complex128", "nmse", 1e-15, "float64"),
+        ("fft.fft", "complex64", "nmse", 1e-7, "float32"),
+    ],
+)
+def test_a_complex_result_is_bounded_in_the_precision_of_its_parts(
+    function: str, dtype: str, kind: str, tolerance: float, precision: str
+) -> None:
+    # A complex result is two floats: its bound is that float's, never exact equality.
+    bound = bound_for(function, dtype)
+    assert bound.kind == kind
+    assert (bound.ulps if kind != "nmse" else bound.nmse) == tolerance
+    assert precision in bound.provenance
