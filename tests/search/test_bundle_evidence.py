@@ -33,7 +33,7 @@ from diffcheck.search.record import example_of
 from diffcheck.search.replay import BundleReplay, replay_bundle
 from diffcheck.values.call import call_on, host_inputs
 from diffcheck.values.compare import host_value
-from value_fakes import FaultyAdapter
+from value_fakes import FaultyAdapter, FaultyNamespace, nudge
 
 #: Fault -> the function it is injected into (one finding of each kind of divergence).
 CASES = {
@@ -496,3 +496,85 @@ def test_a_backend_here_that_names_no_device_is_printed_as_unknown(
     outcome = _replay_sides(doc, FaultyAdapter("ulp3"), _NoDeviceNumpy())
     claim = next(c for c in outcome.claims if c.startswith("candidate "))
     assert claim.endswith(", device unknown)"), claim
+
+
+# -- the same backend returning other bits than its bundle stores --------------------------
+
+
+class _OneUlpMoreNamespace(FaultyNamespace):
+    """faulty[ulp3]'s exp, every element one more ULP up: other bits from the same backend."""
+
+    def exp(self, x: Any, /) -> Any:
+        return nudge(super().exp(x), 1)
+
+
+class _OtherBitsNow(FaultyAdapter):
+    """The bundle's faulty[ulp3] under its own name and library, computing other bits now."""
+
+    def __init__(self, device: str | None, named: bool) -> None:
+        super().__init__("ulp3", device)
+        self._namespace = _OneUlpMoreNamespace("ulp3")
+        self._named = named
+
+    def identity(self) -> tuple[str, str | None]:
+        library, device = super().identity()
+        return library, device if self._named else None
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["device-named", "no-device"])
+def test_the_same_backend_returning_other_bits_disagrees_with_its_stored_output(
+    genuine: dict[str, dict[str, Any]], named: bool
+) -> None:
+    from diffcheck.search.record import backend_identity
+
+    doc = copy.deepcopy(genuine["ulp3"])
+    candidate = _OtherBitsNow(None, named)
+    here = backend_identity(candidate)
+    doc["candidate"]["device"] = here.device  # as stored: the very backend the bundle names
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(doc, where="b.json"),
+        reference=NumpyAdapter(),
+        candidate=candidate,
+        isolate=False,
+    )
+    device = here.device if named else "unknown"
+    assert named == (here.device is not None)
+    why = (
+        f"outputs.candidate: faulty[ulp3] ({here.library} {here.version}, device {device}, "
+        "as stored) returns other bits than the bundle stores for it: a forged output, or a "
+        "nondeterministic backend"
+    )
+    assert (outcome.status, outcome.function, outcome.kind, outcome.reason) == (
+        "disagrees",
+        "exp",
+        "value",
+        "",
+    )
+    assert outcome.disagreements == (why,)
+    assert outcome.same_output is False
+    assert outcome.verdict is not None and outcome.verdict.kind == "value"  # the run's own
+    assert any(c.startswith("candidate faulty[ulp3]: library") for c in outcome.claims)
+    assert outcome.line(Path("b.json")) == f"b.json: DISAGREES: exp: {why}"
+    assert len(outcome.notes(Path("b.json"))) == len(outcome.claims) >= 2
+
+
+def test_a_forged_finding_disagrees_with_no_reason_and_keeps_its_claims(
+    genuine: dict[str, dict[str, Any]],
+) -> None:
+    doc = copy.deepcopy(genuine["ulp3"])
+    doc["finding"]["reason"] = "a reason the stored outputs do not give"
+    outcome = _replay(doc, "ulp3")
+    assert isinstance(outcome, BundleReplay)
+    assert (outcome.status, outcome.function, outcome.kind, outcome.reason) == (
+        "disagrees",
+        "exp",
+        "value",
+        "",
+    )
+    assert [d.split(":")[0] for d in outcome.disagreements] == ["finding.reason"]
+    # What it claims stays printed beside the disagreement: both sides' identities.
+    assert [c.split(":")[0] for c in outcome.claims] == ["reference numpy", "candidate faulty[ulp3]"]
+    assert outcome.notes(Path("b.json"))[1].startswith(
+        "b.json: claimed, not verified: candidate faulty[ulp3]: library"
+    )
