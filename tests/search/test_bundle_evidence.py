@@ -578,3 +578,92 @@ def test_a_forged_finding_disagrees_with_no_reason_and_keeps_its_claims(
     assert outcome.notes(Path("b.json"))[1].startswith(
         "b.json: claimed, not verified: candidate faulty[ulp3]: library"
     )
+
+
+# -- the backends' own declared default dtypes, and backends that cannot be set up ---------
+
+
+class _Int32Info:
+    """NumPy's inspection API, declaring int32 as the default integer and index dtype."""
+
+    def default_dtypes(self, **_: Any) -> dict[str, Any]:
+        return {
+            "real floating": np.float64,
+            "complex floating": np.complex128,
+            "integral": np.int32,
+            "indexing": np.int32,
+        }
+
+
+class _Int32ArgminNamespace(FaultyNamespace):
+    """A namespace whose declared index dtype is int32, and whose argmax is argmin's index."""
+
+    def __array_namespace_info__(self) -> _Int32Info:
+        return _Int32Info()
+
+    def argmax(self, x: Any, /, **kwargs: Any) -> Any:
+        return np.asarray(np.argmin(x, **kwargs)).astype(np.int32)
+
+
+class _Int32Argmin(FaultyAdapter):
+    def __init__(self) -> None:
+        super().__init__("none")
+        self._namespace = _Int32ArgminNamespace("none")
+
+
+def test_a_bundle_is_rederived_under_the_default_dtypes_its_backend_declares_here(
+    tmp_path: Path,
+) -> None:
+    # argmax in int32 is that backend's declared index dtype: the finding is the index, not
+    # the dtype, and it re-derives so only under the candidate's own defaults.
+    out = tmp_path / "out"
+    search_api(_Int32Argmin(), functions=["argmax"], examples=10, seed=3, out=out, isolate=False)
+    documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+    assert documents, "the index fault was not found"
+    doc = documents[0]
+    assert doc["finding"]["kind"] != "dtype", doc["finding"]
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(doc, where="b.json"),
+        reference=NumpyAdapter(),
+        candidate=_Int32Argmin(),
+        isolate=False,
+    )
+    assert outcome.disagreements == ()
+    assert (outcome.status, outcome.kind) == ("reproduces", doc["finding"]["kind"])
+
+
+def test_a_bundle_of_a_version_this_diffcheck_does_not_know_calls_nothing(
+    genuine: dict[str, dict[str, Any]],
+) -> None:
+    # Built without validation, as a caller may: its function is still looked up in the
+    # functions of its own bundle version, of which this diffcheck knows none.
+    bundle = bundle_from(genuine["ulp3"], where="b.json").model_copy(update={"bundle_version": 2})
+    with pytest.raises(BundleError, match=r"^b\.json: function: 'exp' is not a function"):
+        replay_bundle(
+            Path("b.json"),
+            bundle=bundle,
+            reference=NumpyAdapter(),
+            candidate=FaultyAdapter("ulp3"),
+            isolate=False,
+        )
+
+
+def test_a_backend_that_cannot_be_set_up_and_says_nothing_is_not_run_as_unavailable(
+    genuine: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import diffcheck.adapters
+    from diffcheck.errors import ConfigError
+
+    def silent(name: str) -> Any:
+        raise ConfigError()
+
+    monkeypatch.setattr(diffcheck.adapters, "resolve", silent)
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(genuine["ulp3"], where="b.json"),
+        reference=NumpyAdapter(),
+        isolate=False,
+    )
+    assert (outcome.status, outcome.reason) == ("not_run", "unavailable")
+    assert outcome.line(Path("b.json")) == "b.json: not_run: exp [value]: unavailable"
