@@ -553,7 +553,8 @@ def test_the_same_backend_returning_other_bits_disagrees_with_its_stored_output(
     )
     assert outcome.disagreements == (why,)
     assert outcome.same_output is False
-    assert outcome.verdict is not None and outcome.verdict.kind == "value"  # the run's own
+    assert outcome.verdict is not None  # the run's own verdict
+    assert outcome.verdict.kind == "value"
     assert any(c.startswith("candidate faulty[ulp3]: library") for c in outcome.claims)
     assert outcome.line(Path("b.json")) == f"b.json: DISAGREES: exp: {why}"
     assert len(outcome.notes(Path("b.json"))) == len(outcome.claims) >= 2
@@ -574,7 +575,10 @@ def test_a_forged_finding_disagrees_with_no_reason_and_keeps_its_claims(
     )
     assert [d.split(":")[0] for d in outcome.disagreements] == ["finding.reason"]
     # What it claims stays printed beside the disagreement: both sides' identities.
-    assert [c.split(":")[0] for c in outcome.claims] == ["reference numpy", "candidate faulty[ulp3]"]
+    assert [c.split(":")[0] for c in outcome.claims] == [
+        "reference numpy",
+        "candidate faulty[ulp3]",
+    ]
     assert outcome.notes(Path("b.json"))[1].startswith(
         "b.json: claimed, not verified: candidate faulty[ulp3]: library"
     )
@@ -667,3 +671,52 @@ def test_a_backend_that_cannot_be_set_up_and_says_nothing_is_not_run_as_unavaila
     )
     assert (outcome.status, outcome.reason) == ("not_run", "unavailable")
     assert outcome.line(Path("b.json")) == "b.json: not_run: exp [value]: unavailable"
+
+
+def _bfloat16_exp_mlx() -> Any:
+    """MLX on its CPU whose exp rounds its result to bfloat16 (a result dtype fault)."""
+    pytest.importorskip("mlx.core")
+    import mlx.core as mx
+
+    from diffcheck.adapters import resolve
+
+    base = resolve("mlx:cpu")
+    if not base.probe().is_available:
+        pytest.skip("mlx:cpu does not run here")
+
+    class _Namespace:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(mx, name)
+
+        def exp(self, x: Any, /) -> Any:
+            return mx.exp(x).astype(mx.bfloat16)
+
+    class _Bfloat16Exp(type(base)):  # type: ignore[misc]
+        @property
+        def spec(self) -> str:
+            return "mlx-bfloat16-exp:cpu"
+
+        def namespace(self) -> Any:
+            return _Namespace()
+
+    return _Bfloat16Exp("cpu")
+
+
+def test_a_bundle_of_a_bfloat16_output_replays_bit_identical(tmp_path: Path) -> None:
+    # bfloat16 comes home as its float32 widening, and is stored so: the same backend's
+    # output now is the stored one, bit for bit, not a second output nor other bits.
+    candidate = _bfloat16_exp_mlx()
+    out = tmp_path / "out"
+    search_api(candidate, functions=["exp"], examples=10, seed=3, out=out, isolate=False)
+    documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+    doc = next(d for d in documents if d["finding"]["kind"] == "dtype")
+    assert [a["stored_as"] for a in doc["outputs"]["candidate"]["arrays"]] == ["bfloat16"]
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(doc, where="b.json"),
+        reference=NumpyAdapter(),
+        candidate=_bfloat16_exp_mlx(),
+        isolate=False,
+    )
+    assert outcome.disagreements == ()
+    assert (outcome.status, outcome.same_output) == ("reproduces", True)
