@@ -720,3 +720,47 @@ def test_a_bundle_of_a_bfloat16_output_replays_bit_identical(tmp_path: Path) -> 
     )
     assert outcome.disagreements == ()
     assert (outcome.status, outcome.same_output) == ("reproduces", True)
+
+
+class _RefusesExpNamespace(FaultyNamespace):
+    def exp(self, x: Any, /) -> Any:
+        raise ValueError("exp is switched off")
+
+
+class _RefusesExp(FaultyAdapter):
+    def __init__(self) -> None:
+        super().__init__("none")
+        self._namespace = _RefusesExpNamespace("none")
+
+
+@pytest.mark.parametrize(
+    ("candidate", "reason"),
+    [
+        (FaultyAdapter("none"), "it passes now"),
+        (
+            _RefusesExp(),
+            "it fails as raises now: faulty[none] raised ValueError: exp is switched off; the "
+            "reference returned a result",
+        ),
+    ],
+    ids=["fixed", "raises"],
+)
+def test_a_bundle_its_candidate_no_longer_fails_so_says_how_it_ends_now(
+    genuine: dict[str, dict[str, Any]], candidate: Any, reason: str
+) -> None:
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(genuine["ulp3"], where="b.json"),
+        reference=NumpyAdapter(),
+        candidate=candidate,
+        isolate=False,
+    )
+    assert (outcome.status, outcome.function, outcome.kind) == (
+        "no_longer_reproduces",
+        "exp",
+        "value",
+    )
+    assert outcome.reason == reason
+    assert outcome.line(Path("b.json")).startswith(
+        f"b.json: NO LONGER REPRODUCES: exp [value]: {reason}"
+    )
