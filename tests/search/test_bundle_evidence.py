@@ -734,19 +734,25 @@ class _RefusesExp(FaultyAdapter):
 
 
 @pytest.mark.parametrize(
-    ("candidate", "reason"),
+    ("candidate", "reason", "verdict_kind", "same"),
     [
-        (FaultyAdapter("none"), "it passes now"),
+        (FaultyAdapter("none"), "it passes now", None, False),
         (
             _RefusesExp(),
             "it fails as raises now: faulty[none] raised ValueError: exp is switched off; the "
             "reference returned a result",
+            "raises",
+            None,  # no output to compare with the stored one
         ),
     ],
     ids=["fixed", "raises"],
 )
 def test_a_bundle_its_candidate_no_longer_fails_so_says_how_it_ends_now(
-    genuine: dict[str, dict[str, Any]], candidate: Any, reason: str
+    genuine: dict[str, dict[str, Any]],
+    candidate: Any,
+    reason: str,
+    verdict_kind: str | None,
+    same: bool | None,
 ) -> None:
     outcome = replay_bundle(
         Path("b.json"),
@@ -761,6 +767,14 @@ def test_a_bundle_its_candidate_no_longer_fails_so_says_how_it_ends_now(
         "value",
     )
     assert outcome.reason == reason
-    assert outcome.line(Path("b.json")).startswith(
-        f"b.json: NO LONGER REPRODUCES: exp [value]: {reason}"
+    assert outcome.verdict is not None  # the run's verdict, kept beside the stored kind
+    assert outcome.verdict.kind == verdict_kind
+    assert outcome.same_output is same
+    assert [c.split(":")[0] for c in outcome.claims] == [
+        "reference numpy",
+        "candidate faulty[ulp3]",
+    ]
+    tail = "; candidate output differs from the stored one" if same is False else ""
+    assert outcome.line(Path("b.json")) == (
+        f"b.json: NO LONGER REPRODUCES: exp [value]: {reason}{tail}"
     )
