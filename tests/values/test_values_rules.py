@@ -586,6 +586,32 @@ _ROBUST = "a robust sum's bound from n and"
             ),
         ),
         (
+            "sign",
+            "float32",
+            {"inputs": ("float32",)},
+            Bound("exact", None, None, "sign moves, selects or compares values: exact"),
+        ),
+        (
+            "exp",
+            "complex64",
+            {"inputs": ("complex64",)},
+            Bound(
+                "ulp",
+                4.0,
+                None,
+                "elementwise, each side within 2 ULP of the true value: within 4 ULP of "
+                "float32, componentwise or relative to |z|",
+            ),
+        ),
+        (
+            "subtract",
+            "complex128",
+            {},
+            Bound(
+                "ulp", 0.0, None, "IEEE 754 basic operation, correctly rounded in float64: 0 ULP"
+            ),
+        ),
+        (
             "xp.where",
             "float32",
             {},
