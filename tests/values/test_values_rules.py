@@ -698,6 +698,17 @@ _ROBUST = "a robust sum's bound from n and"
             ),
         ),
         (
+            "std",
+            "float64",
+            {"reduced": 8},
+            Bound(
+                "reduction",
+                22.0,
+                None,
+                f"reduction over 8 elements, {_ROBUST} float64's epsilon: 22 ULP",
+            ),
+        ),
+        (
             "cumulative_sum",
             "float32",
             {"reduced": 16},
