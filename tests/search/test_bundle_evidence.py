@@ -33,7 +33,7 @@ from diffcheck.search.record import example_of
 from diffcheck.search.replay import BundleReplay, replay_bundle
 from diffcheck.values.call import call_on, host_inputs
 from diffcheck.values.compare import host_value
-from value_fakes import FaultyAdapter
+from value_fakes import FaultyAdapter, FaultyNamespace, nudge
 
 #: Fault -> the function it is injected into (one finding of each kind of divergence).
 CASES = {
@@ -496,3 +496,285 @@ def test_a_backend_here_that_names_no_device_is_printed_as_unknown(
     outcome = _replay_sides(doc, FaultyAdapter("ulp3"), _NoDeviceNumpy())
     claim = next(c for c in outcome.claims if c.startswith("candidate "))
     assert claim.endswith(", device unknown)"), claim
+
+
+# -- the same backend returning other bits than its bundle stores --------------------------
+
+
+class _OneUlpMoreNamespace(FaultyNamespace):
+    """faulty[ulp3]'s exp, every element one more ULP up: other bits from the same backend."""
+
+    def exp(self, x: Any, /) -> Any:
+        return nudge(super().exp(x), 1)
+
+
+class _OtherBitsNow(FaultyAdapter):
+    """The bundle's faulty[ulp3] under its own name and library, computing other bits now."""
+
+    def __init__(self, device: str | None, named: bool) -> None:
+        super().__init__("ulp3", device)
+        self._namespace = _OneUlpMoreNamespace("ulp3")
+        self._named = named
+
+    def identity(self) -> tuple[str, str | None]:
+        library, device = super().identity()
+        return library, device if self._named else None
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["device-named", "no-device"])
+def test_the_same_backend_returning_other_bits_disagrees_with_its_stored_output(
+    genuine: dict[str, dict[str, Any]], named: bool
+) -> None:
+    from diffcheck.search.record import backend_identity
+
+    doc = copy.deepcopy(genuine["ulp3"])
+    candidate = _OtherBitsNow(None, named)
+    here = backend_identity(candidate)
+    doc["candidate"]["device"] = here.device  # as stored: the very backend the bundle names
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(doc, where="b.json"),
+        reference=NumpyAdapter(),
+        candidate=candidate,
+        isolate=False,
+    )
+    device = here.device if named else "unknown"
+    assert named == (here.device is not None)
+    why = (
+        f"outputs.candidate: faulty[ulp3] ({here.library} {here.version}, device {device}, "
+        "as stored) returns other bits than the bundle stores for it: a forged output, or a "
+        "nondeterministic backend"
+    )
+    assert (outcome.status, outcome.function, outcome.kind, outcome.reason) == (
+        "disagrees",
+        "exp",
+        "value",
+        "",
+    )
+    assert outcome.disagreements == (why,)
+    assert outcome.same_output is False
+    assert outcome.verdict is not None  # the run's own verdict
+    assert outcome.verdict.kind == "value"
+    assert any(c.startswith("candidate faulty[ulp3]: library") for c in outcome.claims)
+    assert outcome.line(Path("b.json")) == f"b.json: DISAGREES: exp: {why}"
+    assert len(outcome.notes(Path("b.json"))) == len(outcome.claims) >= 2
+
+
+def test_a_forged_finding_disagrees_with_no_reason_and_keeps_its_claims(
+    genuine: dict[str, dict[str, Any]],
+) -> None:
+    doc = copy.deepcopy(genuine["ulp3"])
+    doc["finding"]["reason"] = "a reason the stored outputs do not give"
+    outcome = _replay(doc, "ulp3")
+    assert isinstance(outcome, BundleReplay)
+    assert (outcome.status, outcome.function, outcome.kind, outcome.reason) == (
+        "disagrees",
+        "exp",
+        "value",
+        "",
+    )
+    assert [d.split(":")[0] for d in outcome.disagreements] == ["finding.reason"]
+    # What it claims stays printed beside the disagreement: both sides' identities.
+    assert [c.split(":")[0] for c in outcome.claims] == [
+        "reference numpy",
+        "candidate faulty[ulp3]",
+    ]
+    assert outcome.notes(Path("b.json"))[1].startswith(
+        "b.json: claimed, not verified: candidate faulty[ulp3]: library"
+    )
+
+
+# -- the backends' own declared default dtypes, and backends that cannot be set up ---------
+
+
+class _Int32Info:
+    """NumPy's inspection API, declaring int32 as the default integer and index dtype."""
+
+    def default_dtypes(self, **_: Any) -> dict[str, Any]:
+        return {
+            "real floating": np.float64,
+            "complex floating": np.complex128,
+            "integral": np.int32,
+            "indexing": np.int32,
+        }
+
+
+class _Int32ArgminNamespace(FaultyNamespace):
+    """A namespace whose declared index dtype is int32, and whose argmax is argmin's index."""
+
+    def __array_namespace_info__(self) -> _Int32Info:
+        return _Int32Info()
+
+    def argmax(self, x: Any, /, **kwargs: Any) -> Any:
+        return np.asarray(np.argmin(x, **kwargs)).astype(np.int32)
+
+
+class _Int32Argmin(FaultyAdapter):
+    def __init__(self) -> None:
+        super().__init__("none")
+        self._namespace = _Int32ArgminNamespace("none")
+
+
+def test_a_bundle_is_rederived_under_the_default_dtypes_its_backend_declares_here(
+    tmp_path: Path,
+) -> None:
+    # argmax in int32 is that backend's declared index dtype: the finding is the index, not
+    # the dtype, and it re-derives so only under the candidate's own defaults.
+    out = tmp_path / "out"
+    search_api(_Int32Argmin(), functions=["argmax"], examples=10, seed=3, out=out, isolate=False)
+    documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+    assert documents, "the index fault was not found"
+    doc = documents[0]
+    assert doc["finding"]["kind"] != "dtype", doc["finding"]
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(doc, where="b.json"),
+        reference=NumpyAdapter(),
+        candidate=_Int32Argmin(),
+        isolate=False,
+    )
+    assert outcome.disagreements == ()
+    assert (outcome.status, outcome.kind) == ("reproduces", doc["finding"]["kind"])
+
+
+def test_a_bundle_of_a_version_this_diffcheck_does_not_know_calls_nothing(
+    genuine: dict[str, dict[str, Any]],
+) -> None:
+    # Built without validation, as a caller may: its function is still looked up in the
+    # functions of its own bundle version, of which this diffcheck knows none.
+    bundle = bundle_from(genuine["ulp3"], where="b.json").model_copy(update={"bundle_version": 2})
+    with pytest.raises(BundleError, match=r"^b\.json: function: 'exp' is not a function"):
+        replay_bundle(
+            Path("b.json"),
+            bundle=bundle,
+            reference=NumpyAdapter(),
+            candidate=FaultyAdapter("ulp3"),
+            isolate=False,
+        )
+
+
+def test_a_backend_that_cannot_be_set_up_and_says_nothing_is_not_run_as_unavailable(
+    genuine: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import diffcheck.adapters
+    from diffcheck.errors import ConfigError
+
+    def silent(name: str) -> Any:
+        raise ConfigError()
+
+    monkeypatch.setattr(diffcheck.adapters, "resolve", silent)
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(genuine["ulp3"], where="b.json"),
+        reference=NumpyAdapter(),
+        isolate=False,
+    )
+    assert (outcome.status, outcome.reason) == ("not_run", "unavailable")
+    assert outcome.line(Path("b.json")) == "b.json: not_run: exp [value]: unavailable"
+
+
+def _bfloat16_exp_mlx() -> Any:
+    """MLX on its CPU whose exp rounds its result to bfloat16 (a result dtype fault)."""
+    pytest.importorskip("mlx.core")
+    import mlx.core as mx
+
+    from diffcheck.adapters import resolve
+
+    base = resolve("mlx:cpu")
+    if not base.probe().is_available:
+        pytest.skip("mlx:cpu does not run here")
+
+    class _Namespace:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(mx, name)
+
+        def exp(self, x: Any, /) -> Any:
+            return mx.exp(x).astype(mx.bfloat16)
+
+    class _Bfloat16Exp(type(base)):  # type: ignore[misc]
+        @property
+        def spec(self) -> str:
+            return "mlx-bfloat16-exp:cpu"
+
+        def namespace(self) -> Any:
+            return _Namespace()
+
+    return _Bfloat16Exp("cpu")
+
+
+def test_a_bundle_of_a_bfloat16_output_replays_bit_identical(tmp_path: Path) -> None:
+    # bfloat16 comes home as its float32 widening, and is stored so: the same backend's
+    # output now is the stored one, bit for bit, not a second output nor other bits.
+    candidate = _bfloat16_exp_mlx()
+    out = tmp_path / "out"
+    search_api(candidate, functions=["exp"], examples=10, seed=3, out=out, isolate=False)
+    documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+    doc = next(d for d in documents if d["finding"]["kind"] == "dtype")
+    assert [a["stored_as"] for a in doc["outputs"]["candidate"]["arrays"]] == ["bfloat16"]
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(doc, where="b.json"),
+        reference=NumpyAdapter(),
+        candidate=_bfloat16_exp_mlx(),
+        isolate=False,
+    )
+    assert outcome.disagreements == ()
+    assert (outcome.status, outcome.same_output) == ("reproduces", True)
+
+
+class _RefusesExpNamespace(FaultyNamespace):
+    def exp(self, x: Any, /) -> Any:
+        raise ValueError("exp is switched off")
+
+
+class _RefusesExp(FaultyAdapter):
+    def __init__(self) -> None:
+        super().__init__("none")
+        self._namespace = _RefusesExpNamespace("none")
+
+
+@pytest.mark.parametrize(
+    ("candidate", "reason", "verdict_kind", "same"),
+    [
+        (FaultyAdapter("none"), "it passes now", None, False),
+        (
+            _RefusesExp(),
+            "it fails as raises now: faulty[none] raised ValueError: exp is switched off; the "
+            "reference returned a result",
+            "raises",
+            None,  # no output to compare with the stored one
+        ),
+    ],
+    ids=["fixed", "raises"],
+)
+def test_a_bundle_its_candidate_no_longer_fails_so_says_how_it_ends_now(
+    genuine: dict[str, dict[str, Any]],
+    candidate: Any,
+    reason: str,
+    verdict_kind: str | None,
+    same: bool | None,
+) -> None:
+    outcome = replay_bundle(
+        Path("b.json"),
+        bundle=bundle_from(genuine["ulp3"], where="b.json"),
+        reference=NumpyAdapter(),
+        candidate=candidate,
+        isolate=False,
+    )
+    assert (outcome.status, outcome.function, outcome.kind) == (
+        "no_longer_reproduces",
+        "exp",
+        "value",
+    )
+    assert outcome.reason == reason
+    assert outcome.verdict is not None  # the run's verdict, kept beside the stored kind
+    assert outcome.verdict.kind == verdict_kind
+    assert outcome.same_output is same
+    assert [c.split(":")[0] for c in outcome.claims] == [
+        "reference numpy",
+        "candidate faulty[ulp3]",
+    ]
+    tail = "; candidate output differs from the stored one" if same is False else ""
+    assert outcome.line(Path("b.json")) == (
+        f"b.json: NO LONGER REPRODUCES: exp [value]: {reason}{tail}"
+    )

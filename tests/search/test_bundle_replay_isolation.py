@@ -71,3 +71,28 @@ def test_a_value_bundle_whose_call_now_crashes_no_longer_reproduces(tmp_path: Pa
     assert outcome.status == "no_longer_reproduces"
     assert outcome.reason.startswith("it fails as crash now")
     assert "SIGFPE" in outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("how", "kind", "status", "reason"),
+    [
+        ("sigfpe", "crash", "reproduces", "SIGFPE"),
+        ("float32-only", "value", "no_longer_reproduces", "it fails as crash now: "),
+    ],
+)
+def test_a_replay_that_ends_its_worker_keeps_the_bundles_function_kind_and_claims(
+    tmp_path: Path, how: str, kind: str, status: str, reason: str
+) -> None:
+    bundle = _finding(tmp_path, how, kind)
+    outcome = replay_bundle(
+        bundle, reference=NumpyAdapter(), candidate=Misbehaving("sigfpe", str(tmp_path / "m"))
+    )
+    assert (outcome.status, outcome.function, outcome.kind) == (status, "exp", kind)
+    assert reason in outcome.reason
+    # The line names the bundle's function and kind; what stays claimed is printed beside it.
+    assert f": exp [{kind}]: " in outcome.line(bundle)
+    assert [c.split(":")[0] for c in outcome.claims] == [
+        "reference numpy",
+        f"candidate misbehaving[{how}]",
+    ]
+    assert len(outcome.notes(bundle)) == 2

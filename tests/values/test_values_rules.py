@@ -525,3 +525,252 @@ def test_a_finite_side_exactly_at_the_whole_bound_is_within_it(swap: bool) -> No
     assert found is not None
     assert (found.side, found.evidence) == ("reference" if swap else "candidate", "oracle")
     assert "reference is " + ("inf" if swap else "2") + " ULP off" in found.why
+
+
+@pytest.mark.parametrize(
+    ("function", "dtype", "kind", "tolerance", "precision"),
+    [
+        ("exp", "complex128", "ulp", 4.0, "float64"),
+        ("exp", "complex64", "ulp", 4.0, "float32"),
+        ("multiply", "complex128", "ulp", 4.0, "float64"),
+        ("sum", "complex128", "reduction", 2.0, "float64"),
+        ("fft.fft", "complex128", "nmse", 1e-15, "float64"),
+        ("fft.fft", "complex64", "nmse", 1e-7, "float32"),
+    ],
+)
+def test_a_complex_result_is_bounded_in_the_precision_of_its_parts(
+    function: str, dtype: str, kind: str, tolerance: float, precision: str
+) -> None:
+    # A complex result is two floats: its bound is that float's, never exact equality.
+    bound = bound_for(function, dtype)
+    assert bound.kind == kind
+    assert (bound.ulps if kind != "nmse" else bound.nmse) == tolerance
+    assert precision in bound.provenance
+
+
+_ROBUST = "a robust sum's bound from n and"
+
+
+@pytest.mark.parametrize(
+    ("function", "dtype", "options", "expected"),
+    [
+        ("exp", "bool", {}, Bound("exact", None, None, "bool result: exact equality")),
+        ("add", "int32", {}, Bound("exact", None, None, "int32 result: exact equality")),
+        (
+            "exp",
+            "float8",
+            {},
+            Bound("exact", None, None, "float8 result: no float model, exact equality"),
+        ),
+        (
+            "abs",
+            "float32",
+            {"inputs": ("complex64",)},
+            Bound(
+                "ulp",
+                2.0,
+                None,
+                "abs of a complex input is hypot(real, imag): within 2 ULP of float32",
+            ),
+        ),
+        (
+            "sign",
+            "float64",
+            {"inputs": ("complex128",)},
+            Bound(
+                "ulp",
+                4.0,
+                None,
+                "sign of a complex input is z / |z|, rounded math: within 4 ULP of float64, "
+                "componentwise or relative to |z|",
+            ),
+        ),
+        (
+            "sign",
+            "float32",
+            {"inputs": ("float32",)},
+            Bound("exact", None, None, "sign moves, selects or compares values: exact"),
+        ),
+        (
+            "exp",
+            "complex64",
+            {"inputs": ("complex64",)},
+            Bound(
+                "ulp",
+                4.0,
+                None,
+                "elementwise, each side within 2 ULP of the true value: within 4 ULP of "
+                "float32, componentwise or relative to |z|",
+            ),
+        ),
+        (
+            "subtract",
+            "complex128",
+            {},
+            Bound(
+                "ulp", 0.0, None, "IEEE 754 basic operation, correctly rounded in float64: 0 ULP"
+            ),
+        ),
+        (
+            "xp.where",
+            "float32",
+            {},
+            Bound("exact", None, None, "where moves, selects or compares values: exact"),
+        ),
+        (
+            "multiply",
+            "complex64",
+            {},
+            Bound(
+                "ulp",
+                4.0,
+                None,
+                "complex multiply combines several rounded operations: within 4 ULP of "
+                "float32, componentwise or relative to |z|",
+            ),
+        ),
+        (
+            "add",
+            "complex64",
+            {},
+            Bound(
+                "ulp", 0.0, None, "IEEE 754 basic operation, correctly rounded in float32: 0 ULP"
+            ),
+        ),
+        (
+            "exp",
+            "float16",
+            {},
+            Bound(
+                "ulp",
+                2.0,
+                None,
+                "elementwise, each side within 1 ULP of the true value: within 2 ULP of float16",
+            ),
+        ),
+        (
+            "exp",
+            "complex128",
+            {},
+            Bound(
+                "ulp",
+                4.0,
+                None,
+                "elementwise, each side within 2 ULP of the true value: within 4 ULP of "
+                "float64, componentwise or relative to |z|",
+            ),
+        ),
+        (
+            "sum",
+            "float32",
+            {"reduced": 1000, "magnitude": 10.0},
+            Bound(
+                "reduction",
+                86.0,
+                None,
+                f"reduction over 1000 elements, {_ROBUST} float32's epsilon: 86 ULP or "
+                "86 * eps * sum|x| = 0.000103",
+                86 * 2.0**-23 * 10.0,
+            ),
+        ),
+        (
+            "sum",
+            "float64",
+            {"reduced": 0},
+            Bound(
+                "reduction",
+                2.0,
+                None,
+                f"reduction over 1 elements, {_ROBUST} float64's epsilon: 2 ULP",
+            ),
+        ),
+        (
+            "var",
+            "float32",
+            {"reduced": 8, "atol": 1e-3, "magnitude": 5.0},
+            Bound(
+                "reduction",
+                22.0,
+                None,
+                f"reduction over 8 elements, {_ROBUST} float32's epsilon: 22 ULP or 0.001 "
+                "(two-pass variance bound, the mean's error included)",
+                1e-3,
+            ),
+        ),
+        (
+            "std",
+            "float64",
+            {"reduced": 8},
+            Bound(
+                "reduction",
+                22.0,
+                None,
+                f"reduction over 8 elements, {_ROBUST} float64's epsilon: 22 ULP",
+            ),
+        ),
+        (
+            "cumulative_sum",
+            "float32",
+            {"reduced": 16},
+            Bound(
+                "reduction",
+                32.0,
+                None,
+                "reduction over 16 elements, any order's bound from n and float32's epsilon: "
+                "32 ULP",
+            ),
+        ),
+        (
+            "prod",
+            "bfloat16",
+            {"reduced": 4, "magnitude": 2.0},
+            Bound(
+                "reduction",
+                8.0,
+                None,
+                "reduction over 4 elements, any order's bound from n and bfloat16's epsilon: "
+                "8 ULP or 8 * eps * sum|x| = 0.125",
+                0.125,
+            ),
+        ),
+        (
+            "fft.fft",
+            "bfloat16",
+            {},
+            Bound(
+                "nmse",
+                None,
+                1e-4,
+                "fft.fft: NMSE bucket of the storage precision bfloat16 (< 0.0001)",
+            ),
+        ),
+        (
+            None,
+            "float32",
+            {},
+            Bound(
+                "nmse",
+                None,
+                1e-7,
+                "an unnamed function: NMSE bucket of the storage precision float32 (< 1e-07)",
+            ),
+        ),
+    ],
+)
+def test_each_branch_of_the_bound_model_states_its_bound_and_why(
+    function: str | None, dtype: str, options: dict[str, Any], expected: Bound
+) -> None:
+    # The bound and its provenance are stored with every verdict and printed beside it.
+    assert bound_for(function, dtype, **options) == expected
+
+
+@pytest.mark.parametrize(
+    ("function", "elementwise"),
+    [(None, False), ("exp", True), ("xp.exp", True), ("sum", False), ("", False)],
+)
+def test_only_the_standards_elementwise_functions_are_elementwise(
+    function: str | None, elementwise: bool
+) -> None:
+    from diffcheck.values.bounds import is_elementwise
+
+    assert is_elementwise(function) is elementwise
