@@ -742,7 +742,7 @@ def test_a_wrong_output_on_a_device_fails_at_the_tolerance_asked() -> None:
     def off(xp: Any, v: Any) -> Any:
         return v * (1.0 if "strict" in xp.__name__ else 1.001)
 
-    args = {"reference": CANDIDATE, "candidate": _OnDevice()}
+    args: dict[str, Any] = {"reference": CANDIDATE, "candidate": _OnDevice()}
     failed = diffcheck.compare(_on_device(off), GRID, **args)
     assert failed.status == "failed"
     assert failed.tolerance == 1e-7
