@@ -380,3 +380,23 @@ def test_a_fill_above_int64_is_an_integer_argument_past_the_int64_range(
         "kwargs": ApiCase(args=(shape,), kwargs={"fill_value": value}),
     }[where]
     assert fill_above_int64().covers(case) is covered
+
+
+C64 = np.complex64
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "covered"),
+    [
+        (np.array([1 + 1j], C64), np.array([1 + 2j], C64), False),  # a wrong imaginary part
+        (np.array([1.0], F32), np.array([1 + 1j], C64), False),  # an imaginary part from nowhere
+        (np.array([1 + 1j], C64), np.array([1.0], F32), False),  # an imaginary part lost
+        (np.array([1 + 1j]), np.array([1 + 1j + 2**-23]), True),  # within float32 precision
+        (np.array([1.0], F32), np.array([1 + 2**-23]), True),
+    ],
+)
+def test_float32_precision_measures_complex_results_by_the_modulus_of_the_difference(
+    reference: Any, candidate: Any, covered: bool
+) -> None:
+    case = ApiCase(args=(), reference=reference, candidate=candidate)
+    assert FLOAT32_PRECISION.covers(case) is covered
