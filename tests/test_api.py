@@ -852,3 +852,16 @@ def test_a_precision_the_candidate_lacks_lists_each_it_executes() -> None:
             lambda xp, v: v, X, reference=CANDIDATE, candidate="numpy", precision="bf16"
         )
     assert caught.value.reason == "it does not execute precision bf16 (it executes: f32, f16)"
+
+
+def test_nan_at_the_same_places_on_a_device_hints_at_values_mode_too() -> None:
+    x = np.array([1.0, np.nan, 2.0, 3.0], np.float32)
+    host = diffcheck.compare(lambda xp, v: v * 2, x, reference=CANDIDATE, candidate="numpy")
+    device = _OnDevice()
+    on_device = diffcheck.compare(
+        _on_device(lambda xp, v: v * 2), x, reference=CANDIDATE, candidate=device
+    )
+    assert len(device.staged) == 1
+    assert host.reason is not None
+    assert "both sides are NaN at the same places" in host.reason
+    assert on_device.reason == host.reason
