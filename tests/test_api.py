@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -669,3 +671,197 @@ def test_a_standard_name_the_reference_lacks_is_a_missing_verdict_not_a_typo() -
     )
     assert not verdict.passed
     assert verdict.kind == "missing"
+
+
+# -- a candidate whose outputs live on a device (as a GPU library's do), here on the host ----
+
+
+class _DeviceArray:
+    """An output held on a device: not a NumPy array, with a device that is not the CPU."""
+
+    device = "gpu:0"
+
+    def __init__(self, values: Any) -> None:
+        self.values = np.asarray(values)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.values.shape)
+
+    @property
+    def dtype(self) -> Any:
+        return self.values.dtype
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        return np.asarray(self.values, dtype=dtype)
+
+
+class _OnDevice(NumpyAdapter):
+    """NumPy whose outputs are read back through the staged copy when they are on a device."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.staged: list[Any] = []
+
+    @contextlib.contextmanager
+    def host_float32_staged(self, array: Any) -> Iterator[np.ndarray[Any, Any]]:
+        self.staged.append(array)
+        yield np.asarray(array, np.float32).reshape(-1)
+
+    def host_float32(self, array: Any) -> np.ndarray[Any, Any]:
+        return np.asarray(array, np.float32).reshape(-1)
+
+
+def _on_device(body: Any) -> Any:
+    """``body`` on both sides, its result moved to the device on the candidate (NumPy)."""
+
+    def fn(xp: Any, *arrays: Any) -> Any:
+        out = body(xp, *arrays)
+        return out if "strict" in xp.__name__ else _DeviceArray(out)
+
+    return fn
+
+
+GRID = np.linspace(1.0, 2.0, 24, dtype=np.float32).reshape(4, 6)
+
+
+def test_a_single_output_on_a_device_is_read_once_through_the_staged_copy() -> None:
+    device = _OnDevice()
+    verdict = diffcheck.compare(
+        _on_device(lambda xp, v: v * 2), GRID, reference=CANDIDATE, candidate=device
+    )
+    assert verdict.passed, str(verdict)
+    assert verdict.metrics is not None
+    assert verdict.metrics.element_count == GRID.size
+    assert len(device.staged) == 1
+    assert isinstance(device.staged[0], _DeviceArray)
+    assert device.staged[0].shape == GRID.shape
+
+
+def test_a_wrong_output_on_a_device_fails_at_the_tolerance_asked() -> None:
+    def off(xp: Any, v: Any) -> Any:
+        return v * (1.0 if "strict" in xp.__name__ else 1.001)
+
+    args: dict[str, Any] = {"reference": CANDIDATE, "candidate": _OnDevice()}
+    failed = diffcheck.compare(_on_device(off), GRID, **args)
+    assert failed.status == "failed"
+    assert failed.tolerance == 1e-7
+    assert failed.metrics is not None
+    assert 1e-7 < failed.metrics.nmse < 1e-5
+    assert failed.metrics.max_abs == pytest.approx(0.002, rel=1e-3)  # 0.1% of 2.0
+    loose = diffcheck.compare(_on_device(off), GRID, max_nmse=1e-5, **args)
+    assert loose.passed, str(loose)
+    assert loose.tolerance == 1e-5
+
+
+def test_a_float16_output_on_a_device_is_measured_in_float16_ulps() -> None:
+    verdict = diffcheck.compare(
+        _on_device(lambda xp, v: v * 2),
+        GRID,
+        reference=CANDIDATE,
+        candidate=_OnDevice(),
+        precision="f16",
+    )
+    assert verdict.passed, str(verdict)
+    assert verdict.metrics is not None
+    assert verdict.metrics.max_abs > 0  # float16 rounds what float32 holds
+    assert verdict.metrics.max_ulp == 0  # ... to the nearest float16: no float16 ulp off
+
+
+def test_a_transposed_output_on_a_device_fails_naming_both_shapes() -> None:
+    def transposed(xp: Any, v: Any) -> Any:
+        return v if "strict" in xp.__name__ else np.ascontiguousarray(np.asarray(v).T)
+
+    verdict = diffcheck.compare(
+        _on_device(transposed), GRID, reference=CANDIDATE, candidate=_OnDevice()
+    )
+    assert verdict.status == "failed"
+    assert verdict.reason is not None
+    assert verdict.reason.endswith("output shape mismatch: reference (4, 6), actual (6, 4)")
+
+
+def test_segments_of_an_output_on_a_device_are_judged_from_a_host_copy() -> None:
+    device = _OnDevice()
+
+    def last_wrong(xp: Any, v: Any) -> Any:
+        if "strict" in xp.__name__:
+            return v * 1.0
+        out = np.array(v, copy=True)
+        out[-1, -1] *= 1.5
+        return out
+
+    verdict = diffcheck.compare(
+        _on_device(last_wrong), GRID, reference=CANDIDATE, candidate=device, segments=2
+    )
+    assert [s.status for s in verdict.segments] == ["passed", "failed"]
+    assert device.staged == []
+
+
+def test_the_candidate_gets_the_moved_inputs_themselves_when_already_in_storage_dtype() -> None:
+    moved: list[Any] = []
+    seen: list[Any] = []
+
+    class Recording(NumpyAdapter):
+        def to_device(self, host: Any) -> Any:
+            moved.append(super().to_device(host))
+            return moved[-1]
+
+    def fn(xp: Any, v: Any) -> Any:
+        if "strict" not in xp.__name__:
+            seen.append(v)  # the candidate's argument
+        return v * 2
+
+    verdict = diffcheck.compare(fn, X, reference=CANDIDATE, candidate=Recording())
+    assert verdict.passed, str(verdict)
+    assert len(seen) == 1
+    assert any(seen[0] is m for m in moved)  # no copy: the input was float32 already
+
+
+def test_outputs_of_different_ranks_are_joined_flat() -> None:
+    def pair(xp: Any, m: Any) -> Any:
+        return m * 2, xp.sum(m, axis=1)
+
+    square = np.arange(12, dtype=np.float32).reshape(3, 4)
+    verdict = diffcheck.compare(pair, square, candidate=CANDIDATE)
+    assert verdict.passed, str(verdict)
+    assert verdict.metrics is not None
+    assert verdict.metrics.element_count == 12 + 3
+
+
+def test_a_transposed_output_with_nan_at_the_same_flat_places_keeps_every_reason() -> None:
+    x = np.array([[np.nan, 1.0, 2.0], [3.0, 4.0, 5.0]], np.float32)  # NaN at flat 0 either way
+
+    def maybe_transposed(xp: Any, m: Any) -> Any:
+        return xp.matrix_transpose(m) if "array_api_strict" in xp.__name__ else m
+
+    verdict = diffcheck.compare(maybe_transposed, x, candidate=CANDIDATE)
+    assert verdict.status == "failed"
+    assert verdict.reason is not None
+    measured = verdict.reason.partition("; both sides")[0]
+    assert measured.startswith("reference contains")
+    assert verdict.reason == (
+        f"{measured}; both sides are NaN at the same places; nmse mode measures finite "
+        'values only, while mode="values" compares NaN placement; '
+        "output shape mismatch: reference (2, 3), actual (3, 2)"
+    )
+
+
+def test_a_precision_the_candidate_lacks_lists_each_it_executes() -> None:
+    with pytest.raises(BackendError) as caught:
+        diffcheck.compare(
+            lambda xp, v: v, X, reference=CANDIDATE, candidate="numpy", precision="bf16"
+        )
+    assert caught.value.reason == "it does not execute precision bf16 (it executes: f32, f16)"
+
+
+def test_nan_at_the_same_places_on_a_device_hints_at_values_mode_too() -> None:
+    x = np.array([1.0, np.nan, 2.0, 3.0], np.float32)
+    host = diffcheck.compare(lambda xp, v: v * 2, x, reference=CANDIDATE, candidate="numpy")
+    device = _OnDevice()
+    on_device = diffcheck.compare(
+        _on_device(lambda xp, v: v * 2), x, reference=CANDIDATE, candidate=device
+    )
+    assert len(device.staged) == 1
+    assert host.reason is not None
+    assert "both sides are NaN at the same places" in host.reason
+    assert on_device.reason == host.reason

@@ -18,6 +18,8 @@ from diffcheck.adapters.api_inputs import (
     NAN_INPUT,
     SHIFT_PAST_WIDTH,
     ZERO_RESULT,
+    InputClass,
+    fill_above_int64,
     keyword_given,
 )
 from diffcheck.search import search_api
@@ -272,3 +274,129 @@ def test_a_bad_known_divergence_says_which_field_in_one_line(
     with pytest.raises(ValueError, match="but it must") as error:
         KnownApiDivergence(**(given | fields))
     assert str(error.value) == message
+
+
+# -- the predicates' edges: results in every form, arguments of every type --------------------
+
+F32 = np.float32
+PAIR = np.array([1.0, 2.0], F32)
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "expected"),
+    [
+        # a tagged bfloat16 pair (values, "bfloat16") is compared by its float32 values
+        ((PAIR, "bfloat16"), (np.array([1.0, 3.0], F32), "bfloat16"), [False, True]),
+        ((PAIR, "bfloat16"), PAIR, [False, False]),
+        # a NaN equals a NaN; -0 differs from +0 whichever side is integer
+        (np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), [False, False]),
+        (np.array([0, 1]), np.array([-0.0, 1.0]), [True, False]),
+        (np.array([-0.0, 1.0]), np.array([0, 1]), [True, False]),
+        # no element-wise answer: a side without a result, several results, another shape
+        (None, np.float32(1.0), None),
+        (np.float32(1.0), None, None),
+        ((PAIR, PAIR), (PAIR, PAIR), None),
+        ((PAIR, PAIR), np.stack([PAIR, PAIR]), None),
+        (np.stack([PAIR, PAIR]), (PAIR, PAIR), None),
+        (PAIR, PAIR[:1], None),
+    ],
+)
+def test_failing_elements_of_results_in_every_form(
+    reference: Any, candidate: Any, expected: list[bool] | None
+) -> None:
+    mask = ApiCase(args=(), reference=reference, candidate=candidate).failing()
+    if expected is None:
+        assert mask is None
+    else:
+        assert mask is not None
+        assert mask.tolist() == expected
+
+
+def test_a_case_without_an_array_input_has_no_first_array() -> None:
+    assert ApiCase(args=(1, 2.0, [3.0])).first_array() is None
+    assert ApiCase(args=(1, PAIR)).first_array() is not None
+
+
+def test_a_predicate_that_cannot_read_a_case_does_not_cover_it() -> None:
+    def unreadable(case: ApiCase) -> bool:
+        raise KeyError("axis")
+
+    assert not InputClass("needs an axis", unreadable).covers(ApiCase(args=(PAIR,)))
+
+
+def test_the_predicates_answer_no_for_a_case_they_do_not_fit_without_raising() -> None:
+    # holds itself (not only covers) says no: a shift without a count argument, a 0-d
+    # array reduced over an axis, a difference that overflows under a raising errstate.
+    alone = ApiCase(args=(np.array([5]),), reference=np.array([5]), candidate=np.array([6]))
+    assert SHIFT_PAST_WIDTH.holds(alone) is False
+    zero_d = ApiCase(args=(np.array(1.0),), kwargs={"axis": 0})
+    assert EMPTY_REDUCTION.holds(zero_d) is False
+    huge = ApiCase(args=(), reference=np.array([-1e308]), candidate=np.array([1e308]))
+    with np.errstate(all="raise"):
+        assert FLOAT32_PRECISION.holds(huge) is False
+
+
+def test_keyword_classes_are_whole_function_classes_named_by_their_keywords() -> None:
+    sort = keyword_given("descending", "stable")
+    assert sort.description == "calls passing descending= or stable="
+    assert sort.elementwise is False
+    made = KnownApiDivergence(function="sort", kind="missing", covers=sort, reason="x")
+    assert made.condition == "every dtype; calls passing descending= or stable="
+    with pytest.raises(ValueError, match="is a whole-function class"):
+        KnownApiDivergence(function="sort", kind="value", covers=sort, reason="x")
+
+
+def test_the_uint64_fill_class_is_a_whole_function_class_named_for_its_range() -> None:
+    above = fill_above_int64()
+    assert above.description == "an integer argument above the int64 range"
+    assert above.elementwise is False
+    with pytest.raises(ValueError, match="'an integer argument above the int64 range' is a whole"):
+        KnownApiDivergence(function="full", kind="value", covers=above, reason="x")
+
+
+@pytest.mark.parametrize(
+    ("value", "covered"),
+    [
+        (2**63, True),
+        (2**64 - 1, True),
+        (np.uint64(2**63), True),
+        (2**63 - 1, False),
+        (2**63 - 2, False),
+        (200, False),
+        (5, False),
+        (1e19, False),  # a float past the range is not an integer argument
+        (np.float64(2.0**63), False),
+        (True, False),
+    ],
+)
+@pytest.mark.parametrize("where", ["args", "positional", "kwargs"])
+def test_a_fill_above_int64_is_an_integer_argument_past_the_int64_range(
+    value: Any, covered: bool, where: str
+) -> None:
+    shape = (2,)
+    case = {
+        "args": ApiCase(args=(shape, value)),
+        "positional": ApiCase(args=(shape,), positional=(value,)),
+        "kwargs": ApiCase(args=(shape,), kwargs={"fill_value": value}),
+    }[where]
+    assert fill_above_int64().covers(case) is covered
+
+
+C64 = np.complex64
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "covered"),
+    [
+        (np.array([1 + 1j], C64), np.array([1 + 2j], C64), False),  # a wrong imaginary part
+        (np.array([1.0], F32), np.array([1 + 1j], C64), False),  # an imaginary part from nowhere
+        (np.array([1 + 1j], C64), np.array([1.0], F32), False),  # an imaginary part lost
+        (np.array([1 + 1j]), np.array([1 + 1j + 2**-23]), True),  # within float32 precision
+        (np.array([1.0], F32), np.array([1 + 2**-23]), True),
+    ],
+)
+def test_float32_precision_measures_complex_results_by_the_modulus_of_the_difference(
+    reference: Any, candidate: Any, covered: bool
+) -> None:
+    case = ApiCase(args=(), reference=reference, candidate=candidate)
+    assert FLOAT32_PRECISION.covers(case) is covered
