@@ -13,7 +13,10 @@ import pytest
 
 import diffcheck
 from diffcheck.errors import ConfigError
-from diffcheck.values import ValueVerdict
+from diffcheck.values import ValueVerdict, compare_values
+from diffcheck.values.bounds import bound_for
+from diffcheck.values.compare import failed_call
+from diffcheck.values.model import Bound
 from value_fakes import FaultyAdapter, nudge
 
 
@@ -302,3 +305,173 @@ def test_a_blame_that_cannot_decide_leaves_the_verdict_standing(
     assert verdict.blame is not None
     assert verdict.blame.side == "undecided"
     assert "no evidence today" in verdict.blame.why
+
+
+# --- the value model's comparison, element by element (direct calls) ---
+
+
+def test_a_call_without_output_is_held_to_an_exact_bound_that_says_so() -> None:
+    verdict = failed_call("raises", "TypeError: no")
+    assert verdict.bound == Bound("exact", None, None, "no output to compare")
+    assert str(verdict.bound) == "exact (no output to compare)"
+    assert (verdict.status, verdict.kind, verdict.reason) == ("failed", "raises", "TypeError: no")
+
+
+def test_an_integer_failure_has_no_ulp_distance() -> None:
+    verdict = compare_values(np.array([1, 2], np.int32), np.array([1, 3], np.int32))
+    assert verdict.first is not None
+    assert verdict.worst is not None
+    assert (verdict.first.ulp, verdict.worst.ulp) == (None, None)
+    assert str(verdict.first) == "[1]: reference 2, candidate 3"
+
+
+def test_a_complex128_element_is_measured_in_float64_ulps() -> None:
+    ref = np.array([1 + 1j, 2 + 2j])
+    cand = np.array([1 + 1j, complex(np.nextafter(2.0, 3.0), 2.0)])
+    verdict = compare_values(ref, cand, function="add")  # complex add: 0 ULP
+    assert (verdict.kind, verdict.failing) == ("value", 1)
+    assert verdict.first is not None
+    assert verdict.worst is not None
+    assert (verdict.first.index, verdict.first.ulp, verdict.worst.ulp) == ((1,), 1, 1)
+    assert verdict.reason is not None
+    assert verdict.reason.endswith("worst 1 ULP at [1]")
+
+
+def test_an_infinite_real_part_of_opposite_sign_fails_although_the_imaginary_parts_agree() -> None:
+    ref = np.array([1 + 1j, complex(np.inf, 2.0)])
+    cand = np.array([1 + 1j, complex(-np.inf, 2.0)])
+    verdict = compare_values(ref, cand, function="exp")
+    assert (verdict.kind, verdict.failing) == ("inf", 1)
+    assert verdict.first is not None
+    assert verdict.first.index == (1,)
+
+
+def test_an_element_with_an_infinite_component_takes_no_part_in_the_nmse() -> None:
+    ref = np.array([complex(np.inf, 1.0), 1 + 1j, 2 + 2j])
+    cand = np.array([complex(np.inf, 1.0), complex(1.0, 1.0 + 2.0**-40), 2 + 2j])
+    verdict = compare_values(ref, cand)  # no function: the NMSE bucket of float64
+    assert verdict.bound.kind == "nmse"
+    assert verdict.passed, verdict.reason
+
+
+def test_zeros_elsewhere_pass_the_nmse_when_only_a_partly_infinite_element_differs() -> None:
+    ref = np.array([0j, complex(np.inf, 1.0)])
+    cand = np.array([0j, complex(np.inf, 2.0)])
+    assert compare_values(ref, cand).passed
+
+
+ATOL_HALF = Bound("reduction", 2.0, None, "two ULP or half", 0.5)
+
+
+def test_an_absolute_allowance_admits_an_error_up_to_and_including_it() -> None:
+    ref = np.ones((2, 2))
+    cand = np.array([[1.5, 1.0], [1.0, 1.0]])  # 0.5 off: exactly the allowance
+    verdict = compare_values(ref, cand, bound=ATOL_HALF)
+    assert verdict.passed, verdict.reason
+    over = np.array([[1.0, 1.0], [1.0, 1.625]])
+    failed = compare_values(ref, over, bound=ATOL_HALF)
+    assert (failed.kind, failed.failing) == ("value", 1)
+    assert failed.first is not None
+    assert failed.first.index == (1, 1)
+
+
+def test_an_element_within_the_ulp_bound_passes_whatever_the_absolute_allowance() -> None:
+    ref = np.ones((2, 2))
+    cand = np.array([[1.0, np.nextafter(1.0, 2.0)], [1.0, 1.0]])  # 1 ULP off, error 2e-16
+    tiny = Bound("reduction", 2.0, None, "two ULP or 1e-300", 1e-300)
+    assert compare_values(ref, cand, bound=tiny).passed
+
+
+def test_a_complex_absolute_allowance_measures_the_complex_error() -> None:
+    ref = np.array([1 + 1j, 2 + 2j])
+    cand = np.array([1 + 1.25j, 2 + 2j])  # |error| 0.25: within the allowance
+    assert compare_values(ref, cand, bound=ATOL_HALF).passed
+    far = np.array([1 + 1.75j, 2 + 2j])  # |error| 0.75: beyond it
+    assert compare_values(ref, far, bound=ATOL_HALF).kind == "value"
+
+
+def test_a_complex_component_within_the_ulps_of_the_magnitude_passes_up_to_and_including() -> None:
+    # 1 - 2**-21 is 8 float32 ULP below 1 componentwise, and exactly 4 ULP of |z| = 1 off.
+    ref = np.ones((2, 2), np.complex64)
+    cand = ref.copy()
+    cand[1, 0] = complex(1.0 - 2.0**-21, 0.0)
+    verdict = compare_values(ref, cand, function="exp")  # complex exp: 4 ULP
+    assert verdict.bound.ulps == 4.0
+    assert verdict.passed, verdict.reason
+    cand[1, 0] = complex(1.0 - 2.0**-20, 0.0)  # 8 ULP of |z|: beyond
+    failed = compare_values(ref, cand, function="exp")
+    assert (failed.kind, failed.failing) == ("value", 1)
+    assert failed.first is not None
+    assert failed.first.index == (1, 0)
+
+
+def test_a_complex_element_within_the_componentwise_ulps_is_not_failed_by_its_magnitude() -> None:
+    # Element 0 is 1 ULP (the smallest subnormal) from 0: within 4 ULP componentwise,
+    # though |z| is 0; element 1 is far off and fails.
+    ref = np.array([0j, 1 + 1j], np.complex64)
+    cand = np.array([complex(2.0**-149, 0.0), 1 + 2j], np.complex64)
+    verdict = compare_values(ref, cand, function="exp")
+    assert (verdict.kind, verdict.failing) == ("value", 1)
+    assert verdict.first is not None
+    assert verdict.first.index == (1,)
+
+
+def test_a_one_ulp_complex_bound_is_relative_to_the_magnitude_too() -> None:
+    ref = np.array([complex(1.0, 2.0**-30)], np.complex64)
+    cand = np.array([complex(1.0, 2.0**-29)], np.complex64)  # far in its own ULPs, 2**-30 off
+    one = Bound("ulp", 1.0, None, "one ULP, componentwise or relative to |z|")
+    assert compare_values(ref, cand, bound=one).passed
+
+
+@pytest.mark.parametrize(
+    ("ref", "cand", "passed"),
+    [
+        ([1000.0, 2000.0], [1000.0, 2000.0 + 2.0**-30], True),  # a large signal
+        ([0.1, 0.2], [0.1, float(np.nextafter(0.2, 1.0))], True),  # a signal below 1
+        ([0.0, 0.0], [0.0, 1.0], False),  # no signal, some noise
+        ([0.0, 0.0], [0.0, 3.0], False),
+    ],
+)
+def test_the_nmse_is_noise_over_signal(ref: list[float], cand: list[float], passed: bool) -> None:
+    verdict = compare_values(np.array(ref), np.array(cand))
+    assert verdict.bound.kind == "nmse"
+    assert verdict.passed is passed
+    if not passed:
+        assert verdict.reason is not None
+        assert verdict.reason.startswith("NMSE inf is not below 1e-15 in 1 of 2 float64 elements")
+
+
+@pytest.mark.parametrize("nmse", [0.25, 0.0])
+def test_an_nmse_equal_to_the_bound_fails(nmse: float) -> None:
+    # noise 0.25 over signal 1.0: NMSE 0.25, not below 0.25 (nor below 0)
+    bound = Bound("nmse", None, nmse, "a bound of the caller's")
+    verdict = compare_values(np.array([1.0]), np.array([0.5]), bound=bound)
+    assert verdict.kind == "value"
+    assert verdict.reason is not None
+    assert verdict.reason.startswith(f"NMSE 0.25 is not below {nmse:g} in 1 of 1")
+
+
+def test_each_output_of_a_reduction_is_held_to_the_bound_of_its_reduced_count() -> None:
+    ref = np.array([1.0], np.float32)
+    cand = np.array([1.0 + 10 * 2.0**-23], np.float32)  # 10 ULP off
+    wide = bound_for("sum", "float32", reduced=1000)
+    assert wide.ulps is not None
+    assert wide.ulps > 10
+    verdict = compare_values((ref,), (cand,), function="sum", reduced=1000)
+    assert verdict.passed
+    assert verdict.bound == wide
+    assert compare_values((ref,), (cand,), function="sum").kind == "value"
+
+
+def test_each_output_follows_the_functions_signed_zero_policy() -> None:
+    # the standard leaves the signs of a decomposition's zeros open
+    ref = (np.array(1.0), np.array(0.0))
+    cand = (np.array(1.0), np.array(-0.0))
+    assert compare_values(ref, cand, function="linalg.slogdet").passed
+    assert compare_values(ref, cand).kind == "signed-zero"
+
+
+def test_a_complex128_bound_is_taken_in_float64() -> None:
+    bound = bound_for("exp", "complex128")
+    assert (bound.kind, bound.ulps) == ("ulp", 4.0)
+    assert "within 4 ULP of float64" in bound.provenance
