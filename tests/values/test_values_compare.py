@@ -16,7 +16,7 @@ from diffcheck.errors import ConfigError
 from diffcheck.values import ValueVerdict, compare_values
 from diffcheck.values.bounds import bound_for
 from diffcheck.values.compare import failed_call
-from diffcheck.values.model import Bound
+from diffcheck.values.model import Bound, Location
 from value_fakes import FaultyAdapter, nudge
 
 
@@ -475,3 +475,99 @@ def test_a_complex128_bound_is_taken_in_float64() -> None:
     bound = bound_for("exp", "complex128")
     assert (bound.kind, bound.ulps) == ("ulp", 4.0)
     assert "within 4 ULP of float64" in bound.provenance
+
+
+@pytest.mark.parametrize(
+    ("args", "options", "expected"),
+    [
+        (("xp.exp", "float32"), {}, ("ulp", 2.0, "elementwise, each side within 1 ULP of the true value: within 2 ULP of float32")),
+        (("exp", "complex64"), {}, ("ulp", 4.0, "elementwise, each side within 2 ULP of the true value: within 4 ULP of float32, componentwise or relative to |z|")),
+        (("sign", "complex64"), {"inputs": ("complex64",)}, ("ulp", 4.0, "sign of a complex input is z / |z|, rounded math: within 4 ULP of float32, componentwise or relative to |z|")),
+        (("subtract", "complex128"), {}, ("ulp", 0.0, "IEEE 754 basic operation, correctly rounded in float64: 0 ULP")),
+        (("multiply", "complex64"), {}, ("ulp", 4.0, "complex multiply combines several rounded operations: within 4 ULP of float32, componentwise or relative to |z|")),
+        (("take", "float32"), {}, ("exact", None, "take moves, selects or compares values: exact")),
+        (("sum", "float64"), {}, ("reduction", 2.0, "reduction over 1 elements, a robust sum's bound from n and float64's epsilon: 2 ULP")),
+        (("var", "float64"), {"reduced": 4}, ("reduction", 14.0, "reduction over 4 elements, a robust sum's bound from n and float64's epsilon: 14 ULP")),
+        (("exp", "float128"), {}, ("exact", None, "float128 result: no float model, exact equality")),
+        ((None, "float64"), {}, ("nmse", None, "an unnamed function: NMSE bucket of the storage precision float64 (< 1e-15)")),
+    ],
+)  # fmt: skip
+def test_each_bound_says_where_it_comes_from(
+    args: tuple[Any, str], options: dict[str, Any], expected: tuple[Any, ...]
+) -> None:
+    bound = bound_for(*args, **options)
+    assert (bound.kind, bound.ulps, bound.provenance) == expected
+
+
+def test_a_nan_failure_names_its_first_element_as_its_worst() -> None:
+    ref = np.array([complex(1.0, np.nan), complex(np.nan, 1.0)])
+    cand = np.array([complex(1.0, 1.0), complex(1.0, 5.0)])
+    verdict = compare_values(ref, cand, function="exp")
+    assert (verdict.status, verdict.kind, verdict.failing) == ("failed", "nan", 2)
+    assert verdict.first is not None
+    assert verdict.worst == verdict.first
+    assert verdict.first.index == (0,)
+
+
+@pytest.mark.parametrize(
+    ("ref", "cand", "reason"),
+    [
+        ([1.0, np.nan], [1.0, 1.0], "NaN placement differs in 1 of 2 float32 elements; first at [1]: reference nan, candidate 0x1.0000000000000p+0 (1.0)"),
+        ([1.0, np.inf], [1.0, -np.inf], "infinities differ in 1 of 2 float32 elements; first at [1]: reference inf, candidate -inf"),
+        ([1.0, 0.0], [1.0, -0.0], "the sign of zero differs in 1 of 2 float32 elements; first at [1]: reference 0x0.0p+0 (0.0), candidate -0x0.0p+0 (-0.0)"),
+    ],
+)  # fmt: skip
+def test_each_special_failure_says_what_differs(
+    ref: list[float], cand: list[float], reason: str
+) -> None:
+    verdict = compare_values(np.array(ref, np.float32), np.array(cand, np.float32), function="exp")
+    assert (verdict.status, verdict.reason, verdict.failing) == ("failed", reason, 1)
+
+
+def test_a_value_failure_and_a_pass_carry_their_counts_and_largest_ulp() -> None:
+    ref = np.array([1.0, 2.0], np.float32)
+    cand = np.array([1.0 + 8 * 2.0**-23, 2.0], np.float32)  # 8 ULP off
+    failed = compare_values(ref, cand, function="exp")
+    assert (failed.status, failed.kind, failed.failing, failed.max_ulp) == ("failed", "value", 1, 8)
+    near = np.array([1.0 + 2.0**-23, 2.0], np.float32)  # 1 ULP: within 2
+    passed = compare_values(ref, near, function="exp")
+    assert (passed.status, passed.failing, passed.max_ulp) == ("passed", 0, 1)
+    empty = compare_values(np.array([], np.float32), np.array([], np.float32), function="exp")
+    assert (empty.status, empty.failing, empty.max_ulp) == ("passed", 0, None)
+
+
+@pytest.mark.parametrize(
+    ("ref", "cand", "worst"),
+    [
+        (np.array([1, 9]), np.array([-1, 8]), (0,)),  # the larger gap, not the larger sum
+        (np.array([True, False]), np.array([True, True]), (1,)),  # the only wrong element
+    ],
+)
+def test_an_exact_failures_worst_element_is_the_wrong_one_furthest_off(
+    ref: Any, cand: Any, worst: tuple[int, ...]
+) -> None:
+    verdict = compare_values(ref, cand)
+    assert verdict.worst is not None
+    assert verdict.worst.index == worst
+    assert verdict.bound == bound_for(None, str(ref.dtype))
+
+
+@pytest.mark.parametrize("function", ["xp.maximum", "xp.sum", "fft.fft", "xp.fft.fft"])
+def test_zero_signs_left_open_are_open_under_any_spelling(function: str) -> None:
+    ref, cand = np.array([1.0, 0.0]), np.array([1.0, -0.0])
+    assert compare_values(ref, cand, function=function).passed
+
+
+def test_a_value_failures_worst_element_is_the_furthest_in_ulps() -> None:
+    ref = np.array([1.0, 1.0, 1.0], np.float32)
+    cand = np.array([1.0 + 8 * 2.0**-23, 1.0, 1.0 + 100 * 2.0**-23], np.float32)
+    verdict = compare_values(ref, cand, function="exp")
+    assert verdict.first is not None
+    assert verdict.worst is not None
+    assert (verdict.first.index, verdict.worst.index, verdict.worst.ulp) == ((0,), (2,), 100)
+
+
+def test_an_exact_failure_locates_its_elements_in_the_first_output() -> None:
+    verdict = compare_values(np.array([1, 9]), np.array([-1, 8]))
+    assert verdict.first == Location((0,), "1", "-1", None, 0)
+    assert verdict.worst == Location((0,), "1", "-1", None, 0)
