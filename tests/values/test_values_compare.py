@@ -571,3 +571,20 @@ def test_an_exact_failure_locates_its_elements_in_the_first_output() -> None:
     verdict = compare_values(np.array([1, 9]), np.array([-1, 8]))
     assert verdict.first == Location((0,), "1", "-1", None, 0)
     assert verdict.worst == Location((0,), "1", "-1", None, 0)
+
+
+@pytest.mark.parametrize(
+    ("args", "options", "expected"),
+    [
+        (("std", "float64"), {"reduced": 4}, (14.0, "reduction over 4 elements, a robust sum's bound from n and float64's epsilon: 14 ULP", None)),
+        (("sum", "float32"), {"reduced": 4, "magnitude": 2.0}, (8.0, "reduction over 4 elements, a robust sum's bound from n and float32's epsilon: 8 ULP or 8 * eps * sum|x| = 1.91e-06", 8 * 2.0**-23 * 2.0)),
+        (("var", "float64"), {"reduced": 4, "atol": 0.5}, (14.0, "reduction over 4 elements, a robust sum's bound from n and float64's epsilon: 14 ULP or 0.5 (two-pass variance bound, the mean's error included)", 0.5)),
+        (("prod", "float64"), {"reduced": 4}, (8.0, "reduction over 4 elements, any order's bound from n and float64's epsilon: 8 ULP", None)),
+    ],
+)  # fmt: skip
+def test_a_reductions_bound_says_how_it_was_worked_out(
+    args: tuple[str, str], options: dict[str, Any], expected: tuple[Any, ...]
+) -> None:
+    bound = bound_for(*args, **options)
+    assert bound.kind == "reduction"
+    assert (bound.ulps, bound.provenance, bound.atol) == expected
