@@ -588,3 +588,58 @@ def test_a_reductions_bound_says_how_it_was_worked_out(
     bound = bound_for(*args, **options)
     assert bound.kind == "reduction"
     assert (bound.ulps, bound.provenance, bound.atol) == expected
+
+
+def test_a_single_outputs_shape_and_dtype_failures_are_read_whole() -> None:
+    f32 = np.zeros(2, np.float32)
+    bound = bound_for("exp", "float32")
+    shape = compare_values(f32, np.zeros(3, np.float32), function="exp")
+    assert (shape.status, shape.kind, shape.reason) == (
+        "failed",
+        "shape",
+        "shape differs: reference (2,), candidate (3,)",
+    )
+    assert (shape.bound, shape.first, shape.worst, shape.dtype) == (bound, None, None, "float32")
+    dtype = compare_values(f32, f32.astype(np.float64), function="exp", expected_dtype="float32")
+    assert (dtype.status, dtype.kind, dtype.reason) == (
+        "failed",
+        "dtype",
+        "dtype differs: reference float32, candidate float64; the standard requires float32",
+    )
+    assert (dtype.bound, dtype.first, dtype.dtype) == (bound, None, "float32")
+
+
+def test_a_single_outputs_elements_belong_to_output_0() -> None:
+    ref = np.ones(2, np.float32)
+    verdict = compare_values(ref, np.array([1.0, 2.0], np.float32), function="exp")
+    assert verdict.first is not None
+    assert verdict.worst is not None
+    assert (verdict.first.output, verdict.worst.output) == (0, 0)
+
+
+def test_sides_of_their_own_default_floats_compare_in_the_narrower_with_its_bound() -> None:
+    # the reference's default float is float64, the candidate's float32: both conform
+    x = np.array([0.5, 1.0])
+    verdict = compare_values(
+        np.exp(x),
+        np.exp(x).astype(np.float32),
+        function="exp",
+        expected_dtype="float64",
+        candidate_expected_dtype="float32",
+    )
+    assert (verdict.status, verdict.dtype, verdict.max_ulp) == ("passed", "float32", 0)
+    assert verdict.bound == bound_for("exp", "float32")
+
+
+def test_a_reduction_compared_in_the_narrower_default_keeps_the_bound_of_its_terms() -> None:
+    total = np.array(1000.0)
+    verdict = compare_values(
+        total,
+        total.astype(np.float32),
+        function="sum",
+        expected_dtype="float64",
+        candidate_expected_dtype="float32",
+        reduced=1000,
+    )
+    assert (verdict.status, verdict.dtype) == ("passed", "float32")
+    assert verdict.bound == bound_for("sum", "float64", reduced=1000)
