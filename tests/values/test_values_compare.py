@@ -643,3 +643,28 @@ def test_a_reduction_compared_in_the_narrower_default_keeps_the_bound_of_its_ter
     )
     assert (verdict.status, verdict.dtype) == ("passed", "float32")
     assert verdict.bound == bound_for("sum", "float64", reduced=1000)
+
+
+def test_the_callers_bound_and_reduced_count_are_used() -> None:
+    ref = np.array([1.0], np.float32)
+    cand = np.array([1.0 + 10 * 2.0**-23], np.float32)  # 10 ULP off
+    mine = Bound("ulp", 16.0, None, "sixteen ULP of the caller's")
+    several = compare_values((ref,), (cand,), function="exp", bound=mine)
+    assert (several.status, several.bound) == ("passed", mine)
+    single = compare_values(ref, cand, function="sum", reduced=1000)
+    assert (single.status, single.bound) == ("passed", bound_for("sum", "float32", reduced=1000))
+
+
+def test_required_dtypes_given_as_a_sequence_apply_output_by_output() -> None:
+    f32 = np.zeros(2, np.float32)
+    one = compare_values(f32, f32, expected_dtype=("float64",))
+    assert (one.kind, one.reason) == (
+        "dtype",
+        "both sides return float32, but the standard requires float64",
+    )
+    own = compare_values(
+        f32, f32, expected_dtype=("float32",), candidate_expected_dtype=("float64",)
+    )
+    assert own.kind == "dtype"
+    # outputs beyond the sequence have no required dtype: only the sides must agree
+    assert compare_values((f32, f32), (f32, f32), expected_dtype=("float32",)).passed
