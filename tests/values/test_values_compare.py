@@ -668,3 +668,25 @@ def test_required_dtypes_given_as_a_sequence_apply_output_by_output() -> None:
     assert own.kind == "dtype"
     # outputs beyond the sequence have no required dtype: only the sides must agree
     assert compare_values((f32, f32), (f32, f32), expected_dtype=("float32",)).passed
+
+
+def test_own_defaults_with_no_common_dtype_are_a_dtype_failure_naming_each_rule() -> None:
+    # each side returns its own required dtype, but real and complex values have no common view
+    verdict = compare_values(
+        np.zeros(2),
+        np.zeros(2, np.complex64),
+        function="linalg.det",
+        expected_dtype="float64",
+        candidate_expected_dtype="complex64",
+    )
+    assert (verdict.status, verdict.kind, verdict.reason) == (
+        "failed",
+        "dtype",
+        "dtype differs: reference float64, candidate complex64; the standard requires float64 "
+        "of the reference and complex64 of the candidate (each side's declared defaults)",
+    )
+    assert (verdict.bound, verdict.first, verdict.dtype) == (
+        bound_for("linalg.det", "float64"),
+        None,
+        "float64",
+    )
