@@ -14,7 +14,7 @@ import pytest
 import diffcheck
 from diffcheck.errors import ConfigError
 from diffcheck.values import ValueVerdict, compare_values
-from diffcheck.values.bounds import bound_for
+from diffcheck.values.bounds import bound_for, is_elementwise
 from diffcheck.values.compare import failed_call
 from diffcheck.values.model import Bound, Location
 from value_fakes import FaultyAdapter, nudge
@@ -690,3 +690,13 @@ def test_own_defaults_with_no_common_dtype_are_a_dtype_failure_naming_each_rule(
         None,
         "float64",
     )
+
+
+@pytest.mark.parametrize(
+    ("function", "elementwise"),
+    [("exp", True), ("xp.exp", True), ("xp.sum", False), ("linalg.det", False), (None, False)],
+)
+def test_elementwise_functions_are_known_with_or_without_their_namespace(
+    function: str | None, elementwise: bool
+) -> None:
+    assert is_elementwise(function) is elementwise
