@@ -16,6 +16,8 @@ from diffcheck.values import (
     compare_values,
     promote,
 )
+from diffcheck.values.compare import failed_call
+from diffcheck.values.model import Blame
 from diffcheck.values.ulp import ulp_distance
 
 
@@ -359,3 +361,100 @@ def test_narrow_ulp_distance_is_the_difference_of_the_ordered_integers(dtype: st
         a, b = (p.astype(view).view(np.dtype(dtype)) for p in patterns)
     expected = np.abs(ordered(a, dtype).astype(np.int64) - ordered(b, dtype)).astype(np.float64)
     assert np.array_equal(ulp_distance(a, b, dtype), expected)
+
+
+# --- blame, read whole: side, why and evidence ---
+
+
+NO_VOTE = (
+    "no special case, oracle or standard rule decides this {kind} failure of {fn}, and no "
+    "further backend voted"
+)
+
+
+def test_two_agreeing_sides_are_not_blamed() -> None:
+    x = np.array([0.5], np.float32)
+    passed = compare_values(np.exp(x), np.exp(x), function="exp")
+    assert blame("exp", [x], {}, np.exp(x), np.exp(x), passed) == Blame(
+        "undecided", "the two sides agree: nothing to blame", "none"
+    )
+
+
+def test_raising_on_a_python_scalar_of_another_kind_is_allowed() -> None:
+    ints = np.array([1, 2], np.int32)
+    judged = blame("add", [ints, 1.5], {}, np.array([2.5, 3.5]), None, failed_call("raises", "no"))
+    assert judged == Blame(
+        "undecided",
+        "the standard leaves add of a Python scalar with arrays of another kind open, so "
+        "raising is allowed",
+        "standard-rule",
+    )
+
+
+@pytest.mark.parametrize("function", ["sum", "argmax"])
+def test_a_dtype_failure_is_judged_by_the_default_integer_given(function: str) -> None:
+    # sum of int8 gives the default integer, argmax the default index dtype: int32 here
+    x = np.array([1, 2], np.int8)
+    ref, cand = np.array(1, np.int32), np.array(1, np.int64)
+    verdict = compare_values(ref, cand, function=function, expected_dtype="int32")
+    assert verdict.kind == "dtype"
+    assert blame(function, [x], {}, ref, cand, verdict, default_int="int32") == Blame(
+        "candidate",
+        f"the standard requires {function}(int8) -> int32; reference returns int32, "
+        "candidate int64",
+        "standard-rule",
+    )
+
+
+def test_a_value_failure_of_a_later_output_is_judged_on_that_output() -> None:
+    matrix = np.array([[2.0, 0.0], [0.0, 3.0]])
+    ref = (np.array(1.0), np.array(np.log(6.0)))
+    cand = (np.array(1.0), np.array(np.log(6.0) + 1.0))
+    verdict = compare_values(ref, cand, function="linalg.slogdet")
+    assert verdict.first is not None
+    assert verdict.first.output == 1
+    assert blame("linalg.slogdet", [matrix], {}, ref, cand, verdict) == Blame(
+        "undecided", NO_VOTE.format(kind="value", fn="linalg.slogdet"), "none"
+    )
+
+
+def test_a_bfloat16_value_is_judged_in_bfloat16_ulps() -> None:
+    # exp(0.5) = 1.6487...: 1.6484375 is its nearest bfloat16, 1.671875 is 3 bfloat16 ULP
+    # above that (within 3 ULP only in bfloat16: thousands of float32 ULP off either way).
+    x = (np.array([0.5], np.float32), "bfloat16")
+    ref = (np.array([1.6484375], np.float32), "bfloat16")
+    cand = (np.array([1.671875], np.float32), "bfloat16")
+    verdict = compare_values(ref, cand, function="exp")
+    assert verdict.kind == "value"
+    judged = blame("exp", [x], {}, ref, cand, verdict)
+    assert (judged.side, judged.evidence) == ("candidate", "oracle")
+
+
+def test_a_side_that_raised_where_the_standard_defines_no_result_is_not_voted_against() -> None:
+    ints = np.array([1, 2], np.int32)
+    voters = [("other", lambda a: np.sin(a))]
+    verdict = failed_call("raises", "TypeError: sin of integers")
+    judged = blame("sin", [ints], {}, np.sin(ints), None, verdict, voters=voters)
+    assert judged == Blame("undecided", NO_VOTE.format(kind="raises", fn="sin"), "none")
+
+
+def test_a_value_failure_without_one_sides_output_blames_neither() -> None:
+    x = np.array([0.5, 1.0])
+    verdict = compare_values(np.exp(x), np.exp(x) + 1.0, function="exp")
+    voters = [("other", lambda a: np.exp(a))]
+    judged = blame("exp", [x], {}, None, np.exp(x) + 1.0, verdict, voters=voters)
+    assert judged == Blame("undecided", NO_VOTE.format(kind="value", fn="exp"), "none")
+
+
+def test_a_vote_follows_the_functions_signed_zero_policy() -> None:
+    # linalg results leave the signs of zeros open: the voter agrees with the reference
+    a, b = np.eye(2), np.array([1.0, 0.0])
+    ref, cand = np.array([1.0, 0.0]), np.array([2.0, 0.0])
+    verdict = compare_values(ref, cand, function="linalg.solve")
+    voters = [("other", lambda *_: np.array([1.0, -0.0]))]
+    assert blame("linalg.solve", [a, b], {}, ref, cand, verdict, voters=voters) == Blame(
+        "candidate",
+        "no independent rule decides; vote of further backends (last resort): with the "
+        "reference: other; with the candidate: none",
+        "vote",
+    )
