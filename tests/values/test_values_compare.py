@@ -700,3 +700,29 @@ def test_elementwise_functions_are_known_with_or_without_their_namespace(
     function: str | None, elementwise: bool
 ) -> None:
     assert is_elementwise(function) is elementwise
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        np.array(["a", "b"]),
+        np.array([1, 2], dtype=object),
+        np.array(["2020-01-01"], dtype="datetime64[D]"),
+        (np.array([1.0]), np.array([b"x"])),  # the second of several outputs
+    ],
+    ids=["str", "object", "datetime", "second-output-bytes"],
+)
+def test_a_reference_outside_the_standards_dtypes_is_refused_in_one_line(reference: Any) -> None:
+    with pytest.raises(ConfigError) as raised:
+        compare_values(reference, reference)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "is not an Array API dtype" in message
+    last = reference[-1] if isinstance(reference, tuple) else reference
+    assert f"dtype {last.dtype}," in message
+
+
+def test_a_candidate_of_strings_beside_a_float_reference_is_a_dtype_failure() -> None:
+    verdict = compare_values(np.array([1.0, 2.0]), np.array(["1.0", "2.0"]))
+    assert (verdict.status, verdict.kind) == ("failed", "dtype")
+    assert "candidate str" in (verdict.reason or "")

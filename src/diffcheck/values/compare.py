@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import ConfigError
 from .bounds import bound_for, is_elementwise
 from .defaults import common_view
 from .dtypes import BOOL, COMPLEX, INTEGER, dtype_name
@@ -39,6 +40,24 @@ def host_value(value: Any) -> tuple[npt.NDArray[Any], str]:
         return array, value[1]
     array = np.asarray(value)
     return array, dtype_name(array.dtype)
+
+
+def _standard_reference(value: Any) -> tuple[npt.NDArray[Any], str]:
+    """:func:`host_value` of a reference result, refused outside the standard's dtypes.
+
+    The value model compares bool, integer, real and complex floating results (the Array
+    API's dtypes). A reference of strings, objects or dates has no such model: comparing it
+    would end in a conversion error far from the cause, so it is refused here. A candidate
+    of such a dtype beside a standard reference is a dtype failure, as any other dtype is.
+    """
+    array, name = host_value(value)
+    if array.dtype.kind not in "biufc":
+        raise ConfigError(
+            f"the reference's result has dtype {array.dtype}, which is not an Array API "
+            "dtype (bool, integer, real or complex floating): the value model compares "
+            "only those"
+        )
+    return array, name
 
 
 def failed_call(kind: FailureKind, reason: str, bound: Bound | None = None) -> ValueVerdict:
@@ -268,7 +287,7 @@ def compare_values(
             signed_zero,
             reduced,
         )
-    ref, ref_dtype = host_value(reference)
+    ref, ref_dtype = _standard_reference(reference)
     cand, cand_dtype = host_value(candidate)
     chosen = bound or bound_for(function, ref_dtype, reduced=reduced)
     return _compare_single(
@@ -422,7 +441,7 @@ def _compare_many(
     last: ValueVerdict | None = None
     dtypes: list[str] = []
     for output, (r_value, c_value) in enumerate(zip(reference, candidate, strict=True)):
-        ref, ref_dtype = host_value(r_value)
+        ref, ref_dtype = _standard_reference(r_value)
         cand, cand_dtype = host_value(c_value)
         chosen = bound or bound_for(function, ref_dtype, reduced=reduced)
         verdict = _compare_single(
