@@ -301,10 +301,10 @@ def test_each_call_carries_the_digest_of_the_reference_output(max_memory: int) -
         programs.twenty_calls_with_exp(RecordingNamespace(np, recorder), recorder.wrap(x))
     wanted = []
     for arrays in outputs:
-        h = hashlib.blake2b(digest_size=8)
+        h = hashlib.sha256()
         for array in arrays:
             h.update(np.ascontiguousarray(array).tobytes())
-        wanted.append(h.hexdigest())
+        wanted.append(h.hexdigest()[:16])
     found = locate(
         programs.twenty_calls_with_exp, x, candidate=BuggyAdapter("none"), max_memory=max_memory
     )

@@ -84,11 +84,16 @@ def _host_bytes(value: Any) -> Any:
 
 
 def digest(hosts: Sequence[Any]) -> str:
-    """16 hex digits of BLAKE2b over the bytes (about twice SHA-256's speed on large arrays)."""
-    h = hashlib.blake2b(digest_size=8)
+    """The first 16 hex digits of SHA-256 over the bytes.
+
+    SHA-256, not BLAKE2b: on a CPU with the SHA extensions (most x86-64 and ARM64 made since
+    about 2017), OpenSSL's SHA-256 is the faster. Measured on the 2-core x86-64 box: 444 KB
+    in 0.51 ms against BLAKE2b's 0.81, 4 KB in 2.7 us against 4.6; even at 256 bytes.
+    """
+    h = hashlib.sha256()
     for host in hosts:
         h.update(_host_bytes(host))
-    return h.hexdigest()
+    return h.hexdigest()[:16]
 
 
 def nbytes(value: Any) -> int:
