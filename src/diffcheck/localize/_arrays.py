@@ -24,6 +24,7 @@ __all__ = [
     "error_of",
     "host_dtype",
     "map_arrays",
+    "map_call",
     "nbytes",
     "same_bits",
     "shape_of",
@@ -129,6 +130,59 @@ def map_arrays(value: Any, convert: Callable[[Any], Any]) -> Any:
     if isinstance(value, dict):
         return {k: map_arrays(v, convert) for k, v in value.items()}
     return value
+
+
+def map_call(
+    args: tuple[Any, ...], kwargs: dict[str, Any], convert: Callable[[Any], Any]
+) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
+    """``map_arrays((args, kwargs), convert)``, and the converted values, for their sizes.
+
+    The values are what :func:`arrays_in` finds in the result, up to order (a tagged host's
+    array for the tagged host: the same bytes). A call's arguments are mostly arrays and
+    scalars: those are walked in one pass, without a call per argument. Anything else (a
+    list of arrays, an argument pair that map_arrays reads as a tagged host) takes
+    map_arrays.
+    """
+    if _flat(args, kwargs):
+        # map_arrays would give an equal tuple of leaves: the same one serves.
+        found: list[Any] = []
+        out: list[Any] = []
+        for v in args:
+            if type(v) in _LEAVES or type(v) is tuple:
+                out.append(v)
+            else:
+                v = convert(v)
+                found.append(v)
+                out.append(v)
+        if not kwargs:
+            return tuple(out), {}, found
+        mapped: dict[str, Any] = {}
+        for k, v in kwargs.items():
+            if type(v) in _LEAVES or type(v) is tuple:
+                mapped[k] = v
+            else:
+                mapped[k] = v = convert(v)
+                found.append(v)
+        return tuple(out), mapped, found
+    new_args, new_kwargs = map_arrays((args, kwargs), convert)
+    return new_args, new_kwargs, arrays_in(new_args, new_kwargs)
+
+
+def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether every argument is a leaf, an array or a tuple of leaves (a shape, axes).
+
+    Asked before anything is converted (``convert`` may count its calls). A pair that
+    map_arrays reads as a tagged host is not flat.
+    """
+    if len(args) == 2 and type(args[1]) is str:
+        return False
+    for v in (*args, *kwargs.values()):
+        kind = type(v)
+        if kind in _LEAVES or is_array(v):
+            continue
+        if kind is not tuple or any(type(item) not in _LEAVES for item in v):
+            return False
+    return True
 
 
 def _wide(host: Any) -> npt.NDArray[Any]:
