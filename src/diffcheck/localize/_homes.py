@@ -39,6 +39,9 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
     A lazy library (MLX) computes the whole window here, as one graph: evaluated one
     call at a time, 58 calls cost 10x the program.
     """
+    if on_host(adapter):  # nothing to join (see the module docstring): each array alone
+        _synchronize(adapter, [a for a in arrays if is_array(a)])
+        return [_home(adapter, a, computed=True) for a in arrays]
     found: list[Any] = [None] * len(arrays)
     groups: dict[str, list[int]] = {}
     for i, array in enumerate(arrays):
@@ -47,7 +50,7 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
     joined: dict[str, Any] = {}
     xp = adapter.namespace()
     for name, members in groups.items():
-        if len(members) > 1 and not on_host(adapter):
+        if len(members) > 1:
             try:
                 joined[name] = xp.concat([reshaped(xp, arrays[i], (-1,)) for i in members])
             except Exception:  # no concat, or not for these arrays: one copy each
