@@ -82,15 +82,20 @@ def _one(pair: Pair) -> Assessed:
 def assess(pairs: Sequence[Pair]) -> list[Assessed]:
     """Every pair's bit equality, quick bound check and error figures."""
     energies: dict[int, float] = {}
+    widened: dict[int, npt.NDArray[np.float64]] = {}
     with np.errstate(all="ignore"):
-        return [_lean(pair, energies) for pair in pairs]
+        return [_lean(pair, energies, widened) for pair in pairs]
 
 
-def _lean(pair: Pair, energies: dict[int, float]) -> Assessed:
+def _lean(
+    pair: Pair, energies: dict[int, float], widened: dict[int, npt.NDArray[np.float64]]
+) -> Assessed:
     """:func:`_one`, with each elementwise pass made once and shared by both questions.
 
     ``energies`` holds the reference's sum of squares by the identity of its host array: the
-    carried and the local output of a call are both measured against it.
+    carried and the local output of a call are both measured against it. ``widened`` holds
+    the last reference's flat float64 copy (only the last: a window's copies together would
+    take twice its references' memory), which a one-output call's two pairs share.
     """
     expected, candidate, reference = pair.expected, pair.candidate, pair.reference
     r = reference if type(reference) is np.ndarray else _plain(reference)
@@ -123,15 +128,19 @@ def _lean(pair: Pair, energies: dict[int, float]) -> Assessed:
         )
     c = c.reshape(-1)
     e = e.reshape(-1) if narrowed else r
-    diff = np.subtract(r, c, dtype=np.float64)
+    wide = widened.get(id(reference))
+    if wide is None:
+        widened.clear()
+        wide = widened[id(reference)] = r.astype(np.float64)
+    # The float64 difference, as error_of takes it (the candidate's values widen exactly).
+    diff = np.subtract(wide, c)
     np.abs(diff, out=diff)
     squares = float(np.vdot(diff, diff).real)
     if not math.isfinite(squares):  # NaN, infinities or overflow: the single-pair path
         return _one(pair)
     energy = energies.get(id(reference))
     if energy is None:
-        wide_r = r.astype(np.float64)
-        energy = energies[id(reference)] = float(np.vdot(wide_r, wide_r).real)
+        energy = energies[id(reference)] = float(np.vdot(wide, wide).real)
     figures = _figures(shape, r, c, diff, squares, energy)
     if same:
         return Assessed(True, None, figures)
