@@ -80,7 +80,10 @@ def arrays_in(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
 
 def _host_bytes(value: Any) -> Any:
     """The value's bytes in C order, as a buffer (no copy when it is contiguous already)."""
-    array = np.ascontiguousarray(value[0] if isinstance(value, tuple) else value)
+    array = value[0] if isinstance(value, tuple) else value
+    if type(array) is np.ndarray and array.flags.c_contiguous and array.dtype.kind in "biufc":
+        return array  # its own buffer: its bytes in C order (an empty one has none)
+    array = np.ascontiguousarray(array)
     return array.reshape(-1).view(np.uint8) if array.size else b""
 
 

@@ -266,10 +266,9 @@ class Comparer:
             return found[1] if found is not None else self._move(host)
 
         args, kwargs, _ = map_call(kept.args, kept.kwargs, plan_and_move)
-        narrowed = any(a != b for a, b in casts)
         hosts: tuple[tuple[Any, ...], dict[str, Any]] = (kept.args, kept.kwargs)
         expected: list[Any] = list(kept.outputs)
-        if narrowed:  # the re-run's hosts are the rounded ones, in the same places
+        if any(a != b for a, b in casts):  # the re-run's hosts are the rounded ones, in place
             walk = iter(planned)
             hosts = map_arrays(hosts, lambda _: next(walk))
             if kept.function is not None:

@@ -140,14 +140,18 @@ class Recorder:
         # NaN, overflow and division by zero are values under test here, not warnings: the
         # run ignores them (see ``running``).
         result = function(*raw_args, **raw_kwargs)
-        outputs = list(result) if isinstance(result, tuple | list) else [result]
-        arrays = [o for o in outputs if is_array(o)]
+        if isinstance(result, (tuple, list)):
+            arrays = [o for o in result if is_array(o)]
+            single = False
+        else:
+            arrays = [result] if is_array(result) else []
+            single = True
         if not arrays:
             return result  # a scalar, dtype or info object: nothing to compare
         call = RawCall(self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays, via)
         self.count += 1
         self.observe(call)
-        return self.wrap(result)
+        return Tracked(result, self) if single else self.wrap(result)
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
