@@ -41,7 +41,7 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
     """
     if on_host(adapter):  # nothing to join (see the module docstring): each array alone
         _synchronize(adapter, [a for a in arrays if is_array(a)])
-        return [_home(adapter, a, computed=True) for a in arrays]
+        return [_computed_home(adapter, a) for a in arrays]
     found: list[Any] = [None] * len(arrays)
     groups: dict[str, list[int]] = {}
     for i, array in enumerate(arrays):
@@ -66,6 +66,21 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
         if found[i] is None:
             found[i] = _home(adapter, array, computed=True)
     return found
+
+
+def _computed_home(adapter: Adapter, array: Any) -> Any:
+    """``_home(adapter, array, computed=True)``, in fewer steps for a plain device array.
+
+    The adapter's flat host view in the array's shape, as ``_home`` gives it; a NumPy array,
+    a scalar, a bfloat16 array (widened on the device) and a view the adapter refuses take
+    ``_home`` itself.
+    """
+    if type(array) is np.ndarray or not is_array(array) or dtype_of(array.dtype) == "bfloat16":
+        return _home(adapter, array, computed=True)
+    try:
+        return np.asarray(adapter.to_host(array)).reshape(shape_of(array))
+    except (TypeError, ValueError, RuntimeError, BufferError):
+        return _home(adapter, array, computed=True)
 
 
 def _synchronize(adapter: Adapter, arrays: list[Any]) -> None:
