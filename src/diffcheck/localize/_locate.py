@@ -90,9 +90,10 @@ def _run_reference(
         kept = Kept(
             call.name,
             call.site,
-            tuple([shape_of(a) for a in arrays]),
+            # A NumPy array's shape is Python ints already (shape_of, without its call).
+            tuple([a.shape if type(a) is np.ndarray else shape_of(a) for a in arrays]),
             tuple([dtype_of(a.dtype) for a in arrays]),
-            tuple([shape_of(o) for o in produced]),
+            tuple([o.shape if type(o) is np.ndarray else shape_of(o) for o in produced]),
             tuple([dtype_of(o.dtype) for o in produced]),
             "",  # read only for a stored call (its LocatedCall): taken for those alone
         )
