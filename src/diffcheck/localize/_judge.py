@@ -252,6 +252,7 @@ class Comparer:
         targets = iter(received)
         casts: list[tuple[str, str]] = []
         planned: list[Any] = []
+        narrowing: list[str] = []  # the dtypes an input is rounded into
         moved = self._moved
 
         def plan_and_move(host: Any) -> Any:
@@ -260,6 +261,7 @@ class Comparer:
             target = next(targets, have)
             casts.append((have, target))
             if have != target:
+                narrowing.append(target)
                 host = cast(host, target)
             planned.append(host)
             found = moved.get(id(host))
@@ -268,7 +270,7 @@ class Comparer:
         args, kwargs, _ = map_call(kept.args, kept.kwargs, plan_and_move)
         hosts: tuple[tuple[Any, ...], dict[str, Any]] = (kept.args, kept.kwargs)
         expected: list[Any] = list(kept.outputs)
-        if any(a != b for a, b in casts):  # the re-run's hosts are the rounded ones, in place
+        if narrowing:  # the re-run's hosts are the rounded ones, in the same places
             walk = iter(planned)
             hosts = map_arrays(hosts, lambda _: next(walk))
             if kept.function is not None:

@@ -70,7 +70,8 @@ def unwrap(value: Any) -> Any:
 
 def _call_site() -> str:
     """``file:line`` of the innermost frame outside this package (the user's call)."""
-    frame: FrameType | None = sys._getframe(1)
+    # Asked by Recorder.call only: the walk starts at its caller (mostly a recording wrapper).
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_HERE):
         frame = frame.f_back
     if frame is None:
