@@ -102,7 +102,7 @@ def _run_reference(
             return
         outputs = [_host_of(reference, o) for o in produced]
         args, kwargs, hosts = map_call(call.args, call.kwargs, home)
-        size = sum(map(nbytes, outputs)) + sum(map(nbytes, hosts))
+        size = sum([h.nbytes if type(h) is np.ndarray else nbytes(h) for h in outputs + hosts])
         if window.stored + size > window.budget and window.stored > 0:
             window.stop = call.index
             return
