@@ -22,6 +22,7 @@ def test_joined_arrays_come_home_as_each_would_alone(spec: str) -> None:
         arrays = [mlx.to_device(h) for h in hosts]
         arrays += [xp.astype(arrays[0] * 3, xp.bfloat16), xp.astype(arrays[2], xp.bfloat16)]
         arrays += [xp.astype(arrays[0], xp.int32), 2.5]
+        arrays += [xp.permute_dims(arrays[0] * 2, (1, 0)), (arrays[2] + 1)[::2]]  # strided
         found = homes(mlx, arrays)
         alone = [_home(mlx, a) for a in arrays]
     assert len(found) == len(arrays)

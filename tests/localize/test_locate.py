@@ -301,12 +301,41 @@ def test_each_call_carries_the_digest_of_the_reference_output(max_memory: int) -
         programs.twenty_calls_with_exp(RecordingNamespace(np, recorder), recorder.wrap(x))
     wanted = []
     for arrays in outputs:
-        h = hashlib.blake2b(digest_size=8)
+        h = hashlib.sha256()
         for array in arrays:
             h.update(np.ascontiguousarray(array).tobytes())
-        wanted.append(h.hexdigest())
+        wanted.append(h.hexdigest()[:16])
     found = locate(
         programs.twenty_calls_with_exp, x, candidate=BuggyAdapter("none"), max_memory=max_memory
     )
     assert (found.passes > 1) == (max_memory < 1 << 30)
+    assert [c.reference_digest for c in found.calls] == wanted
+
+
+def _strided_outputs(xp: Any, x: Any) -> Any:
+    t = xp.permute_dims(x, (1, 0))  # a NumPy view: not C-contiguous
+    every_other = t[:, ::2]
+    total = xp.sum(every_other)  # 0-d
+    positive = every_other > 0  # bool
+    return xp.where(positive, every_other, total)
+
+
+def test_a_digest_reads_a_strided_a_0d_and_a_bool_output_in_c_order() -> None:
+    import hashlib
+
+    x = RNG.standard_normal((4, 6)).astype(np.float32)
+    t = x.T
+    every_other = t[:, ::2]
+    total = np.sum(every_other)
+    positive = every_other > 0
+    outputs = [t, every_other, np.asarray(total), positive, np.where(positive, every_other, total)]
+    wanted = [hashlib.sha256(np.ascontiguousarray(o).tobytes()).hexdigest()[:16] for o in outputs]
+    found = locate(_strided_outputs, x, candidate=BuggyAdapter("none"))
+    assert [c.function for c in found.calls] == [
+        "permute_dims",
+        "__getitem__",
+        "sum",
+        "greater",
+        "where",
+    ]
     assert [c.reference_digest for c in found.calls] == wanted

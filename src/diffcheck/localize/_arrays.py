@@ -24,6 +24,7 @@ __all__ = [
     "error_of",
     "host_dtype",
     "map_arrays",
+    "map_call",
     "nbytes",
     "same_bits",
     "shape_of",
@@ -31,16 +32,16 @@ __all__ = [
 ]
 
 
-def dtype_of(dtype: Any) -> str:
-    """:func:`~diffcheck.values.dtypes.dtype_name` (remembered per dtype object)."""
-    return dtype_name(dtype)
+#: :func:`~diffcheck.values.dtypes.dtype_name` (remembered per dtype object), by its local
+#: name: a located program asks for about 400 names a run, each through one call less.
+dtype_of = dtype_name
 
 
 def shape_of(value: Any) -> tuple[int, ...]:
     if type(value) is np.ndarray:
         shape: tuple[int, ...] = value.shape  # Python ints already
         return shape
-    return tuple(int(n) for n in value.shape)
+    return tuple([int(n) for n in value.shape])  # a list is built faster than a generator
 
 
 def reshaped(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
@@ -79,16 +80,24 @@ def arrays_in(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
 
 def _host_bytes(value: Any) -> Any:
     """The value's bytes in C order, as a buffer (no copy when it is contiguous already)."""
-    array = np.ascontiguousarray(value[0] if isinstance(value, tuple) else value)
+    array = value[0] if isinstance(value, tuple) else value
+    if type(array) is np.ndarray and array.flags.c_contiguous and array.dtype.kind in "biufc":
+        return array  # its own buffer: its bytes in C order (an empty one has none)
+    array = np.ascontiguousarray(array)
     return array.reshape(-1).view(np.uint8) if array.size else b""
 
 
 def digest(hosts: Sequence[Any]) -> str:
-    """16 hex digits of BLAKE2b over the bytes (about twice SHA-256's speed on large arrays)."""
-    h = hashlib.blake2b(digest_size=8)
+    """The first 16 hex digits of SHA-256 over the bytes.
+
+    SHA-256, not BLAKE2b: on a CPU with the SHA extensions (most x86-64 and ARM64 made since
+    about 2017), OpenSSL's SHA-256 is the faster. Measured on the 2-core x86-64 box: 444 KB
+    in 0.51 ms against BLAKE2b's 0.81, 4 KB in 2.7 us against 4.6; even at 256 bytes.
+    """
+    h = hashlib.sha256()
     for host in hosts:
         h.update(_host_bytes(host))
-    return h.hexdigest()
+    return h.hexdigest()[:16]
 
 
 def nbytes(value: Any) -> int:
@@ -124,6 +133,59 @@ def map_arrays(value: Any, convert: Callable[[Any], Any]) -> Any:
     if isinstance(value, dict):
         return {k: map_arrays(v, convert) for k, v in value.items()}
     return value
+
+
+def map_call(
+    args: tuple[Any, ...], kwargs: dict[str, Any], convert: Callable[[Any], Any]
+) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
+    """``map_arrays((args, kwargs), convert)``, and the converted values, for their sizes.
+
+    The values are what :func:`arrays_in` finds in the result, up to order (a tagged host's
+    array for the tagged host: the same bytes). A call's arguments are mostly arrays and
+    scalars: those are walked in one pass, without a call per argument. Anything else (a
+    list of arrays, an argument pair that map_arrays reads as a tagged host) takes
+    map_arrays.
+    """
+    if _flat(args, kwargs):
+        # map_arrays would give an equal tuple of leaves: the same one serves.
+        found: list[Any] = []
+        out: list[Any] = []
+        for v in args:
+            if type(v) in _LEAVES or type(v) is tuple:
+                out.append(v)
+            else:
+                v = convert(v)
+                found.append(v)
+                out.append(v)
+        if not kwargs:
+            return tuple(out), {}, found
+        mapped: dict[str, Any] = {}
+        for k, v in kwargs.items():
+            if type(v) in _LEAVES or type(v) is tuple:
+                mapped[k] = v
+            else:
+                mapped[k] = v = convert(v)
+                found.append(v)
+        return tuple(out), mapped, found
+    new_args, new_kwargs = map_arrays((args, kwargs), convert)
+    return new_args, new_kwargs, arrays_in(new_args, new_kwargs)
+
+
+def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether every argument is a leaf, an array or a tuple of leaves (a shape, axes).
+
+    Asked before anything is converted (``convert`` may count its calls). A pair that
+    map_arrays reads as a tagged host is not flat.
+    """
+    if len(args) == 2 and type(args[1]) is str:
+        return False
+    for v in (*args, *kwargs.values()):
+        kind = type(v)
+        if kind in _LEAVES or is_array(v):
+            continue
+        if kind is not tuple or any(type(item) not in _LEAVES for item in v):
+            return False
+    return True
 
 
 def _wide(host: Any) -> npt.NDArray[Any]:

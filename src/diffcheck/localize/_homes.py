@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..adapters import Adapter
+from ..differ.judge import host_array
 from ..values.call import _home
 from ._arrays import dtype_of, reshaped, shape_of
 from ._proxy import is_array
@@ -39,6 +40,9 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
     A lazy library (MLX) computes the whole window here, as one graph: evaluated one
     call at a time, 58 calls cost 10x the program.
     """
+    if on_host(adapter):  # nothing to join (see the module docstring): each array alone
+        _synchronize(adapter, [a for a in arrays if is_array(a)])
+        return [_computed_home(adapter, a) for a in arrays]
     found: list[Any] = [None] * len(arrays)
     groups: dict[str, list[int]] = {}
     for i, array in enumerate(arrays):
@@ -47,7 +51,7 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
     joined: dict[str, Any] = {}
     xp = adapter.namespace()
     for name, members in groups.items():
-        if len(members) > 1 and not on_host(adapter):
+        if len(members) > 1:
             try:
                 joined[name] = xp.concat([reshaped(xp, arrays[i], (-1,)) for i in members])
             except Exception:  # no concat, or not for these arrays: one copy each
@@ -63,6 +67,27 @@ def homes(adapter: Adapter, arrays: Sequence[Any]) -> list[Any]:
         if found[i] is None:
             found[i] = _home(adapter, array, computed=True)
     return found
+
+
+def _computed_home(adapter: Adapter, array: Any) -> Any:
+    """``_home(adapter, array, computed=True)``'s values, in fewer steps for a device array.
+
+    An adapter with the protocol's ``to_host`` (MLX's) gives :func:`host_array`'s view
+    flattened, which ``_home`` shapes again: here the view is taken as it is, the same values
+    in the same shape (a strided one is not copied; every judge reads it in C order). Any
+    other adapter's flat host view is shaped as ``_home`` shapes it. A NumPy array, a scalar,
+    a bfloat16 array (widened on the device) and a view the adapter refuses take ``_home``.
+    On mlx:cpu this took the block's 116 arrays home in about 0.3 ms, against 0.55 through
+    ``_home``.
+    """
+    if type(array) is np.ndarray or not is_array(array) or dtype_of(array.dtype) == "bfloat16":
+        return _home(adapter, array, computed=True)
+    try:
+        if type(adapter).to_host is Adapter.to_host:
+            return host_array(array)
+        return np.asarray(adapter.to_host(array)).reshape(shape_of(array))
+    except (TypeError, ValueError, RuntimeError, BufferError):
+        return _home(adapter, array, computed=True)
 
 
 def _synchronize(adapter: Adapter, arrays: list[Any]) -> None:

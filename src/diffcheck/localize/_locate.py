@@ -38,7 +38,7 @@ import numpy as np
 from ..adapters import Adapter
 from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
-from ._arrays import arrays_in, cast, digest, dtype_of, map_arrays, nbytes, shape_of
+from ._arrays import arrays_in, cast, digest, dtype_of, map_call, nbytes, shape_of
 from ._bundle import bundle_for_call
 from ._judge import Comparer, Kept, Pending
 from ._proxy import RawCall, Recorder, RecordingNamespace, is_array
@@ -86,30 +86,34 @@ def _run_reference(
 
     def observe(call: RawCall) -> None:
         arrays = arrays_in(call.args, call.kwargs)
-        outputs = [_host_of(reference, o) for o in call.outputs]
+        produced = call.outputs
         kept = Kept(
             call.name,
             call.site,
-            tuple([shape_of(a) for a in arrays]),
+            # A NumPy array's shape is Python ints already (shape_of, without its call).
+            tuple([a.shape if type(a) is np.ndarray else shape_of(a) for a in arrays]),
             tuple([dtype_of(a.dtype) for a in arrays]),
-            tuple([shape_of(o) for o in call.outputs]),
-            tuple([dtype_of(o.dtype) for o in call.outputs]),
+            tuple([o.shape if type(o) is np.ndarray else shape_of(o) for o in produced]),
+            tuple([dtype_of(o.dtype) for o in produced]),
             "",  # read only for a stored call (its LocatedCall): taken for those alone
         )
-        if call.index >= window.start and window.stop is None:
-            inputs = map_arrays((call.args, call.kwargs), home)
-            size = sum([nbytes(o) for o in outputs]) + sum([nbytes(h) for h in arrays_in(*inputs)])
-            if window.stored + size > window.budget and window.stored > 0:
-                window.stop = call.index
-            else:
-                kept.args, kept.kwargs = inputs
-                kept.outputs = outputs
-                kept.function = call.function
-                kept.nbytes = size
-                window.stored += size
-                kept.digest = digest(outputs)
-                homes.update((id(o), (o, h)) for o, h in zip(call.outputs, outputs, strict=True))
         window.kept.append(kept)
+        if call.index < window.start or window.stop is not None:
+            return
+        outputs = [_host_of(reference, o) for o in produced]
+        args, kwargs, hosts = map_call(call.args, call.kwargs, home)
+        size = sum([h.nbytes if type(h) is np.ndarray else nbytes(h) for h in outputs + hosts])
+        if window.stored + size > window.budget and window.stored > 0:
+            window.stop = call.index
+            return
+        kept.args, kept.kwargs = args, kwargs
+        kept.outputs = outputs
+        kept.function = call.function
+        kept.nbytes = size
+        window.stored += size
+        kept.digest = digest(outputs)
+        for array, host in zip(produced, outputs, strict=True):
+            homes[id(array)] = (array, host)
 
     recorder = Recorder(observe)
     namespace = RecordingNamespace(xp, recorder)

@@ -29,6 +29,8 @@ _HERE = str(Path(__file__).parent)
 
 
 _ARRAY_TYPES: dict[type, bool] = {}
+#: Argument types that hold no array, tracked or not.
+_PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis)])
 
 
 def is_array(value: Any) -> bool:
@@ -68,25 +70,33 @@ def unwrap(value: Any) -> Any:
 
 def _call_site() -> str:
     """``file:line`` of the innermost frame outside this package (the user's call)."""
-    frame: FrameType | None = sys._getframe(1)
+    # Asked by Recorder.call only: the walk starts at its caller (mostly a recording wrapper).
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_HERE):
         frame = frame.f_back
     if frame is None:
         return "<unknown>"
-    key = (frame.f_code, frame.f_lineno)
-    site = _SITES.get(key)
-    if site is None:
-        if len(_SITES) > 4096:  # code made on the fly (exec, many lambdas): start again
-            _SITES.clear()
-        site = _SITES[key] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    code = frame.f_code
+    # Keyed by the code object's identity: its hash is worked out anew at each lookup
+    # (its constants, names and bytecode), about a microsecond a call. The entry holds the
+    # code object, so the identity stays its own.
+    key = (id(code), frame.f_lineno)
+    found = _SITES.get(key)
+    if found is not None and found[0] is code:
+        return found[1]
+    if len(_SITES) > 4096:  # code made on the fly (exec, many lambdas): start again
+        _SITES.clear()
+    site = f"{code.co_filename}:{frame.f_lineno}"
+    _SITES[key] = (code, site)
     return site
 
 
-#: ``file:line`` by code object and line (the same few sites come back every run).
-_SITES: dict[tuple[CodeType, int], str] = {}
+#: ``file:line`` (with its code object) by code identity and line: the same few sites come
+#: back every run.
+_SITES: dict[tuple[int, int], tuple[CodeType, str]] = {}
 
 
-@dataclass
+@dataclass(slots=True)
 class RawCall:
     """One call as it ran: the callable, its unwrapped arguments and its outputs."""
 
@@ -123,19 +133,26 @@ class Recorder:
         kwargs: Any,
         via: str = "namespace",
     ) -> Any:
-        raw_args = unwrap(tuple(args))
+        # Most arguments are tracked arrays or plain scalars: unwrapped without a call each.
+        raw_args = tuple(
+            [v.raw if type(v) is Tracked else v if type(v) in _PLAIN else unwrap(v) for v in args]
+        )
         raw_kwargs = unwrap(dict(kwargs)) if kwargs else {}
         # NaN, overflow and division by zero are values under test here, not warnings: the
         # run ignores them (see ``running``).
         result = function(*raw_args, **raw_kwargs)
-        outputs = list(result) if isinstance(result, tuple | list) else [result]
-        arrays = [o for o in outputs if is_array(o)]
+        if isinstance(result, (tuple, list)):
+            arrays = [o for o in result if is_array(o)]
+            single = False
+        else:
+            arrays = [result] if is_array(result) else []
+            single = True
         if not arrays:
             return result  # a scalar, dtype or info object: nothing to compare
         call = RawCall(self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays, via)
         self.count += 1
         self.observe(call)
-        return self.wrap(result)
+        return Tracked(result, self) if single else self.wrap(result)
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:

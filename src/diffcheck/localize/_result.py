@@ -46,7 +46,7 @@ class LocatedCall:
     output_shapes: tuple[tuple[int, ...], ...]
     output_dtypes: tuple[str, ...]
     candidate_output_dtypes: tuple[str, ...]
-    #: BLAKE2b (16 hex digits) of the reference's output bytes.
+    #: The first 16 hex digits of SHA-256 of the reference's output bytes.
     reference_digest: str
     #: The candidate's own output against the reference's (each fed its own side's inputs).
     carried: CallError
