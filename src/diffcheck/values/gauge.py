@@ -51,8 +51,8 @@ def align_to_reference(
     the decomposition's, the candidate's come back as they are.
     """
     name = (function or "").removeprefix("xp.")
-    aligner = _ALIGNERS.get(name)
-    if aligner is None or len(reference) != len(candidate):
+    one = _ALIGNERS.get(name)
+    if one is None or len(reference) != len(candidate):
         return list(candidate)
     refs = [_plain(v) for v in reference]
     cands = [_plain(v) for v in candidate]
@@ -66,7 +66,11 @@ def align_to_reference(
     # bfloat16 values are carried as float32: their grouping takes bfloat16's epsilon.
     eps = 2.0**-8 if tagged else float(np.finfo(ref_arrays[0].dtype).eps)
     with np.errstate(all="ignore"):
-        aligned = aligner(ref_arrays, cand_arrays, _Rule(eps, rotate=not tagged))
+        aligned = (
+            _batched(ref_arrays, cand_arrays, _Rule(eps, rotate=not tagged), one)
+            if _shapes_ok(name, ref_arrays)
+            else None
+        )
     if aligned is None:
         return list(candidate)
     out: list[Any] = []
@@ -236,19 +240,9 @@ def _shapes_ok(name: str, refs: list[_Array]) -> bool:
     return len(refs) == 2 and refs[0].ndim >= 2 and refs[0].ndim == refs[1].ndim
 
 
-def _aligner(
-    name: str, one: _One
-) -> Callable[[list[_Array], list[_Array], _Rule], list[_Array] | None]:
-    def align(refs: list[_Array], cands: list[_Array], rule: _Rule) -> list[_Array] | None:
-        if not _shapes_ok(name, refs):
-            return None
-        return _batched(refs, cands, rule, one)
-
-    return align
-
-
-_ALIGNERS = {
-    "linalg.svd": _aligner("linalg.svd", _svd_one),
-    "linalg.eigh": _aligner("linalg.eigh", _eigh_one),
-    "linalg.qr": _aligner("linalg.qr", _qr_one),
+#: Each decomposition's one-matrix alignment, looked up (and its shapes checked) per call.
+_ALIGNERS: dict[str, _One] = {
+    "linalg.svd": _svd_one,
+    "linalg.eigh": _eigh_one,
+    "linalg.qr": _qr_one,
 }
