@@ -61,16 +61,12 @@ def align_to_reference(
     ref_arrays = [r[0] for r in refs if r is not None]
     cand_arrays = [c[0] for c in cands if c is not None]
     tagged = any(c[1] is not None for c in cands if c is not None)
-    if not _compatible(ref_arrays, cand_arrays):
+    if not _compatible(ref_arrays, cand_arrays) or not _shapes_ok(name, ref_arrays):
         return list(candidate)
     # bfloat16 values are carried as float32: their grouping takes bfloat16's epsilon.
     eps = 2.0**-8 if tagged else float(np.finfo(ref_arrays[0].dtype).eps)
     with np.errstate(all="ignore"):
-        aligned = (
-            _batched(ref_arrays, cand_arrays, _Rule(eps, rotate=not tagged), one)
-            if _shapes_ok(name, ref_arrays)
-            else None
-        )
+        aligned = _batched(ref_arrays, cand_arrays, _Rule(eps, rotate=not tagged), one)
     if aligned is None:
         return list(candidate)
     out: list[Any] = []
