@@ -21,7 +21,9 @@ vectors are not determined to the precision the comparison asks of them.
 A real lone vector is only negated, which is exact; a rotated group, and a complex phase,
 are rounded back into the candidate's dtype (half an ULP per element). bfloat16 values
 (carried as float32) are only negated, never rotated. Anything that does not have the
-decomposition's shape and dtype is handed back unchanged, for the comparison to report.
+decomposition's shape and dtype is handed back unchanged, for the comparison to report, and
+so is a candidate whose alignment would not be finite (a wrong one, with values so large
+that moving them overflows).
 """
 
 from __future__ import annotations
@@ -67,14 +69,14 @@ def align_to_reference(
     eps = 2.0**-8 if tagged else float(np.finfo(ref_arrays[0].dtype).eps)
     with np.errstate(all="ignore"):
         aligned = _batched(ref_arrays, cand_arrays, _Rule(eps, rotate=not tagged), one)
-    if aligned is None:
+        if aligned is None:
+            return list(candidate)
+        values = [n.astype(c.dtype, copy=False) for c, n in zip(cand_arrays, aligned, strict=True)]
+    if not all(bool(np.isfinite(v).all()) for v in values):
+        # A wrong candidate's huge values overflowed on the way: it is reported as it came.
         return list(candidate)
-    out: list[Any] = []
-    for plain, new in zip(cands, aligned, strict=True):
-        assert plain is not None
-        value = new.astype(plain[0].dtype, copy=False)
-        out.append((value, plain[1]) if plain[1] is not None else value)
-    return out
+    tags = [c[1] for c in cands if c is not None]
+    return [v if t is None else (v, t) for v, t in zip(values, tags, strict=True)]
 
 
 @dataclass(frozen=True)
