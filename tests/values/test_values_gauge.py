@@ -428,3 +428,13 @@ def test_a_candidate_with_huge_vectors_fails_on_its_own_values(dtype: Any, huge:
     assert verdict.kind == "value"
     assert verdict.first is not None
     assert float.fromhex(verdict.first.candidate.split()[0]) == float(dtype(huge))
+
+
+def test_svd_vectors_are_grouped_at_their_own_precision() -> None:
+    # float32 vectors beside float64 singular values: values 1e-3 apart are near-equal at
+    # the vectors' precision (float32's eps ** (1/3) is about 5e-3), not at float64's.
+    u, s, vh = _svd_of([4.0, 4.0 * (1 - 1e-3), 2.0, 1.0], 34)
+    reference = [u, s.astype(np.float64), vh]
+    turned = _moved([u, s, vh], [0, 1], _turn(0.7))
+    candidate = [turned[0], reference[1], turned[2]]
+    assert compare_values(reference, candidate, function="linalg.svd").passed
