@@ -368,12 +368,16 @@ def test_qr_columns_swapped_without_their_rows_fail() -> None:
 
 _REPEATED = _svd_of([3.0, 3.0, 1.0], 32)  # U, S, Vh with a repeated singular value
 _M, _V = np.ones((2, 2), _F32), np.ones(2, _F32)
+# U and Vh a stack of two matrices, S a stack of three: no stack they share
+_UNSTACKED = [np.ones((2, 3, 3), _F32), np.ones((3, 3), _F32), np.ones((2, 3, 3), _F32)]
 
 
 @pytest.mark.parametrize(
     ("function", "reference", "candidate"),
     [
         pytest.param("linalg.svd", [], [], id="no-outputs"),
+        pytest.param(None, [_M, _M], [_M, _M], id="no-function"),
+        pytest.param("linalg.svd", _UNSTACKED, _UNSTACKED, id="svd-stacks-differ"),
         pytest.param("linalg.svd", [_M] * 3, [_M] * 3, id="svd-S-a-matrix"),
         pytest.param("linalg.svd", [_M, _V], [_M, _V], id="svd-without-Vh"),
         pytest.param("linalg.eigh", [_M] * 2, [_M] * 2, id="eigh-values-a-matrix"),
@@ -403,7 +407,7 @@ _M, _V = np.ones((2, 2), _F32), np.ones(2, _F32)
     ],
 )
 def test_outputs_that_are_not_the_decompositions_come_back_as_they_were(
-    function: str, reference: list[Any], candidate: list[Any]
+    function: str | None, reference: list[Any], candidate: list[Any]
 ) -> None:
     out = align_to_reference(function, reference, candidate)
     assert len(out) == len(candidate)
