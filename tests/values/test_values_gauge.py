@@ -386,8 +386,8 @@ _UNSTACKED = [np.ones((2, 3, 3), _F32), np.ones((3, 3), _F32), np.ones((2, 3, 3)
         pytest.param(
             "linalg.svd",
             _REPEATED,
-            [_REPEATED[0], np.ones(3, np.int32), _REPEATED[2]],
-            id="an-integer-output",
+            [_REPEATED[0], _REPEATED[1], np.ones((3, 3), np.int32)],
+            id="an-integer-Vh",
         ),
         pytest.param(
             "linalg.svd", _REPEATED, [tuple(_REPEATED), *_REPEATED[1:]], id="a-nested-tuple"
