@@ -191,3 +191,254 @@ def test_numpy_and_mlx_choose_different_signs_and_both_pass() -> None:
     theirs = [np.array(o) for o in mx.linalg.svd(mx.array(x), stream=mx.cpu)]
     ours = list(np.linalg.svd(x))
     assert not compare_values(ours, theirs).passed  # unaligned, the signs differ
+
+
+# What the choice of vectors leaves open, at every scale and at its edges; what never moves.
+
+_F32 = np.float32
+
+
+def _orthogonal(seed: int, n: int) -> Any:
+    q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, n)))
+    return q
+
+
+def _turn(angle: float) -> Any:
+    return np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+
+
+def _svd_of(s: list[float], seed: int, dtype: Any = _F32) -> list[Any]:
+    """``U, S, Vh`` of a square matrix with singular values ``s`` (sorted down), in ``dtype``."""
+    n = len(s)
+    u, v = _orthogonal(seed, n), _orthogonal(seed + 1, n)
+    return [u.astype(dtype), np.array(s, dtype), v.T.astype(dtype)]
+
+
+def _moved(svd: list[Any], columns: list[int], left: Any, right: Any | None = None) -> list[Any]:
+    """The SVD with ``U[:, columns]`` times ``left`` and ``V[:, columns]`` times ``right``."""
+    u, s, vh = (np.array(a, np.float64) for a in svd)
+    right = left if right is None else right
+    u[:, columns] = u[:, columns] @ left
+    vh[columns, :] = np.asarray(right).T @ vh[columns, :]
+    return [u.astype(svd[0].dtype), s.astype(svd[1].dtype), vh.astype(svd[2].dtype)]
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_singular_values_a_thousandth_apart_take_any_basis_at_any_scale(scale: float) -> None:
+    # 1e-3 apart is inside float32's eps ** (1/3) (about 5e-3) of the largest value: their
+    # vectors are any basis of the pair's subspace, whatever the matrix's magnitude.
+    reference = _svd_of([4 * scale, 4 * scale * (1 - 1e-3), 2 * scale, scale], 20)
+    turned = _moved(reference, [0, 1], _turn(0.7))
+    assert compare_values(reference, turned, function="linalg.svd").passed
+    left_only = _moved(reference, [0, 1], _turn(0.7), np.eye(2))
+    assert not compare_values(reference, left_only, function="linalg.svd").passed
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_singular_vectors_of_values_a_hundredth_apart_swapped_fail_at_any_scale(
+    scale: float,
+) -> None:
+    # 1e-2 apart is outside float32's eps ** (1/3): each vector is fixed up to its sign.
+    reference = _svd_of([4 * scale, 4 * scale * (1 - 1e-2), 2 * scale, scale], 21)
+    swap = np.array([[0.0, 1.0], [1.0, 0.0]])
+    signs = np.diag([-1.0, 1.0])
+    assert compare_values(reference, _moved(reference, [0, 1], signs), function="linalg.svd").passed
+    swapped = _moved(reference, [0, 1], swap)
+    assert not compare_values(reference, swapped, function="linalg.svd").passed
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+@pytest.mark.parametrize(
+    ("smallest", "free"),
+    [
+        (1e-4, True),  # below eps ** (1/3) of the largest: a zero, its vectors unpaired
+        (1e-2, False),  # above it: a singular value, its vectors tied together
+    ],
+)
+def test_a_left_vector_negated_alone_passes_only_for_a_zero_singular_value(
+    scale: float, smallest: float, free: bool
+) -> None:
+    reference = _svd_of([4 * scale, 2 * scale, 4 * scale * smallest], 22)
+    left_only = _moved(reference, [2], -np.eye(1), np.eye(1))
+    verdict = compare_values(reference, left_only, function="linalg.svd")
+    assert verdict.passed is free
+
+
+def test_the_cube_root_of_eps_itself_groups_values_and_is_a_zero() -> None:
+    # The edges are inclusive: values eps ** (1/3) of the largest apart share a group, and
+    # a singular value of eps ** (1/3) of the largest is a zero.
+    edge = float(np.finfo(np.float64).eps) ** (1 / 3)
+    w = np.array([0.0, edge, 1.0])
+    v = _orthogonal(23, 3)
+    turned = v.copy()
+    turned[:, :2] = v[:, :2] @ _turn(0.9)
+    assert compare_values([w, v], [w, turned], function="linalg.eigh").passed
+    reference = _svd_of([1.0, edge], 24, np.float64)
+    left_only = _moved(reference, [1], -np.eye(1), np.eye(1))
+    assert compare_values(reference, left_only, function="linalg.svd").passed
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_eigenvalues_a_thousandth_apart_take_any_basis_at_any_scale(scale: float) -> None:
+    w = np.array([-scale, 2 * scale * (1 - 1e-3), 2 * scale], _F32)
+    v = _orthogonal(25, 3)
+    turned = v.copy()
+    turned[:, 1:] = v[:, 1:] @ _turn(2.0)
+    reference = [w, v.astype(_F32)]
+    assert compare_values(reference, [w, turned.astype(_F32)], function="linalg.eigh").passed
+    mixed = v.copy()
+    mixed[:, :2] = v[:, :2] @ _turn(2.0)  # -scale and 2 * scale: far apart, never mixed
+    assert not compare_values(reference, [w, mixed.astype(_F32)], function="linalg.eigh").passed
+
+
+@pytest.mark.parametrize(
+    ("function", "x"),
+    [
+        ("linalg.svd", np.zeros((0, 3), _F32)),
+        ("linalg.svd", np.zeros((3, 0), _F32)),
+        ("linalg.eigh", np.zeros((0, 0), _F32)),
+        ("linalg.qr", np.zeros((0, 3), _F32)),
+    ],
+)
+def test_decompositions_of_an_empty_matrix_pass(function: str, x: Any) -> None:
+    outputs = list(getattr(np.linalg, function.removeprefix("linalg."))(x))
+    assert compare_values(outputs, [o.copy() for o in outputs], function=function).passed
+
+
+def test_a_function_named_in_its_namespace_is_aligned_too() -> None:
+    reference, candidate = _svd_in_another_gauge(_matrix(26, (4, 3)), 26)
+    aligned = align_to_reference("xp.linalg.svd", reference, candidate)
+    assert all(np.array_equal(a, r) for a, r in zip(aligned, reference, strict=True))
+    assert compare_values(reference, candidate, function="xp.linalg.svd").passed
+
+
+def _bfloat16(x: Any) -> Any:
+    """``x`` cut to bfloat16's 8 significant bits, carried as float32."""
+    return (np.asarray(x, _F32).view(np.uint32) & np.uint32(0xFFFF0000)).view(_F32)
+
+
+def test_bfloat16_vectors_of_values_it_cannot_tell_apart_are_left_as_they_are() -> None:
+    # 4 and 3.4375 are 14% apart: within bfloat16's eps ** (1/3) (16%), so their vectors are
+    # a group, and a bfloat16 group is never moved; float32 tells them apart.
+    u, s, vh = (_bfloat16(a) for a in _svd_of([4.0, 3.4375, 1.0], 27))
+    signs = np.diag([-1.0, -1.0, -1.0])
+    other = _moved([u, s, vh], [0, 1, 2], signs)
+    reference = [(u, "bfloat16"), (s, "bfloat16"), (vh, "bfloat16")]
+    aligned = align_to_reference("linalg.svd", reference, [(o, "bfloat16") for o in other])
+    expected_u = u.copy()
+    expected_u[:, :2] *= -1  # the group kept the candidate's signs; the lone vector took ours
+    assert np.array_equal(aligned[0][0], expected_u)
+    assert [a[1] for a in aligned] == ["bfloat16"] * 3
+    plain = align_to_reference("linalg.svd", [u, s, vh], other)
+    assert all(np.array_equal(a, r) for a, r in zip(plain, [u, s, vh], strict=True))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_bfloat16_qr_with_a_column_and_its_row_negated_is_aligned(shape: tuple[int, int]) -> None:
+    q, r = (_bfloat16(a) for a in np.linalg.qr(_matrix(28, shape)))
+    q2, r2 = q.copy(), r.copy()
+    q2[:, 1] *= -1
+    r2[1, :] *= -1
+    reference = [(q, "bfloat16"), (r, "bfloat16")]
+    aligned = align_to_reference("linalg.qr", reference, [(q2, "bfloat16"), (r2, "bfloat16")])
+    assert np.array_equal(aligned[0][0], q)
+    assert np.array_equal(aligned[1][0], r)
+
+
+def test_complete_qr_extra_columns_are_any_basis_of_the_complement() -> None:
+    q, r = np.linalg.qr(_matrix(29, (6, 3), np.float64), mode="complete")
+    q2, r2 = q.copy(), r.copy()
+    q2[:, 3:] = q[:, 3:] @ _orthogonal(30, 3)
+    q2[:, 0] *= -1
+    r2[0, :] *= -1
+    assert compare_values([q, r], [q2, r2], function="linalg.qr").passed
+    q3 = q2.copy()
+    q3[:, 2] = q2[:, 3]  # a complement vector in place of a determined one: wrong
+    assert not compare_values([q, r], [q3, r2], function="linalg.qr").passed
+
+
+def test_qr_columns_swapped_without_their_rows_fail() -> None:
+    # Q's columns are fixed one by one (R ties each to its row), never rotated together.
+    r = np.triu(_matrix(31, (3, 3))) + 3 * np.eye(3, dtype=_F32)
+    q = np.eye(3, dtype=_F32)
+    swapped = q[:, [1, 0, 2]]
+    assert not np.allclose(swapped @ r, q @ r)
+    assert not compare_values([q, r], [swapped, r.copy()], function="linalg.qr").passed
+
+
+_REPEATED = _svd_of([3.0, 3.0, 1.0], 32)  # U, S, Vh with a repeated singular value
+_M, _V = np.ones((2, 2), _F32), np.ones(2, _F32)
+# U and Vh a stack of two matrices, S a stack of three: no stack they share
+_UNSTACKED = [np.ones((2, 3, 3), _F32), np.ones((3, 3), _F32), np.ones((2, 3, 3), _F32)]
+
+
+@pytest.mark.parametrize(
+    ("function", "reference", "candidate"),
+    [
+        pytest.param("linalg.svd", [], [], id="no-outputs"),
+        pytest.param(None, [_M, _M], [_M, _M], id="no-function"),
+        pytest.param("linalg.svd", _UNSTACKED, _UNSTACKED, id="svd-stacks-differ"),
+        pytest.param("linalg.svd", [_M] * 3, [_M] * 3, id="svd-S-a-matrix"),
+        pytest.param("linalg.svd", [_M, _V], [_M, _V], id="svd-without-Vh"),
+        pytest.param("linalg.eigh", [_M] * 2, [_M] * 2, id="eigh-values-a-matrix"),
+        pytest.param("linalg.qr", [_M] * 3, [_M] * 3, id="qr-three-outputs"),
+        pytest.param("linalg.qr", [_M, _V], [_M, _V], id="qr-R-a-vector"),
+        pytest.param(
+            "linalg.svd",
+            _REPEATED,
+            [_REPEATED[0], _REPEATED[1], np.ones((3, 3), np.int32)],
+            id="an-integer-Vh",
+        ),
+        pytest.param(
+            "linalg.svd", _REPEATED, [tuple(_REPEATED), *_REPEATED[1:]], id="a-nested-tuple"
+        ),
+        pytest.param(
+            "linalg.svd",
+            [a.astype(np.float64) for a in _REPEATED],
+            [-_REPEATED[0], _REPEATED[1], -_REPEATED[2]],
+            id="another-dtype",
+        ),
+        pytest.param(
+            "linalg.svd",
+            _REPEATED,
+            [np.where(np.eye(3) > 0, np.nan, _REPEATED[0]).astype(_F32), *_REPEATED[1:]],
+            id="a-candidate-nan",
+        ),
+    ],
+)
+def test_outputs_that_are_not_the_decompositions_come_back_as_they_were(
+    function: str | None, reference: list[Any], candidate: list[Any]
+) -> None:
+    out = align_to_reference(function, reference, candidate)
+    assert len(out) == len(candidate)
+    assert all(o is c for o, c in zip(out, candidate, strict=True))
+
+
+def test_a_nan_in_the_candidates_vectors_is_reported_as_a_nan() -> None:
+    reference = _REPEATED
+    candidate = [a.copy() for a in reference]
+    candidate[0][1, 0] = np.nan
+    verdict = compare_values(reference, candidate, function="linalg.svd")
+    assert not verdict.passed
+    assert verdict.kind == "nan"
+
+
+@pytest.mark.parametrize(("dtype", "huge"), [(np.float64, 1.7e308), (np.float32, 3e38)])
+def test_a_candidate_with_huge_vectors_fails_on_its_own_values(dtype: Any, huge: float) -> None:
+    # Moving such vectors overflows: the candidate is compared as it came, as a value error.
+    reference = _svd_of([3.0, 3.0, 1.0], 33, dtype)
+    candidate = [np.full_like(reference[0], huge), reference[1], reference[2]]
+    verdict = compare_values(reference, candidate, function="linalg.svd")
+    assert verdict.kind == "value"
+    assert verdict.first is not None
+    assert float.fromhex(verdict.first.candidate.split()[0]) == float(dtype(huge))
+
+
+def test_svd_vectors_are_grouped_at_their_own_precision() -> None:
+    # float32 vectors beside float64 singular values: values 1e-3 apart are near-equal at
+    # the vectors' precision (float32's eps ** (1/3) is about 5e-3), not at float64's.
+    u, s, vh = _svd_of([4.0, 4.0 * (1 - 1e-3), 2.0, 1.0], 34)
+    reference = [u, s.astype(np.float64), vh]
+    turned = _moved([u, s, vh], [0, 1], _turn(0.7))
+    candidate = [turned[0], reference[1], turned[2]]
+    assert compare_values(reference, candidate, function="linalg.svd").passed

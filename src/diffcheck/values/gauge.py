@@ -21,7 +21,9 @@ vectors are not determined to the precision the comparison asks of them.
 A real lone vector is only negated, which is exact; a rotated group, and a complex phase,
 are rounded back into the candidate's dtype (half an ULP per element). bfloat16 values
 (carried as float32) are only negated, never rotated. Anything that does not have the
-decomposition's shape and dtype is handed back unchanged, for the comparison to report.
+decomposition's shape and dtype is handed back unchanged, for the comparison to report, and
+so is a candidate whose alignment would not be finite (a wrong one, with values so large
+that moving them overflows).
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ def align_to_reference(
     the decomposition's, the candidate's come back as they are.
     """
     name = (function or "").removeprefix("xp.")
-    aligner = _ALIGNERS.get(name)
-    if aligner is None or len(reference) != len(candidate):
+    one = _ALIGNERS.get(name)
+    if one is None or len(reference) != len(candidate):
         return list(candidate)
     refs = [_plain(v) for v in reference]
     cands = [_plain(v) for v in candidate]
@@ -61,20 +63,20 @@ def align_to_reference(
     ref_arrays = [r[0] for r in refs if r is not None]
     cand_arrays = [c[0] for c in cands if c is not None]
     tagged = any(c[1] is not None for c in cands if c is not None)
-    if not _compatible(ref_arrays, cand_arrays):
+    if not _compatible(ref_arrays, cand_arrays) or not _shapes_ok(name, ref_arrays):
         return list(candidate)
     # bfloat16 values are carried as float32: their grouping takes bfloat16's epsilon.
     eps = 2.0**-8 if tagged else float(np.finfo(ref_arrays[0].dtype).eps)
     with np.errstate(all="ignore"):
-        aligned = aligner(ref_arrays, cand_arrays, _Rule(eps, rotate=not tagged))
-    if aligned is None:
+        aligned = _batched(ref_arrays, cand_arrays, _Rule(eps, rotate=not tagged), one)
+        if aligned is None:
+            return list(candidate)
+        values = [n.astype(c.dtype, copy=False) for c, n in zip(cand_arrays, aligned, strict=True)]
+    if not all(bool(np.isfinite(v).all()) for v in values):
+        # A wrong candidate's huge values overflowed on the way: it is reported as it came.
         return list(candidate)
-    out: list[Any] = []
-    for plain, new in zip(cands, aligned, strict=True):
-        assert plain is not None
-        value = new.astype(plain[0].dtype, copy=False)
-        out.append((value, plain[1]) if plain[1] is not None else value)
-    return out
+    tags = [c[1] for c in cands if c is not None]
+    return [v if t is None else (v, t) for v, t in zip(values, tags, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -236,19 +238,9 @@ def _shapes_ok(name: str, refs: list[_Array]) -> bool:
     return len(refs) == 2 and refs[0].ndim >= 2 and refs[0].ndim == refs[1].ndim
 
 
-def _aligner(
-    name: str, one: _One
-) -> Callable[[list[_Array], list[_Array], _Rule], list[_Array] | None]:
-    def align(refs: list[_Array], cands: list[_Array], rule: _Rule) -> list[_Array] | None:
-        if not _shapes_ok(name, refs):
-            return None
-        return _batched(refs, cands, rule, one)
-
-    return align
-
-
-_ALIGNERS = {
-    "linalg.svd": _aligner("linalg.svd", _svd_one),
-    "linalg.eigh": _aligner("linalg.eigh", _eigh_one),
-    "linalg.qr": _aligner("linalg.qr", _qr_one),
+#: Each decomposition's one-matrix alignment, looked up (and its shapes checked) per call.
+_ALIGNERS: dict[str, _One] = {
+    "linalg.svd": _svd_one,
+    "linalg.eigh": _eigh_one,
+    "linalg.qr": _qr_one,
 }
