@@ -442,3 +442,27 @@ def test_svd_vectors_are_grouped_at_their_own_precision() -> None:
     turned = _moved([u, s, vh], [0, 1], _turn(0.7))
     candidate = [turned[0], reference[1], turned[2]]
     assert compare_values(reference, candidate, function="linalg.svd").passed
+
+
+def test_a_lone_vector_orthogonal_to_the_references_is_left_as_the_candidate_gave_it() -> None:
+    # Its overlap is exactly 0: no sign is closer than another, and a wrong vector is
+    # reported with the candidate's own values, not negated ones.
+    values = np.array([1.0, 2.0], np.float32)
+    reference = np.eye(2, dtype=np.float32)
+    swapped = reference[:, ::-1].copy()
+    _, vectors = align_to_reference("linalg.eigh", [values, reference], [values, swapped])
+    assert np.array_equal(vectors, swapped)
+    assert not np.signbit(vectors).any()
+
+
+def test_a_singular_pair_takes_the_sign_closest_for_both_vectors_together() -> None:
+    # The left vector mostly agrees (overlap 0.8), the right one is negated exactly (-1):
+    # together they are closer negated, so both are negated (the left one alone would not be).
+    s = np.array([2.0, 1.0])
+    u_ref, vh_ref = np.eye(2), np.eye(2)
+    u_cand = np.array([[0.8, -0.6], [0.6, 0.8]])
+    vh_cand = np.array([[-1.0, 0.0], [0.0, 1.0]])
+    u, _, vh = align_to_reference("linalg.svd", [u_ref, s, vh_ref], [u_cand, s.copy(), vh_cand])
+    assert np.array_equal(u[:, 0], [-0.8, -0.6])
+    assert np.array_equal(vh[0], [1.0, 0.0])
+    assert np.array_equal(u[:, 1], u_cand[:, 1])  # the second pair already agrees

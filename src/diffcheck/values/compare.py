@@ -150,9 +150,10 @@ def _bound_mask(
     c = cand.reshape(-1)[finite].astype(wide)
     # Sums of squared magnitudes, taken in float64 for every dtype: a real result sums its
     # squares in one order, whatever dtype it was widened to (a complex vdot sums in another).
-    magnitude, error = np.abs(r), np.abs(r - c)
-    signal = float(np.dot(magnitude, magnitude))
-    noise = float(np.dot(error, error))
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values: an infinite sum
+        magnitude, error = np.abs(r), np.abs(r - c)
+        signal = float(np.dot(magnitude, magnitude))
+        noise = float(np.dot(error, error))
     nmse = noise / signal if signal > 0 else (0.0 if noise == 0 else float("inf"))
     if nmse < float(bound.nmse or 0.0):
         return np.zeros(size, bool), distance, None
