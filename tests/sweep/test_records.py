@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -167,3 +170,49 @@ def test_a_lifecycle_rows_segments_carry_each_phases_nmse(tmp_path: Path) -> Non
     ]
     assert [(s.name, s.status, s.nmse) for s in row.segments] == expected
     assert any(nmse is not None for _, _, nmse in expected)
+
+
+def _lifecycle_row_parts(tmp_path: Path) -> tuple[Any, Any]:
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(
+        "schema_version = 1\n[[pairs]]\ncandidate = 'array_api_strict'\n"
+        "[ops.context-lifecycle]\nshapes = [{ tokens = 3, intermediate = 33, k = 35 }]\n"
+    )
+    [planned] = plan_matrix(load_matrix(matrix)).checks
+    return planned, run_check(planned.check, tmp_path / "r.json")
+
+
+def _with_nmse(document: Any, nmse: float) -> Any:
+    metrics = document.result.metrics.model_copy(update={"nmse": nmse})
+    return document.model_copy(
+        update={"result": document.result.model_copy(update={"metrics": metrics})}
+    )
+
+
+def test_a_rows_ratio_and_time_are_its_reports_nmse_over_the_tolerance_and_its_elapsed(
+    tmp_path: Path,
+) -> None:
+    planned, document = _lifecycle_row_parts(tmp_path)
+    outcome = WorkerOutcome(planned.id, "r.json", "exit 0", 0.1)
+    row = build_row(planned, document, outcome)
+    tolerance = planned.check.max_nmse
+    assert 0.0 < tolerance < 1.0
+    assert row.nmse is not None
+    assert row.nmse > 0.0
+    assert row.ratio == row.nmse / tolerance
+    assert document.execution_elapsed_ms is not None
+    assert row.elapsed_ms == document.execution_elapsed_ms
+    # An NMSE that is no number is infinitely far over any tolerance.
+    assert build_row(planned, _with_nmse(document, float("nan")), outcome).ratio == math.inf
+    # With no positive tolerance there is no ratio to give.
+    untolerant = replace(planned, check=replace(planned.check, max_nmse=0.0))
+    assert build_row(untolerant, document, outcome).ratio is None
+
+
+def test_a_segment_without_metrics_has_no_nmse_in_its_row(tmp_path: Path) -> None:
+    planned, document = _lifecycle_row_parts(tmp_path)
+    first = document.segments[0].model_copy(update={"metrics": None})
+    bare = document.model_copy(update={"segments": [first, *document.segments[1:]]})
+    row = build_row(planned, bare, WorkerOutcome(planned.id, "r.json", "exit 0", 0.1))
+    assert (row.segments[0].name, row.segments[0].nmse) == (first.name, None)
+    assert row.segments[1].nmse == document.segments[1].metrics.nmse

@@ -726,3 +726,12 @@ def test_a_candidate_of_strings_beside_a_float_reference_is_a_dtype_failure() ->
     verdict = compare_values(np.array([1.0, 2.0]), np.array(["1.0", "2.0"]))
     assert (verdict.status, verdict.kind) == ("failed", "dtype")
     assert "candidate str" in (verdict.reason or "")
+
+
+def test_the_refusal_of_a_non_standard_reference_says_what_the_model_compares() -> None:
+    with pytest.raises(ConfigError) as raised:
+        compare_values(np.array(["x"]), np.array(["x"]))
+    assert str(raised.value) == (
+        "the reference's result has dtype <U1, which is not an Array API dtype (bool, "
+        "integer, real or complex floating): the value model compares only those"
+    )
