@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from diffcheck.adapters import resolve
-from diffcheck.localize._homes import homes
+from diffcheck.localize._homes import homes, on_host
 from diffcheck.values.call import _home
 
 
@@ -35,3 +35,21 @@ def test_joined_arrays_come_home_as_each_would_alone(spec: str) -> None:
         assert np.array_equal(got, want)
     assert np.array_equal(found[0], hosts[0])
     assert found[1].shape == ()
+
+
+@pytest.mark.parametrize(
+    ("spec", "host"),
+    [
+        ("numpy", True),  # no device named, and no memory but the host's
+        ("array_api_strict", True),
+        ("torch:cpu", True),  # named for the CPU
+        ("torch", False),  # no device named: torch's arrays may live on a GPU
+    ],
+)
+def test_an_adapter_is_on_the_host_when_named_for_the_cpu_or_its_library_has_no_other_memory(
+    spec: str, host: bool
+) -> None:
+    adapter = resolve(spec)
+    if not adapter.probe().is_available:
+        pytest.skip(f"{spec} does not run here")
+    assert on_host(adapter) is host
