@@ -702,6 +702,12 @@ def test_elementwise_functions_are_known_with_or_without_their_namespace(
     assert is_elementwise(function) is elementwise
 
 
+#: NumPy's longdouble is float64 on some platforms (Windows, Apple silicon): standard there.
+_WIDE_LONGDOUBLE = pytest.mark.skipif(
+    np.dtype(np.longdouble).itemsize <= 8, reason="longdouble is float64 on this platform"
+)
+
+
 @pytest.mark.parametrize(
     "reference",
     [
@@ -709,8 +715,10 @@ def test_elementwise_functions_are_known_with_or_without_their_namespace(
         np.array([1, 2], dtype=object),
         np.array(["2020-01-01"], dtype="datetime64[D]"),
         (np.array([1.0]), np.array([b"x"])),  # the second of several outputs
+        pytest.param(np.array([1.0], dtype=np.longdouble), marks=_WIDE_LONGDOUBLE),
+        pytest.param(np.array([1.0 + 2.0j], dtype=np.clongdouble), marks=_WIDE_LONGDOUBLE),
     ],
-    ids=["str", "object", "datetime", "second-output-bytes"],
+    ids=["str", "object", "datetime", "second-output-bytes", "longdouble", "clongdouble"],
 )
 def test_a_reference_outside_the_standards_dtypes_is_refused_in_one_line(reference: Any) -> None:
     with pytest.raises(ConfigError) as raised:

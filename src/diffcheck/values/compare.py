@@ -18,7 +18,7 @@ import numpy.typing as npt
 from ..errors import ConfigError
 from .bounds import bound_for, is_elementwise
 from .defaults import common_view
-from .dtypes import BOOL, COMPLEX, INTEGER, dtype_name
+from .dtypes import BOOL, COMPLEX, FLOATING, INTEGER, dtype_name
 from .gauge import align_to_reference
 from .model import Bound, FailureKind, Location, ValueVerdict
 from .ulp import EPSILON, exact_ulp, ulp_distance, value_text
@@ -42,16 +42,22 @@ def host_value(value: Any) -> tuple[npt.NDArray[Any], str]:
     return array, dtype_name(array.dtype)
 
 
+#: The dtype names of the Array API standard, the ones the value model compares.
+_STANDARD = frozenset([BOOL, *INTEGER, *FLOATING])
+
+
 def _standard_reference(value: Any) -> tuple[npt.NDArray[Any], str]:
     """:func:`host_value` of a reference result, refused outside the standard's dtypes.
 
-    The value model compares bool, integer, real and complex floating results (the Array
-    API's dtypes). A reference of strings, objects or dates has no such model: comparing it
-    would end in a conversion error far from the cause, so it is refused here. A candidate
-    of such a dtype beside a standard reference is a dtype failure, as any other dtype is.
+    The value model compares the Array API's dtypes (bool, the integers, float16 to
+    float64 with bfloat16, complex64 and complex128). A reference of any other dtype
+    (strings, objects, dates, NumPy's float128 or complex256) has no such model: comparing it
+    would end in a conversion error, or a cast that drops bits, far from the cause, so it is
+    refused here. A candidate of such a dtype beside a standard reference is a dtype
+    failure, as any other dtype is.
     """
     array, name = host_value(value)
-    if array.dtype.kind not in "biufc":
+    if name not in _STANDARD:
         raise ConfigError(
             f"the reference's result has dtype {array.dtype}, which is not an Array API "
             "dtype (bool, integer, real or complex floating): the value model compares "
