@@ -12,7 +12,7 @@ import numpy.typing as npt
 from ..values.dtypes import dtype_name
 from ..values.model import Bound, ValueVerdict
 from ..values.ulp import round_to_bfloat16, ulp_distance
-from ._proxy import is_array
+from ._proxy import LEAVES, is_array
 from ._result import CallError
 
 __all__ = [
@@ -61,7 +61,7 @@ def arrays_in(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
     found: list[Any] = []
     inside: list[Any] = []
     for value in args:
-        if type(value) in _LEAVES:
+        if type(value) in LEAVES:
             continue
         if is_array(value):
             found.append(value)
@@ -105,20 +105,16 @@ def nbytes(value: Any) -> int:
     return int(getattr(array, "nbytes", 0))
 
 
-#: Argument types that never hold an array (most arguments of a call, after its arrays).
-_LEAVES = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis)])
-
-
 def map_arrays(value: Any, convert: Callable[[Any], Any]) -> Any:
     """``value`` with each array (and tagged host array) replaced by ``convert(array)``."""
     kind = type(value)
-    if kind in _LEAVES:
+    if kind in LEAVES:
         return value
     if kind is tuple and not (len(value) == 2 and type(value[1]) is str):
         # The common containers, walked without a call per leaf: (args, kwargs), args.
-        return tuple([v if type(v) in _LEAVES else map_arrays(v, convert) for v in value])
+        return tuple([v if type(v) in LEAVES else map_arrays(v, convert) for v in value])
     if kind is dict:
-        return {k: v if type(v) in _LEAVES else map_arrays(v, convert) for k, v in value.items()}
+        return {k: v if type(v) in LEAVES else map_arrays(v, convert) for k, v in value.items()}
     if is_array(value) or (
         isinstance(value, tuple)
         and len(value) == 2
@@ -151,7 +147,7 @@ def map_call(
         found: list[Any] = []
         out: list[Any] = []
         for v in args:
-            if type(v) in _LEAVES or type(v) is tuple:
+            if type(v) in LEAVES or type(v) is tuple:
                 out.append(v)
             else:
                 v = convert(v)
@@ -161,7 +157,7 @@ def map_call(
             return tuple(out), {}, found
         mapped: dict[str, Any] = {}
         for k, v in kwargs.items():
-            if type(v) in _LEAVES or type(v) is tuple:
+            if type(v) in LEAVES or type(v) is tuple:
                 mapped[k] = v
             else:
                 mapped[k] = v = convert(v)
@@ -181,9 +177,9 @@ def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         return False
     for v in (*args, *kwargs.values()):
         kind = type(v)
-        if kind in _LEAVES or is_array(v):
+        if kind in LEAVES or is_array(v):
             continue
-        if kind is not tuple or any(type(item) not in _LEAVES for item in v):
+        if kind is not tuple or any(type(item) not in LEAVES for item in v):
             return False
     return True
 

@@ -90,10 +90,9 @@ def _run_reference(
         kept = Kept(
             call.name,
             call.site,
-            # A NumPy array's shape is Python ints already (shape_of, without its call).
-            tuple([a.shape if type(a) is np.ndarray else shape_of(a) for a in arrays]),
+            tuple([shape_of(a) for a in arrays]),
             tuple([dtype_of(a.dtype) for a in arrays]),
-            tuple([o.shape if type(o) is np.ndarray else shape_of(o) for o in produced]),
+            tuple([shape_of(o) for o in produced]),
             tuple([dtype_of(o.dtype) for o in produced]),
             "",  # read only for a stored call (its LocatedCall): taken for those alone
         )
@@ -102,7 +101,7 @@ def _run_reference(
             return
         outputs = [_host_of(reference, o) for o in produced]
         args, kwargs, hosts = map_call(call.args, call.kwargs, home)
-        size = sum([h.nbytes if type(h) is np.ndarray else nbytes(h) for h in outputs + hosts])
+        size = sum([nbytes(h) for h in outputs + hosts])
         if window.stored + size > window.budget and window.stored > 0:
             window.stop = call.index
             return

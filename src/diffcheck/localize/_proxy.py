@@ -23,14 +23,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RawCall", "Recorder", "RecordingNamespace", "Tracked", "is_array", "unwrap"]
+__all__ = ["LEAVES", "RawCall", "Recorder", "RecordingNamespace", "Tracked", "is_array", "unwrap"]
 
 _HERE = str(Path(__file__).parent)
 
 
 _ARRAY_TYPES: dict[type, bool] = {}
-#: Argument types that hold no array, tracked or not.
-_PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis)])
+#: Argument types that never hold an array, tracked or not (most arguments of a call, after
+#: its arrays).
+LEAVES = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis)])
 
 
 def is_array(value: Any) -> bool:
@@ -56,7 +57,9 @@ def unwrap(value: Any) -> Any:
     if kind is Tracked:
         return value.raw
     if kind is tuple:  # a call's arguments: most are tracked arrays or plain scalars
-        return tuple([v.raw if type(v) is Tracked else unwrap(v) for v in value])
+        return tuple(
+            [v.raw if type(v) is Tracked else v if type(v) in LEAVES else unwrap(v) for v in value]
+        )
     if isinstance(value, Tracked):
         return value.raw
     if isinstance(value, tuple):
@@ -133,10 +136,7 @@ class Recorder:
         kwargs: Any,
         via: str = "namespace",
     ) -> Any:
-        # Most arguments are tracked arrays or plain scalars: unwrapped without a call each.
-        raw_args = tuple(
-            [v.raw if type(v) is Tracked else v if type(v) in _PLAIN else unwrap(v) for v in args]
-        )
+        raw_args = unwrap(tuple(args))
         raw_kwargs = unwrap(dict(kwargs)) if kwargs else {}
         # NaN, overflow and division by zero are values under test here, not warnings: the
         # run ignores them (see ``running``).
