@@ -408,6 +408,12 @@ def faulty_reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     return values[0]
 
 
+def _found(candidate: Any, function: str, out: Path) -> list[dict[str, Any]]:
+    """The bundle documents a seeded in-process search of ``function`` on ``candidate`` writes."""
+    search_api(candidate, functions=[function], examples=10, seed=3, out=out, isolate=False)
+    return [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+
+
 def _replay_sides(doc: dict[str, Any], reference: Any, candidate: Any = None) -> BundleReplay:
     return replay_bundle(
         Path("bundle.json"),
@@ -620,19 +626,11 @@ def test_a_bundle_is_rederived_under_the_default_dtypes_its_backend_declares_her
 ) -> None:
     # argmax in int32 is that backend's declared index dtype: the finding is the index, not
     # the dtype, and it re-derives so only under the candidate's own defaults.
-    out = tmp_path / "out"
-    search_api(_Int32Argmin(), functions=["argmax"], examples=10, seed=3, out=out, isolate=False)
-    documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+    documents = _found(_Int32Argmin(), "argmax", tmp_path / "out")
     assert documents, "the index fault was not found"
     doc = documents[0]
     assert doc["finding"]["kind"] != "dtype", doc["finding"]
-    outcome = replay_bundle(
-        Path("b.json"),
-        bundle=bundle_from(doc, where="b.json"),
-        reference=NumpyAdapter(),
-        candidate=_Int32Argmin(),
-        isolate=False,
-    )
+    outcome = _replay_sides(doc, NumpyAdapter(), _Int32Argmin())
     assert outcome.disagreements == ()
     assert (outcome.status, outcome.kind) == ("reproduces", doc["finding"]["kind"])
 
@@ -706,18 +704,10 @@ def test_a_bundle_of_a_bfloat16_output_replays_bit_identical(tmp_path: Path) -> 
     # bfloat16 comes home as its float32 widening, and is stored so: the same backend's
     # output now is the stored one, bit for bit, not a second output nor other bits.
     candidate = _bfloat16_exp_mlx()
-    out = tmp_path / "out"
-    search_api(candidate, functions=["exp"], examples=10, seed=3, out=out, isolate=False)
-    documents = [json.loads(p.read_text()) for p in sorted(out.glob("bundles/*.json"))]
+    documents = _found(candidate, "exp", tmp_path / "out")
     doc = next(d for d in documents if d["finding"]["kind"] == "dtype")
     assert [a["stored_as"] for a in doc["outputs"]["candidate"]["arrays"]] == ["bfloat16"]
-    outcome = replay_bundle(
-        Path("b.json"),
-        bundle=bundle_from(doc, where="b.json"),
-        reference=NumpyAdapter(),
-        candidate=_bfloat16_exp_mlx(),
-        isolate=False,
-    )
+    outcome = _replay_sides(doc, NumpyAdapter(), _bfloat16_exp_mlx())
     assert outcome.disagreements == ()
     assert (outcome.status, outcome.same_output) == ("reproduces", True)
 
