@@ -41,10 +41,29 @@ def set_output(data: dict[str, Any], which: str, values: npt.ArrayLike) -> None:
         data["result"][which] = encode_output(values).model_dump()
 
 
+def as_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """The same record in schema v3 (no ``result.floor``: the precision floor was not
+    recorded before v4)."""
+    v3: dict[str, Any] = json.loads(json.dumps(data))
+    v3["schema_version"] = 3
+    result = v3["result"]
+    if result is not None:
+        floor = result.pop("floor", None)
+        result["schema_version"] = 3
+        if floor is not None and floor["status"] == "failed":
+            # v3 judged by the tolerance alone: the floor's clause (always the last) goes.
+            reason = result["reason"]
+            head = "" if reason.startswith("precision floor: ") else reason
+            head = head.split("; precision floor: ")[0]
+            result["reason"] = head or None
+            result["status"] = "failed" if head else "passed"
+    return v3
+
+
 def as_v2(data: dict[str, Any]) -> dict[str, Any]:
     """The same record in schema v2 (no ``computed_by``: which library computed each side
     was not recorded before v3)."""
-    v2: dict[str, Any] = json.loads(json.dumps(data))
+    v2: dict[str, Any] = as_v3(data)
     v2.pop("computed_by", None)
     v2["schema_version"] = 2
     if v2["result"] is not None:
@@ -70,6 +89,7 @@ def restamp(data: dict[str, Any]) -> None:
     could re-derive from the stored bits is made to agree with them again.
     """
     from diffcheck.report import replay as replay_module
+    from diffcheck.report.floor_record import FloorRecord
     from diffcheck.report.models import MetricsRecord
 
     module = sys.modules[replay_module.__module__]
@@ -90,6 +110,9 @@ def restamp(data: dict[str, Any]) -> None:
         return None if stamped is None else stamped.model_dump(mode="json")
 
     result["metrics"] = record(verdict.metrics)
+    if "floor" in result:
+        stamped = FloorRecord.of(verdict.floor)  # type: ignore[arg-type]
+        result["floor"] = None if stamped is None else stamped.model_dump(mode="json")
     if verdict.segments:
         data["segments"] = [
             {

@@ -95,8 +95,8 @@ def test_result_fields_are_checked_against_config(
     failing_gemm: dict[str, Any], where: str, value: object
 ) -> None:
     failing_gemm["result"][where] = value
-    if where == "schema_version":  # a v1 result inside a v3 report is a schema error
-        with pytest.raises(Exception, match="schema v3"):
+    if where == "schema_version":  # a v1 result inside a v4 report is a schema error
+        with pytest.raises(Exception, match="schema v4"):
             document(failing_gemm)
         return
     assert any(p.startswith(f"result.{where}: stored") for p in _disagreements(failing_gemm))

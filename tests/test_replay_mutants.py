@@ -141,7 +141,7 @@ def test_a_result_of_another_schema_version_than_its_document_disagrees(
     # Only a document assembled in Python can hold one: each schema's model pins its own.
     forged = document(gemm).model_copy(update={"schema_version": 1})
     assert replay(forged).disagreements == [
-        "result.schema_version: stored 3, derived from config 1"
+        "result.schema_version: stored 4, derived from config 1"
     ]
 
 

@@ -13,6 +13,7 @@ from diffcheck import ReportError
 from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.precision import f32_bits, f32_from_bits
+from diffcheck.report import SCHEMA_VERSION
 from diffcheck.report import load_report, replay
 from diffcheck.report.schema import schema_text
 from diffcheck.report.writer import ReportWriter
@@ -21,7 +22,7 @@ from fakes import FakeAdapter
 from forgery import document, output, set_output
 
 SCHEMA_DIR = Path(__file__).parents[1] / "reports" / "schema"
-SCHEMA_FILE = SCHEMA_DIR / "v3.json"
+SCHEMA_FILE = SCHEMA_DIR / f"v{SCHEMA_VERSION}.json"
 
 
 def test_nan_payloads_signed_zero_and_infinities_survive_a_json_round_trip() -> None:
@@ -146,10 +147,10 @@ def test_unknown_fields_and_phase_names_are_rejected(tmp_path: Path) -> None:
     data["submission_phases"][0] = "unexecuted"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(ReportError, match="does not match schema v3"):
+    with pytest.raises(ReportError, match="does not match schema v4"):
         load_report(bad)
     data = json.loads(report.read_text())
     data["result"]["verdict"] = "trust me"
     bad.write_text(json.dumps(data))
-    with pytest.raises(ReportError, match="does not match schema v3"):
+    with pytest.raises(ReportError, match="does not match schema v4"):
         load_report(bad)

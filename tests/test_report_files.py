@@ -254,6 +254,7 @@ def test_schema_write_replaces_a_symlink_and_needs_an_existing_directory(
         "v1.json",
         "v2.json",
         "v3.json",
+        "v4.json",
     ]
     capsys.readouterr()
     code = main(["schema", "--write", str(tmp_path / "missing")])

@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from diffcheck.report import SCHEMA_VERSION
+
 import diffcheck
 from diffcheck.adapters import _registry, resolve
 from diffcheck.cli import main
@@ -61,7 +63,7 @@ def test_numpy_under_another_name_is_recorded_as_numpy_and_never_passes(
     assert err.startswith("diffcheck: NOT INDEPENDENT: both sides returned numpy arrays")
     assert err.count("\n") == 1
     data = json.loads(report.read_text())
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == SCHEMA_VERSION
     computed_by = data["computed_by"]
     assert computed_by["reference"]["module"] == computed_by["candidate"]["module"] == "numpy"
     assert computed_by["candidate"]["array_type"] == "numpy.ndarray"
@@ -288,7 +290,7 @@ def test_hiding_one_library_is_caught_by_rerun_and_renaming_the_reference_always
 
 def test_v3_needs_its_own_schema_and_v2_reports_still_replay_and_upgrade(tmp_path: Path) -> None:
     data = _failing(tmp_path)
-    v3 = json.loads((SCHEMA_DIR / "v3.json").read_text())
+    v3 = json.loads((SCHEMA_DIR / f"v{SCHEMA_VERSION}.json").read_text())
     v2 = json.loads((SCHEMA_DIR / "v2.json").read_text())
     jsonschema.validate(data, v3)
     # The field could not be added to v2: a v2 reader forbids a key it does not name.
@@ -305,7 +307,7 @@ def test_v3_needs_its_own_schema_and_v2_reports_still_replay_and_upgrade(tmp_pat
     assert outcome.independent is None
     # Upgraded, it is v3 with computed_by null: not recorded, never invented.
     upgraded = upgrade_document(document(old))
-    assert upgraded.schema_version == 3
+    assert upgraded.schema_version == SCHEMA_VERSION
     assert upgraded.computed_by is None
     again = replay(upgraded)
     assert again.agrees

@@ -15,9 +15,9 @@ import pytest
 
 from diffcheck.config import make_check
 from diffcheck.ops import OPS
-from diffcheck.report.models import MODELS
+from diffcheck.report.models import MODELS, SCHEMA_VERSION
 from diffcheck.runner import run_check
-from forgery import as_v1, as_v2
+from forgery import as_v1, as_v2, as_v3
 
 SCHEMA_DIR = Path(__file__).parents[1] / "reports" / "schema"
 CLASSES = ("Derived: ", "Bound: ", "Claimed: ")
@@ -43,7 +43,7 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     return reports
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_the_schema_names_every_field_with_its_type_and_classification(version: int) -> None:
     schema = _schema(version)
     assert schema["additionalProperties"] is False
@@ -59,13 +59,13 @@ def test_the_schema_names_every_field_with_its_type_and_classification(version: 
     assert described > 100
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_a_genuine_report_of_every_op_validates(
     genuine: dict[str, dict[str, Any]], version: int
 ) -> None:
     schema = _schema(version)
     for name, data in genuine.items():
-        document = {3: data, 2: as_v2(data), 1: as_v1(data)}[version]
+        document = {4: data, 3: as_v3(data), 2: as_v2(data), 1: as_v1(data)}[version]
         jsonschema.validate(document, schema)
         assert name == "not-run" or data["result"]["status"] == "passed", name
 
@@ -129,10 +129,10 @@ def test_a_wrong_type_missing_or_extra_field_does_not_validate(
     genuine: dict[str, dict[str, Any]], edit: Any
 ) -> None:
     data = json.loads(json.dumps(genuine["gemm"]))
-    jsonschema.validate(data, _schema(3))
+    jsonschema.validate(data, _schema(SCHEMA_VERSION))
     edit(data)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, _schema(3))
+        jsonschema.validate(data, _schema(SCHEMA_VERSION))
 
 
 def test_non_finite_metrics_validate_as_their_json_strings(
@@ -140,4 +140,4 @@ def test_non_finite_metrics_validate_as_their_json_strings(
 ) -> None:
     data = json.loads(json.dumps(genuine["gemm"]))
     data["result"]["metrics"]["nmse"] = "Infinity"
-    jsonschema.validate(data, _schema(3))
+    jsonschema.validate(data, _schema(SCHEMA_VERSION))

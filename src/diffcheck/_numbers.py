@@ -21,6 +21,7 @@ __all__ = [
     "parse_f64",
     "parse_u64",
     "rust_display",
+    "short_float",
 ]
 
 U64_MAX = 2**64 - 1
@@ -104,3 +105,10 @@ def rust_display(value: float) -> str:
     if text.startswith("."):
         text = "0" + text
     return sign + text
+
+
+def short_float(value: float) -> str:
+    """Three significant digits for a person: ``1.67e-13``, ``5.2e+05``, ``1000``, ``inf``."""
+    if math.isnan(value):
+        return "NaN"
+    return f"{value:.3g}"

@@ -11,6 +11,8 @@ __all__ = [
     "DEFAULT_MAX_NMSE",
     "PRECISIONS",
     "PrecisionName",
+    "TWIN_NAMES",
+    "TwinName",
     "default_max_nmse",
     "f32_bits",
     "f32_from_bits",
@@ -18,6 +20,23 @@ __all__ = [
 
 PrecisionName = Literal["f32", "f16", "bf16"]
 PRECISIONS: Final[tuple[PrecisionName, ...]] = get_args(PrecisionName)
+
+#: The twins of :mod:`diffcheck.floor`: implementations of an op or function at a known
+#: precision, run on the host beside every check. The first three are honest at their storage
+#: (float32 arithmetic); the others are the downgrades a kernel quietly makes: matmul operands
+#: rounded to TF32, float16 or bfloat16, and every operation's result rounded to float16 or
+#: bfloat16. A known divergence names one as its model (``KnownDivergence.twin``).
+TwinName = Literal[
+    "float32",
+    "float16 storage",
+    "bfloat16 storage",
+    "tf32 operands",
+    "float16 operands",
+    "bfloat16 operands",
+    "float16 arithmetic",
+    "bfloat16 arithmetic",
+]
+TWIN_NAMES: Final[tuple[TwinName, ...]] = get_args(TwinName)
 
 #: Default NMSE tolerance by the precision the candidate stores data in. f32 and f16 are the
 #: reference tool's buckets (NMSE_FP32_TOL, NMSE_FP16_TOL). bf16 keeps 8 significand bits, so

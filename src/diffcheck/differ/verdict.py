@@ -8,7 +8,7 @@ precisions, :mod:`diffcheck.differ.render` prints a verdict.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,7 @@ __all__ = [
     "AROUND_RADIUS",
     "Around",
     "DeviceDiff",
+    "FloorFigures",
     "Metrics",
     "Segment",
     "SegmentVerdict",
@@ -109,6 +110,15 @@ class Around:
         return hash(self._key())
 
 
+class FloorFigures(Protocol):
+    """What a verdict shows of its precision floor (:class:`diffcheck.floor.Floor`)."""
+
+    @property
+    def passed(self) -> bool: ...
+
+    def summary(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one comparison. A divergence is data here, never an exception."""
@@ -124,6 +134,9 @@ class Verdict:
     #: Which library computed each side and whether they are independent (``compare``
     #: fills it; ``diff`` sees only arrays and leaves it None).
     provenance: Provenance | None = None
+    #: The precision floor the candidate was also judged against (a check of a registered
+    #: op, ``compare``); None where none was measured (``diff`` sees only two arrays).
+    floor: FloorFigures | None = None
 
     @property
     def passed(self) -> bool:

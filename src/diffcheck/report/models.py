@@ -40,6 +40,7 @@ __all__ = [
     "CheckResult",
     "CheckResultV2",
     "CheckResultV3",
+    "CheckResultV4",
     "ComputedBy",
     "Environment",
     "LibraryRecord",
@@ -51,63 +52,36 @@ __all__ = [
     "ReportDocument",
     "ReportDocumentV2",
     "ReportDocumentV3",
+    "ReportDocumentV4",
     "SegmentRecord",
     "Status",
 ]
 
 #: The schema version new reports are written with.
-SCHEMA_VERSION: Literal[3] = 3
+SCHEMA_VERSION: Literal[4] = 4
 #: Every schema version this diffcheck reads (replay, upgrade, sweep --resume).
-READABLE_VERSIONS: tuple[int, ...] = (1, 2, 3)
+READABLE_VERSIONS: tuple[int, ...] = (1, 2, 3, 4)
 
-Status = Literal["passed", "failed", "not_run"]
-Phase = Literal["initial", "reused_context", "independent_context", "drop_flush"]
-U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
+from .floor_record import FloorRecord
+from ._fields import (
+    BOUND,
+    CLAIMED,
+    DERIVED,
+    U32,
+    JsonFloat,
+    Phase,
+    Status,
+    Strict,
+    Version1,
+    Version2,
+    Version3,
+    Version4,
+    exact_int,
+    json_pair,
+)
 
-# Every field's description begins with how replay treats it (docs/evidence.md):
-DERIVED = "Derived: replay recomputes it from config and the stored bits and must get the same. "
-BOUND = "Bound: replay checks it against the bits, the config or this machine. "
-CLAIMED = "Claimed: provenance replay cannot verify; printed as claimed, never part of agrees. "
-
-_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-
-
-def _json_float(value: object) -> object:
-    # Reports write non-finite floats as these three strings (ser_json_inf_nan="strings");
-    # readers validate strictly, so no other string, and no boolean, becomes a float.
-    return _NON_FINITE.get(value, value) if isinstance(value, str) else value
-
-
-def _json_pair(value: object) -> object:
-    # A JSON array is the wire form of a tuple; strict validation wants the tuple.
-    return tuple(value) if isinstance(value, list) else value
-
-
-def exact_int(value: object) -> object:
-    """``value`` when it is exactly an int: strict validation of ``Literal[1]`` takes ``True``
-    (``True == 1``), so version fields run this first."""
-    if type(value) is not int:
-        raise ValueError(f"must be an integer, not {type(value).__name__}")
-    return value
-
-
-#: Schema versions, exactly ints (a JSON true or 1.0 is not a version).
-Version1 = Annotated[Literal[1], BeforeValidator(exact_int)]
-Version2 = Annotated[Literal[2], BeforeValidator(exact_int)]
-Version3 = Annotated[Literal[3], BeforeValidator(exact_int)]
-
-
-#: A float as reports write it: a JSON number, or "NaN" / "Infinity" / "-Infinity".
-JsonFloat = Annotated[
-    float,
-    BeforeValidator(_json_float),
-    WithJsonSchema({"anyOf": [{"type": "number"}, {"enum": list(_NON_FINITE)}]}),
-]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
-
+_Strict = Strict
+_json_pair = json_pair
 
 class PrecisionRecord(_Strict):
     """Storage dtypes on each side and what executed the candidate.
@@ -534,9 +508,38 @@ class ReportDocumentV3(ReportDocumentV2):
     )
 
 
+class CheckResultV4(CheckResultV3):
+    """The result of a schema v4 report: v3 and the precision floor (``floor``)."""
+
+    schema_version: Version4 = Field(  # type: ignore[assignment]
+        default=4, description=DERIVED + "The document's schema version."
+    )
+    floor: FloorRecord | None = Field(
+        default=None,
+        description=DERIVED + "The precision floor (docs/precision-floor.md): the candidate's "
+        "NMSE against the float64 truth beside what an honest implementation at "
+        "config.precision errs by, the derived tolerance and, on a failure, the twins. Null "
+        "when the outputs were not compared (nothing ran, or a count differs), and in a "
+        "report upgraded from v3, which replay then judges without a floor and says so.",
+    )
+
+
+class ReportDocumentV4(ReportDocumentV3):
+    """A complete or incomplete evidence record of one check, schema v4 (the written one):
+    v3 and the precision floor (``result.floor``)."""
+
+    schema_version: Version4 = Field(  # type: ignore[assignment]
+        default=4, description=BOUND + "Schema version; selects the model the file is read with."
+    )
+    result: CheckResultV4 | None = Field(  # type: ignore[assignment]
+        description=DERIVED + "The check's result; null while the check runs."
+    )
+
+
 #: The model of each readable schema version.
 MODELS: dict[int, type[ReportDocument]] = {
     1: ReportDocument,
     2: ReportDocumentV2,
     3: ReportDocumentV3,
+    4: ReportDocumentV4,
 }

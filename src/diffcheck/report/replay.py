@@ -42,9 +42,11 @@ from ..differ import (
 )
 from ..errors import ConfigError, ReportError
 from ..files import read_regular
+from ..floor import Floor, bind_floor
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
+from .floor_check import check_floor, compare_floor
 from .figures import compare_metrics, compare_segments, compare_submission_metrics
 from .identity import bind_library, computed_by_of, identity_problem, independence
 from .limits import report_read_limit
@@ -52,7 +54,10 @@ from .models import CheckResult, MetricsRecord, ReportDocument
 from .read import load_json, report_from
 from .world import compare_reference, recompute_reference, rerun_candidate
 
-__all__ = ["Replay", "load_document", "load_report", "replay"]
+__all__ = ["FLOOR_VERSION", "Replay", "load_document", "load_report", "rejudge", "replay"]
+
+#: The first schema version whose reports record the precision floor (``result.floor``).
+FLOOR_VERSION = 4
 
 
 @dataclass
@@ -228,7 +233,24 @@ def _judge(
     segments = segments_of(check, chains)
     if segments:
         verdict = bind_segments(verdict, reference, actual, segments, ulp_dtype=check.precision)
+    if document.schema_version >= FLOOR_VERSION:
+        floor = check_floor(check, chains, actual, diagnose=verdict.status == "failed")
+        verdict = bind_floor(verdict, floor)
     return verdict
+
+
+def rejudge(document: ReportDocument) -> Verdict | None:
+    """The verdict the current rules give ``document``'s stored outputs (the precision floor
+    included whatever its schema version); None when it holds no pair of outputs."""
+    result = document.result
+    check = _derived_check(document, [], [])
+    if result is None or check is None or result.reference is None or result.actual is None:
+        return None
+    chains = isinstance(check.op, ContextLifecycle) and document.submission_phases is None
+    reference = decode_output(result.reference, "result.reference")
+    actual = decode_output(result.actual, "result.actual")
+    current = document.model_copy(update={"schema_version": FLOOR_VERSION})
+    return _judge(current, check, chains, reference, actual)
 
 
 def _without_outputs(
@@ -365,6 +387,15 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
             )
             problems += compare_segments(document.segments, verdict)
             problems += compare_submission_metrics(document, verdict, chains)
+            if document.schema_version >= FLOOR_VERSION:
+                floor = verdict.floor if isinstance(verdict.floor, Floor) else None
+                problems += compare_floor(getattr(result, "floor", None), floor)
+            else:
+                notes.append(
+                    f"no precision floor: schema v{document.schema_version} did not record one, "
+                    "so the candidate was judged by its tolerance alone; `diffcheck upgrade` "
+                    "measures it"
+                )
     elif result.actual is not None:
         problems.append("the candidate's output is stored without the reference's")
     else:

@@ -2,7 +2,11 @@
 
 Only how outputs are stored changes between v1 and v2, so an upgrade re-encodes the two
 outputs and keeps every other field as it was. v3 adds ``computed_by``, which nothing can
-recover after the fact: an upgraded report has ``computed_by: null`` (not recorded). It refuses a report that does not replay
+recover after the fact: a report upgraded from v1 or v2 has ``computed_by: null`` (not
+recorded). v4 adds the precision floor, which is derived from the config and the stored
+bits: an upgrade measures it, and judges the stored outputs by it, so a pass that was a
+TF32 computation under an f32 check is written as the failure it is (the status and reason
+are the current rules' verdict on the same bits). It refuses a report that does not replay
 (an edited report is never laundered into a new, clean-looking file) and one that is
 incomplete, and it writes the new report with the create-new writer.
 """
@@ -13,8 +17,10 @@ from pathlib import Path
 
 from ..errors import ReportError
 from .arrays import decode_output, encode_output
-from .models import SCHEMA_VERSION, CheckResult, ReportDocument, ReportDocumentV3
-from .replay import load_report, replay
+from ..floor import Floor
+from .floor_record import FloorRecord
+from .models import SCHEMA_VERSION, CheckResult, ReportDocument, ReportDocumentV4
+from .replay import load_report, rejudge, replay
 from .writer import ReportWriter
 
 __all__ = ["upgrade_document", "upgrade_report"]
@@ -30,11 +36,12 @@ def _upgraded_result(result: CheckResult) -> dict[str, object]:
     return data
 
 
-def upgrade_document(document: ReportDocument) -> ReportDocumentV3:
+def upgrade_document(document: ReportDocument) -> ReportDocumentV4:
     """``document`` in the current schema version, after checking that it replays.
 
     The library that computed each side was not recorded before v3: ``computed_by`` is
-    null, and the upgraded report says no more than the original did.
+    null, and the upgraded report says no more than the original did. The precision floor
+    is measured, and the status and reason are the current verdict on the stored bits.
 
     Raises
     ------
@@ -45,12 +52,22 @@ def upgrade_document(document: ReportDocument) -> ReportDocumentV3:
     if not outcome.agrees:
         raise ReportError(f"report does not replay, not upgraded: {outcome.disagreements[0]}")
     assert document.result is not None  # replay refuses an incomplete record
-    upgraded = ReportDocumentV3.model_validate(
+    result = _upgraded_result(document.result)
+    verdict = rejudge(document)
+    if verdict is not None:
+        floor = verdict.floor if isinstance(verdict.floor, Floor) else None
+        record = FloorRecord.of(floor)
+        result |= {
+            "status": verdict.status,
+            "reason": verdict.reason,
+            "floor": None if record is None else record.model_dump(),
+        }
+    upgraded = ReportDocumentV4.model_validate(
         document.model_dump()
         | {
             "schema_version": SCHEMA_VERSION,
-            "result": _upgraded_result(document.result),
-            "computed_by": None,
+            "result": result,
+            "computed_by": getattr(document, "computed_by", None),
         }
     )
     again = replay(upgraded)
@@ -59,7 +76,7 @@ def upgrade_document(document: ReportDocument) -> ReportDocumentV3:
     return upgraded
 
 
-def upgrade_report(source: Path, target: Path) -> ReportDocumentV3:
+def upgrade_report(source: Path, target: Path) -> ReportDocumentV4:
     """Read ``source``, upgrade it, and write it to ``target`` (created new)."""
     upgraded = upgrade_document(load_report(source))
     ReportWriter(target).write(upgraded)

@@ -21,11 +21,13 @@ from .._numbers import f64_bits
 from ..adapters import Adapter, Execution, resolve
 from ..config import Check, coverage_of
 from ..differ import Verdict
+from ..floor import Floor
 from ..ops import ContextLifecycle
 from ..provenance import PROBE_ELEMENTS, Fingerprint
 from ..report.arrays import encode_outputs
+from ..report.floor_record import FloorRecord
 from ..report.models import (
-    CheckResultV3,
+    CheckResultV4,
     ComputedBy,
     Environment,
     LibraryRecord,
@@ -33,7 +35,7 @@ from ..report.models import (
     PrecisionRecord,
     ProbeRecord,
     ReportDocument,
-    ReportDocumentV3,
+    ReportDocumentV4,
     SegmentRecord,
     Status,
 )
@@ -82,7 +84,7 @@ def initial_document(check: Check, candidate: Adapter | None = None) -> ReportDo
     entrypoint, path = _labels(check, candidate)
     chains = _ran_as_chains(check, None, candidate)
     segments = check.op.segment_names if not chains else ()
-    return ReportDocumentV3.model_validate(
+    return ReportDocumentV4.model_validate(
         {
             "config": check.record().model_dump(),
             "reference_backend": check.reference,
@@ -120,11 +122,12 @@ def result_record(
     reference: npt.NDArray[np.float32] | None = None,
     actual: npt.NDArray[np.float32] | None = None,
     verdict: Verdict | None = None,
-) -> CheckResultV3:
-    """The report's ``result`` object for ``check`` (outputs as exact bytes, as in v2)."""
+) -> CheckResultV4:
+    """The report's ``result`` object for ``check`` (outputs as exact bytes, as in v2; the
+    verdict's precision floor, as in v4)."""
     tolerance = check.max_nmse
     stored = encode_outputs(reference, actual)
-    return CheckResultV3(
+    return CheckResultV4(
         op=check.op.report_name,
         backend=check.require_backend,
         seed=check.seed,
@@ -135,17 +138,23 @@ def result_record(
         reference=stored[0],
         actual=stored[1],
         metrics=MetricsRecord.of(None if verdict is None else verdict.metrics),
+        floor=_floor_record(verdict),
     )
 
 
+def _floor_record(verdict: Verdict | None) -> FloorRecord | None:
+    floor = None if verdict is None else verdict.floor
+    return FloorRecord.of(floor) if isinstance(floor, Floor) else None
+
+
 def completed_document(
-    document: ReportDocument, result: CheckResultV3, elapsed_ms: float | None, **updates: object
+    document: ReportDocument, result: CheckResultV4, elapsed_ms: float | None, **updates: object
 ) -> ReportDocument:
     """``document`` as a final record holding ``result`` (an older incomplete record becomes
     the current version)."""
-    if not isinstance(document, ReportDocumentV3):
-        document = ReportDocumentV3.model_validate(
-            document.model_dump() | {"schema_version": 3, "result": None}
+    if not isinstance(document, ReportDocumentV4):
+        document = ReportDocumentV4.model_validate(
+            document.model_dump() | {"schema_version": 4, "result": None}
         )
     return document.model_copy(
         update={

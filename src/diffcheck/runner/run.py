@@ -39,6 +39,9 @@ from ..differ import (
     compare_outputs,
     reference_problem,
 )
+from ..floor import bind_floor
+from ..ops import HostInputs
+from ..report.floor_check import check_floor
 from ..report.models import ReportDocument, Status
 from ..report.writer import ReportWriter
 from .budget import check_budget
@@ -75,6 +78,8 @@ class Outcome:
     details: dict[str, str] = field(default_factory=dict)
     #: Which library computed each side (set once both ran to an output).
     computed_by: Identity | None = None
+    #: The inputs both sides ran from (the precision floor's twins run from them too).
+    inputs: HostInputs | None = None
 
 
 def _error_text(error: BaseException) -> str:
@@ -168,7 +173,12 @@ def execute_check(
         )
     expected = reference_run.output
     outcome = Outcome(
-        "not_run", None, reference=expected, reference_execution=reference_run, details=details
+        "not_run",
+        None,
+        reference=expected,
+        reference_execution=reference_run,
+        details=details,
+        inputs=inputs,
     )
     if (problem := reference_problem(expected)) is not None:
         outcome.status, outcome.reason = "failed", problem
@@ -193,7 +203,8 @@ def execute_check(
 
 
 def bind(outcome: Outcome, check: Check) -> Verdict | None:
-    """Shape binding then segment binding (both may only downgrade); returns the final verdict."""
+    """Shape binding, segment binding, then the precision floor (each may only downgrade);
+    returns the final verdict."""
     base = (
         outcome.verdict
         if outcome.verdict is not None
@@ -207,11 +218,21 @@ def bind(outcome: Outcome, check: Check) -> Verdict | None:
     reference_count = None if outcome.reference is None else outcome.reference.size
     actual_count = None if outcome.actual is None else outcome.actual.size
     bound = bind_shape(base, reference_count, actual_count, check.expected_elements)
-    segments = segments_of(check, _ran_as_chains(check, outcome.candidate_execution))
+    chains = _ran_as_chains(check, outcome.candidate_execution)
+    segments = segments_of(check, chains)
     if segments and outcome.reference is not None and outcome.actual is not None:
         bound = bind_segments(
             bound, outcome.reference, outcome.actual, segments, ulp_dtype=check.precision
         )
+    if outcome.verdict is not None and outcome.actual is not None:
+        floor = check_floor(
+            check,
+            chains,
+            outcome.actual,
+            inputs=outcome.inputs,
+            diagnose=bound.status == "failed",
+        )
+        bound = bind_floor(bound, floor)
     if bound is not base:
         outcome.status, outcome.reason = bound.status, bound.reason
     if outcome.verdict is not None or bound is not base:

@@ -1,0 +1,59 @@
+"""The precision floor: what an honest implementation at a check's precision can do.
+
+A tolerance is only strict if it knows the precision. For every check the floor computes a
+float64 truth from the inputs as the check's precision stores them, runs the honest twin of
+that precision (float32; float16 or bfloat16 storage with float32 arithmetic) and measures
+its NMSE against the truth. The candidate passes only when its own NMSE against the truth is
+below a measured multiple of that floor (:data:`FLOOR_MULTIPLE`), besides the explicit
+``max_nmse`` of the seed's rule. A failure is compared with downgraded twins (TF32,
+float16 or bfloat16 matmul operands; float16 or bfloat16 arithmetic) and names the one its
+error matches; a known divergence is verified against the twin it declares.
+
+``rounding``
+    Rounding host values to a format; the NMSE and its half-ULP floor.
+``twins``
+    The twins, and an op's truth and twin outputs.
+``measure``
+    The floor, the candidate against it, and the diagnosis.
+``ops``
+    All of it for a registered op's check.
+"""
+
+from __future__ import annotations
+
+from .measure import (
+    FLOOR_MULTIPLE,
+    MODEL_MULTIPLE,
+    Floor,
+    SegmentFloor,
+    TwinError,
+    bind_floor,
+    judge_floor,
+    match_twin,
+)
+from .ops import op_floor
+from .rounding import half_ulp_nmse, nmse, round_to, round_to_tf32
+from .twins import HONEST_TWIN, TWINS, Twin, downgrades, op_truth, run_op_twin, twin_named
+
+__all__ = [
+    "FLOOR_MULTIPLE",
+    "HONEST_TWIN",
+    "MODEL_MULTIPLE",
+    "TWINS",
+    "Floor",
+    "SegmentFloor",
+    "Twin",
+    "TwinError",
+    "bind_floor",
+    "downgrades",
+    "half_ulp_nmse",
+    "judge_floor",
+    "match_twin",
+    "nmse",
+    "op_floor",
+    "op_truth",
+    "round_to",
+    "round_to_tf32",
+    "run_op_twin",
+    "twin_named",
+]

@@ -1,0 +1,247 @@
+"""The floor of a check and the verdict it implies: a candidate against what its precision can do.
+
+Three arrays meet here, all flat: the float64 truth (the computation in float64 from the
+inputs as the check's precision stores them), the honest twin's output, and the candidate's.
+The floor is the larger of the honest twin's NMSE against the truth and the NMSE of half a
+unit in the last place everywhere (what correct rounding may cost). A candidate passes the
+floor when its own NMSE against the truth is below :data:`FLOOR_MULTIPLE` times the floor,
+the whole output and every segment alike. A failing candidate is compared with the
+downgraded twins, and the one its error matches is named.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .._numbers import short_float
+from ..differ import Verdict
+from ..precision import PrecisionName, TwinName
+from .rounding import half_ulp_nmse, nmse
+from .twins import HONEST_TWIN, twin_named
+
+__all__ = [
+    "FLOOR_MULTIPLE",
+    "MODEL_MULTIPLE",
+    "Floor",
+    "SegmentFloor",
+    "TwinError",
+    "bind_floor",
+    "judge_floor",
+    "match_twin",
+]
+
+#: How far above its floor an honest candidate may land, by precision: the derived tolerance
+#: is this times the floor. Measured (docs/precision-floor.md): honest float32 candidates
+#: (mlx:cpu, torch:cpu, array_api_strict, wgpu on llvmpipe; torch:cuda, CuPy and MLX CUDA with
+#: TF32 off) land at most ~60x their floor over every op and shape of the matrices, while a
+#: TF32, float16 or bfloat16 downgrade lands 10^5x or more above it. Half-precision storage
+#: rounds every output, so honest float16 and bfloat16 candidates sit at about 1x their floor.
+FLOOR_MULTIPLE: Final[dict[PrecisionName, float]] = {"f32": 1000.0, "f16": 16.0, "bf16": 16.0}
+
+#: How far above its model twin a candidate excused as a known divergence may land: a TF32
+#: kernel that truncates where the twin rounds to nearest errs about four times as much.
+MODEL_MULTIPLE: Final = 8.0
+
+# A twin the candidate shares its deviation with: their distance is below the twin's own
+# error. Failing that, a twin whose error is within this factor of the candidate's.
+_SIZE_FACTOR: Final = 4.0
+
+MatchKind = Literal["shares its deviation", "same size"]
+
+
+@dataclass(frozen=True)
+class TwinError:
+    """A twin's NMSE against the truth, and the candidate's NMSE against the twin."""
+
+    name: TwinName
+    nmse: float
+    distance: float
+
+
+@dataclass(frozen=True)
+class SegmentFloor:
+    """One segment's floor and the candidate's NMSE against the truth there."""
+
+    name: str
+    floor_nmse: float
+    candidate_nmse: float
+    derived_tolerance: float
+
+    @property
+    def passed(self) -> bool:
+        return self.candidate_nmse < self.derived_tolerance
+
+
+@dataclass(frozen=True)
+class Floor:
+    """A check's precision floor, the candidate's error against the truth, and the twins."""
+
+    precision: PrecisionName
+    floor_nmse: float
+    multiple: float
+    candidate_nmse: float
+    twins: tuple[TwinError, ...] = ()
+    segments: tuple[SegmentFloor, ...] = ()
+
+    @property
+    def honest(self) -> TwinName:
+        return HONEST_TWIN[self.precision]
+
+    @property
+    def derived_tolerance(self) -> float:
+        return self.multiple * self.floor_nmse
+
+    @property
+    def ratio(self) -> float:
+        """The candidate's NMSE against the truth in units of the floor."""
+        if self.floor_nmse > 0.0:
+            return self.candidate_nmse / self.floor_nmse
+        return 0.0 if self.candidate_nmse == 0.0 else math.inf
+
+    @property
+    def passed(self) -> bool:
+        """Whether the whole output and every segment are below the derived tolerance."""
+        whole = self.candidate_nmse < self.derived_tolerance
+        return whole and all(segment.passed for segment in self.segments)
+
+    @property
+    def match(self) -> tuple[TwinError, MatchKind] | None:
+        """The downgraded twin the candidate's error matches, and how; None if none does."""
+        return match_twin(self.candidate_nmse, self.twins)
+
+    def modelled_by(self, name: TwinName) -> bool:
+        """Whether twin ``name`` explains the candidate: within :data:`MODEL_MULTIPLE` of it."""
+        twin = next((t for t in self.twins if t.name == name), None)
+        if twin is None or not math.isfinite(self.candidate_nmse):
+            return False
+        return self.candidate_nmse <= MODEL_MULTIPLE * twin.nmse
+
+    def summary(self) -> str:
+        """``NMSE 7.1e-08 against the float64 truth = 5.2e+05x the float32 floor 1.4e-13``."""
+        return (
+            f"NMSE {short_float(self.candidate_nmse)} against the float64 truth = "
+            f"{short_float(self.ratio)}x the {self.honest} floor {short_float(self.floor_nmse)}"
+            f" (derived tolerance {short_float(self.derived_tolerance)}, "
+            f"{short_float(self.multiple)}x)"
+        )
+
+    def diagnosis(self) -> str:
+        """``consistent with TF32 matmul operands ...: twin NMSE 6.8e-08``, or that none is."""
+        found = self.match
+        if found is None:
+            return "matches no twin (" + ", ".join(
+                f"{t.name} {short_float(t.nmse)}" for t in self.twins
+            ) + ")" if self.twins else "no downgraded twin was run"
+        twin, kind = found
+        others = [t.name for t in self.twins if t is not twin and t.distance < t.nmse]
+        also = f"; also {', '.join(others)}" if kind == "shares its deviation" and others else ""
+        return (
+            f"consistent with {twin_named(twin.name).describe()} ({kind}{also}): twin NMSE "
+            f"{short_float(twin.nmse)}"
+        )
+
+    def reason(self) -> str | None:
+        """Why the candidate fails its floor (whole output or first segment); None if it passes."""
+        if self.passed:
+            return None
+        if self.candidate_nmse >= self.derived_tolerance:
+            where = self.summary()
+        else:
+            segment = next(s for s in self.segments if not s.passed)
+            where = (
+                f"{segment.name}: NMSE {short_float(segment.candidate_nmse)} against the "
+                f"float64 truth is not below its derived tolerance "
+                f"{short_float(segment.derived_tolerance)}"
+            )
+        return f"precision floor: {where}; {self.diagnosis()}"
+
+
+def match_twin(
+    candidate_nmse: float, twins: Sequence[TwinError]
+) -> tuple[TwinError, MatchKind] | None:
+    """The twin whose deviation the candidate shares, else the one of the same size."""
+    sharing = [t for t in twins if t.distance < t.nmse]
+    if sharing:
+        return min(sharing, key=lambda t: t.distance / t.nmse), "shares its deviation"
+    sized = [
+        t
+        for t in twins
+        if t.nmse > 0.0 and 1.0 / _SIZE_FACTOR <= candidate_nmse / t.nmse <= _SIZE_FACTOR
+    ]
+    if sized:
+        return min(sized, key=lambda t: abs(math.log(candidate_nmse / t.nmse))), "same size"
+    return None
+
+
+Spans = Sequence[tuple[str, int, int]]
+
+
+def judge_floor(
+    truth: npt.NDArray[np.float64],
+    honest: npt.NDArray[Any],
+    candidate: npt.NDArray[Any],
+    precision: PrecisionName,
+    *,
+    segments: Spans = (),
+    downgraded: Callable[[], Mapping[TwinName, npt.NDArray[Any]]] | None = None,
+    diagnose: bool = False,
+    multiple: float | None = None,
+) -> Floor:
+    """Measure the floor and the candidate against it.
+
+    Parameters
+    ----------
+    truth, honest, candidate
+        Flat outputs of one size: the float64 truth, the honest twin's, the candidate's.
+    precision
+        The check's storage precision (its half-ULP term and its multiple).
+    segments
+        ``(name, start, stop)`` ranges judged on their own.
+    downgraded
+        Computes the downgraded twins' outputs by name; called only when the candidate
+        fails its floor or ``diagnose`` asks for it (the check failed on another count).
+    multiple
+        The derived tolerance's multiple; :data:`FLOOR_MULTIPLE` of ``precision`` by default.
+    """
+    k = FLOOR_MULTIPLE[precision] if multiple is None else multiple
+
+    def floor_of(lo: int, hi: int) -> float:
+        part = truth[lo:hi]
+        return max(nmse(honest[lo:hi], part), half_ulp_nmse(part, precision))
+
+    whole = Floor(
+        precision,
+        floor_of(0, truth.size),
+        k,
+        nmse(candidate, truth),
+        segments=tuple(
+            SegmentFloor(name, f, nmse(candidate[lo:hi], truth[lo:hi]), k * f)
+            for name, lo, hi in segments
+            for f in (floor_of(lo, hi),)
+        ),
+    )
+    if downgraded is None or (whole.passed and not diagnose):
+        return whole
+    twins = tuple(
+        TwinError(name, nmse(output, truth), nmse(candidate, output.astype(np.float64)))
+        for name, output in downgraded().items()
+        if not np.array_equal(output, honest)
+    )
+    return Floor(precision, whole.floor_nmse, k, whole.candidate_nmse, twins, whole.segments)
+
+
+def bind_floor(verdict: Verdict, floor: Floor | None) -> Verdict:
+    """``verdict`` with ``floor`` attached; failed, with the floor's reason, when it fails."""
+    if floor is None:
+        return verdict
+    reason = floor.reason()
+    if reason is None:
+        return replace(verdict, floor=floor)
+    combined = f"{verdict.reason}; {reason}" if verdict.reason else reason
+    return replace(verdict, status="failed", reason=combined, floor=floor)

@@ -1,0 +1,179 @@
+"""Twins: an op run on the host at a known precision, honest or downgraded on purpose.
+
+A twin is the op's own Array-API definition run through NumPy with the inputs stored in one
+format, the arithmetic done in another, and the operands of every matmul optionally rounded
+first. The honest twin of a precision (float32; float16 or bfloat16 storage with float32
+arithmetic) measures what a correct implementation at that precision errs by: the floor.
+The downgraded twins model what kernels quietly do instead (TF32 tensor cores, half-precision
+operands or accumulation); a failing check names the one its error matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..precision import PrecisionName, TwinName
+from .rounding import FORMAT_DTYPES, Format, round_to
+
+if TYPE_CHECKING:
+    from ..ops import HostInputs, Op, OpParams
+
+__all__ = [
+    "HONEST_TWIN",
+    "TWINS",
+    "RoundingNamespace",
+    "Twin",
+    "downgrades",
+    "op_truth",
+    "run_op_twin",
+    "twin_named",
+]
+
+# Functions of the standard that multiply matrices: a tensor core reads their operands.
+_MATMULS: Final = ("matmul", "tensordot", "vecdot")
+
+
+@dataclass(frozen=True)
+class Twin:
+    """One way of computing an op at a known precision.
+
+    ``storage`` None means the check's own precision; ``operands`` None means matmul
+    operands are used as they are.
+    """
+
+    name: TwinName
+    storage: PrecisionName | None = None
+    arithmetic: PrecisionName = "f32"
+    operands: Format | None = None
+
+    def describe(self) -> str:
+        """A phrase for a verdict: ``consistent with <this>``."""
+        return _DESCRIPTIONS[self.name]
+
+
+TWINS: Final[tuple[Twin, ...]] = (
+    Twin("float32", storage="f32"),
+    Twin("float16 storage", storage="f16"),
+    Twin("bfloat16 storage", storage="bf16"),
+    Twin("tf32 operands", operands="tf32"),
+    Twin("float16 operands", operands="f16"),
+    Twin("bfloat16 operands", operands="bf16"),
+    Twin("float16 arithmetic", arithmetic="f16"),
+    Twin("bfloat16 arithmetic", arithmetic="bf16"),
+)
+
+_DESCRIPTIONS: Final[dict[str, str]] = {
+    "float32": "float32 storage and arithmetic",
+    "float16 storage": "float16 storage with float32 arithmetic",
+    "bfloat16 storage": "bfloat16 storage with float32 arithmetic",
+    "tf32 operands": "TF32 matmul operands (10-bit significand, as tensor cores read float32)",
+    "float16 operands": "float16 matmul operands with float32 accumulation",
+    "bfloat16 operands": "bfloat16 matmul operands with float32 accumulation",
+    "float16 arithmetic": "every operation's result rounded to float16",
+    "bfloat16 arithmetic": "every operation's result rounded to bfloat16",
+}
+
+#: The honest twin of each precision: what a correct implementation storing in it computes.
+HONEST_TWIN: Final[dict[PrecisionName, TwinName]] = {
+    "f32": "float32",
+    "f16": "float16 storage",
+    "bf16": "bfloat16 storage",
+}
+
+# Significand bits of each storage: a storage twin finer than the check's precision is no
+# downgrade of it.
+_BITS: Final[dict[str, int]] = {"f32": 24, "tf32": 11, "f16": 11, "bf16": 8}
+
+
+def twin_named(name: str) -> Twin:
+    """The twin called ``name``; KeyError for any other name."""
+    for twin in TWINS:
+        if twin.name == name:
+            return twin
+    raise KeyError(name)
+
+
+def downgrades(precision: PrecisionName) -> tuple[Twin, ...]:
+    """The twins coarser than ``precision``'s honest one, for diagnosis.
+
+    Storage twins coarser than the precision and every operand or arithmetic twin; one that
+    computes exactly what the honest twin does (TF32 operands of float16 storage) is dropped
+    by the caller when its output is bit-identical.
+    """
+    honest = HONEST_TWIN[precision]
+    return tuple(
+        twin
+        for twin in TWINS
+        if twin.name != honest
+        and (twin.storage is None or _BITS[twin.storage] < _BITS[precision])
+    )
+
+
+class RoundingNamespace:
+    """A NumPy Array-API namespace whose matmuls round their operands to ``fmt`` first.
+
+    The product is returned in its operands' own dtype, so a twin whose arithmetic is
+    bfloat16 keeps its matmul results in bfloat16 too (NumPy widens them otherwise).
+    Everything else is the wrapped namespace's.
+    """
+
+    def __init__(self, base: Any, fmt: Format | None, arithmetic: Any) -> None:
+        self._base = base
+        self._fmt = fmt
+        self._arithmetic = arithmetic
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._base, name)
+        if name in _MATMULS:
+            return self._rounding(attribute)
+        return attribute
+
+    def _rounding(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        def call(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+            dtype = np.result_type(x1, x2)
+            if self._fmt is not None:
+                x1 = round_to(x1, self._fmt).astype(dtype, copy=False)
+                x2 = round_to(x2, self._fmt).astype(dtype, copy=False)
+            product = function(x1, x2, **kwargs)
+            return np.asarray(product).astype(dtype, copy=False)
+
+        return call
+
+
+def _namespace() -> Any:
+    import array_api_compat.numpy
+
+    return array_api_compat.numpy
+
+
+def _stored(inputs: Mapping[str, npt.NDArray[Any]], fmt: PrecisionName) -> dict[str, Any]:
+    return {name: round_to(values, fmt) for name, values in inputs.items()}
+
+
+def op_truth(
+    op: Op[Any], params: OpParams, inputs: HostInputs, precision: PrecisionName
+) -> npt.NDArray[np.float64]:
+    """The op in float64 from the inputs as ``precision`` stores them: the truth, flat."""
+    arrays = {k: v.astype(np.float64) for k, v in _stored(inputs, precision).items()}
+    with np.errstate(all="ignore"):
+        out = op.compute(_namespace(), arrays, params, accumulate=np.float64)
+    return np.asarray(out, dtype=np.float64).reshape(-1)
+
+
+def run_op_twin(
+    op: Op[Any], params: OpParams, inputs: HostInputs, precision: PrecisionName, twin: Twin
+) -> npt.NDArray[np.float64]:
+    """The op computed as ``twin`` computes it, for a check at ``precision``; flat float64."""
+    arithmetic = FORMAT_DTYPES[twin.arithmetic]
+    xp = _namespace()
+    if twin.operands is not None or twin.arithmetic != "f32":
+        xp = RoundingNamespace(xp, twin.operands, arithmetic)
+    arrays = _stored(inputs, twin.storage or precision)
+    with np.errstate(all="ignore"):
+        out = op.compute(xp, arrays, params, accumulate=arithmetic)
+    return np.asarray(out, dtype=np.float64).reshape(-1)

@@ -1,0 +1,128 @@
+"""The precision floor of one check, as the runner measures it and replay re-derives it.
+
+Both sides call :func:`check_floor` on the same things (the config's inputs, the candidate's
+stored bits, the segments that were judged), so a report's floor is derived, not claimed.
+Stored figures that rest on a twin computed through BLAS (the floor, the twins' errors)
+may move with the machine's summation order: they must agree within a factor of two, and
+the verdict is re-derived from replay's own figures. The candidate's NMSE against the
+float64 truth and the exact relations (the multiple, the derived tolerance, the status, the
+matched twin) are held tightly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..floor import Floor, op_floor
+from .floor_record import FloorRecord
+
+if TYPE_CHECKING:
+    from ..config import Check
+    from ..ops import HostInputs
+
+__all__ = ["check_floor", "compare_floor"]
+
+# Relative spread allowed between a stored and a re-derived figure: NMSEs against the
+# float64 truth move only with the truth's last bits; a twin's error moves with BLAS's order.
+_TRUTH_RELATIVE = 1e-6
+_TWIN_FACTOR = 2.0
+
+
+def check_floor(
+    check: Check,
+    chains: bool,
+    actual: npt.NDArray[Any],
+    *,
+    inputs: HostInputs | None = None,
+    diagnose: bool = False,
+) -> Floor | None:
+    """The floor of ``check`` for the candidate output ``actual``; None when it is not measured.
+
+    Not measured when the output does not have the configured element count (the shape
+    binding fails it) or holds a non-finite value (the comparator fails it first).
+    """
+    from ..config import segments_of
+
+    if actual.size != check.expected_elements or not np.isfinite(actual).all():
+        return None
+    if inputs is None:
+        inputs = check.op.inputs(check.params, check.seed)
+    spans = [(s.name, s.start, s.stop) for s in segments_of(check, chains)]
+    return op_floor(
+        check.op,
+        check.params,
+        inputs,
+        check.precision,
+        actual,
+        segments=spans,
+        diagnose=diagnose,
+    )
+
+
+def _near(stored: float, derived: float, *, factor: float | None = None) -> bool:
+    if not (math.isfinite(stored) and math.isfinite(derived)):
+        return stored == derived or (math.isnan(stored) and math.isnan(derived))
+    if factor is not None:
+        low, high = sorted((abs(stored), abs(derived)))
+        return stored == derived or (low > 0.0 and high <= factor * low)
+    return abs(stored - derived) <= _TRUTH_RELATIVE * max(abs(stored), abs(derived))
+
+
+def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str]:
+    """Every way the stored floor record disagrees with the re-derived floor."""
+    if stored is None or derived is None:
+        if stored is None and derived is None:
+            return []
+        present = "stored but not derivable" if derived is None else "derivable but not stored"
+        return [f"result.floor: {present}"]
+    again = FloorRecord.of(derived)
+    assert again is not None
+    problems = []
+    for name in ("honest_twin", "multiple", "status", "match"):
+        if getattr(stored, name) != getattr(again, name):
+            problems.append(
+                f"result.floor.{name}: stored {getattr(stored, name)!r}, "
+                f"derived {getattr(again, name)!r}"
+            )
+    if not _near(stored.candidate_nmse, again.candidate_nmse):
+        problems.append(
+            f"result.floor.candidate_nmse: stored {stored.candidate_nmse!r}, "
+            f"derived {again.candidate_nmse!r}"
+        )
+    if not _near(stored.floor_nmse, again.floor_nmse, factor=_TWIN_FACTOR):
+        problems.append(
+            f"result.floor.floor_nmse: stored {stored.floor_nmse!r}, derived {again.floor_nmse!r}"
+        )
+    if stored.derived_tolerance != stored.multiple * stored.floor_nmse:
+        problems.append("result.floor.derived_tolerance: not multiple x floor_nmse")
+    if [t.name for t in stored.twins] != [t.name for t in again.twins]:
+        problems.append(
+            f"result.floor.twins: stored {[t.name for t in stored.twins]}, "
+            f"derived {[t.name for t in again.twins]}"
+        )
+    else:
+        for mine, theirs in zip(stored.twins, again.twins, strict=True):
+            for name in ("nmse", "distance"):
+                if not _near(getattr(mine, name), getattr(theirs, name), factor=_TWIN_FACTOR):
+                    problems.append(
+                        f"result.floor.twins[{mine.name}].{name}: stored "
+                        f"{getattr(mine, name)!r}, derived {getattr(theirs, name)!r}"
+                    )
+    if [s.name for s in stored.segments] != [s.name for s in again.segments]:
+        problems.append("result.floor.segments: not the segments judged")
+    else:
+        for mine, theirs in zip(stored.segments, again.segments, strict=True):
+            if not _near(mine.candidate_nmse, theirs.candidate_nmse) or not _near(
+                mine.floor_nmse, theirs.floor_nmse, factor=_TWIN_FACTOR
+            ):
+                problems.append(f"result.floor.segments[{mine.name}]: figures differ")
+            if mine.derived_tolerance != stored.multiple * mine.floor_nmse:
+                problems.append(
+                    f"result.floor.segments[{mine.name}].derived_tolerance: "
+                    "not multiple x floor_nmse"
+                )
+    return problems

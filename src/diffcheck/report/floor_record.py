@@ -1,0 +1,103 @@
+"""The precision floor in a report (schema v4): what the check's precision can do, measured."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..floor import Floor
+from ..precision import TwinName
+from ._fields import DERIVED, JsonFloat, Strict
+
+__all__ = ["FloorRecord", "FloorSegmentRecord", "TwinRecord"]
+
+_RECOMPUTED = (
+    DERIVED + "Replay regenerates the inputs, recomputes the float64 truth and the twins with "
+    "NumPy, and must get the same within a summation order's spread. "
+)
+
+
+class TwinRecord(Strict):
+    """One twin: the op computed at a known precision (docs/precision-floor.md)."""
+
+    name: TwinName = Field(description=DERIVED + "Which twin (diffcheck.precision.TwinName).")
+    nmse: JsonFloat = Field(description=_RECOMPUTED + "The twin's NMSE against the truth.")
+    distance: JsonFloat = Field(
+        description=_RECOMPUTED + "The candidate's NMSE against the twin's output."
+    )
+
+
+class FloorSegmentRecord(Strict):
+    """One segment's floor and the candidate's NMSE against the truth there."""
+
+    name: str = Field(description=DERIVED + "Segment wire name, from the op.")
+    floor_nmse: JsonFloat = Field(description=_RECOMPUTED + "The segment's floor.")
+    candidate_nmse: JsonFloat = Field(
+        description=_RECOMPUTED + "The candidate's NMSE against the truth in the segment."
+    )
+    derived_tolerance: JsonFloat = Field(
+        description=DERIVED + "multiple x floor_nmse: the segment passes below it."
+    )
+
+
+class FloorRecord(Strict):
+    """The check's precision floor, the candidate's error against the truth, and the twins.
+
+    The verdict passes only when ``candidate_nmse`` is below ``derived_tolerance`` (the
+    whole output and every segment), besides the explicit tolerance.
+    """
+
+    honest_twin: TwinName = Field(
+        description=DERIVED + "The honest twin of config.precision, whose error is the floor."
+    )
+    floor_nmse: JsonFloat = Field(
+        description=_RECOMPUTED + "max(the honest twin's NMSE against the truth, the NMSE of "
+        "half a unit in the last place of config.precision everywhere)."
+    )
+    multiple: JsonFloat = Field(
+        description=DERIVED + "The measured multiple of the floor an honest candidate stays "
+        "under (diffcheck.floor.FLOOR_MULTIPLE of config.precision)."
+    )
+    derived_tolerance: JsonFloat = Field(description=DERIVED + "multiple x floor_nmse.")
+    candidate_nmse: JsonFloat = Field(
+        description=_RECOMPUTED + "The candidate's NMSE against the float64 truth."
+    )
+    status: str = Field(
+        description=DERIVED + "passed when candidate_nmse is below derived_tolerance here and "
+        "in every segment; failed otherwise (which fails the check)."
+    )
+    twins: list[TwinRecord] = Field(
+        description=_RECOMPUTED + "The downgraded twins, run when the check failed (empty on "
+        "a pass): TF32/float16/bfloat16 matmul operands, half-precision storage or arithmetic."
+    )
+    match: TwinName | None = Field(
+        description=DERIVED + "The twin the candidate's error matches; null when none does."
+    )
+    segments: list[FloorSegmentRecord] = Field(
+        description=DERIVED + "Each segment's floor, as the op's segments are judged."
+    )
+
+    @classmethod
+    def of(cls, floor: Floor | None) -> FloorRecord | None:
+        """The record of a measured floor (None stays None)."""
+        if floor is None:
+            return None
+        found = floor.match
+        return cls(
+            honest_twin=floor.honest,
+            floor_nmse=floor.floor_nmse,
+            multiple=floor.multiple,
+            derived_tolerance=floor.derived_tolerance,
+            candidate_nmse=floor.candidate_nmse,
+            status="passed" if floor.passed else "failed",
+            twins=[TwinRecord(name=t.name, nmse=t.nmse, distance=t.distance) for t in floor.twins],
+            match=None if found is None else found[0].name,
+            segments=[
+                FloorSegmentRecord(
+                    name=s.name,
+                    floor_nmse=s.floor_nmse,
+                    candidate_nmse=s.candidate_nmse,
+                    derived_tolerance=s.derived_tolerance,
+                )
+                for s in floor.segments
+            ],
+        )
