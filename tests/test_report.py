@@ -13,8 +13,7 @@ from diffcheck import ReportError
 from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.precision import f32_bits, f32_from_bits
-from diffcheck.report import SCHEMA_VERSION
-from diffcheck.report import load_report, replay
+from diffcheck.report import SCHEMA_VERSION, load_report, replay
 from diffcheck.report.schema import schema_text
 from diffcheck.report.writer import ReportWriter
 from diffcheck.runner import run_check

@@ -18,13 +18,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from diffcheck.report import SCHEMA_VERSION
-
 import diffcheck
 from diffcheck.adapters import _registry, resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
-from diffcheck.report import load_report, replay
+from diffcheck.report import SCHEMA_VERSION, load_report, replay
 from diffcheck.report.identity import claimed_identity, independence
 from diffcheck.report.upgrade import upgrade_document
 from diffcheck.runner import run_check

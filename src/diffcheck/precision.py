@@ -10,8 +10,8 @@ import numpy.typing as npt
 __all__ = [
     "DEFAULT_MAX_NMSE",
     "PRECISIONS",
-    "PrecisionName",
     "TWIN_NAMES",
+    "PrecisionName",
     "TwinName",
     "default_max_nmse",
     "f32_bits",
@@ -24,15 +24,19 @@ PRECISIONS: Final[tuple[PrecisionName, ...]] = get_args(PrecisionName)
 #: The twins of :mod:`diffcheck.floor`: implementations of an op or function at a known
 #: precision, run on the host beside every check. The first three are honest at their storage
 #: (float32 arithmetic); the others are the downgrades a kernel quietly makes: matmul operands
-#: rounded to TF32, float16 or bfloat16, and every operation's result rounded to float16 or
+#: rounded to TF32 (to nearest, or truncated as a tensor core reads raw float32), float16 or
+#: bfloat16, and every operation's result rounded to float16 or
 #: bfloat16. A known divergence names one as its model (``KnownDivergence.twin``).
 TwinName = Literal[
     "float32",
     "float16 storage",
     "bfloat16 storage",
     "tf32 operands",
+    "tf32 truncated operands",
     "float16 operands",
     "bfloat16 operands",
+    "float16 matmuls",
+    "bfloat16 matmuls",
     "float16 arithmetic",
     "bfloat16 arithmetic",
 ]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from .measure import (
     FLOOR_MULTIPLE,
-    MODEL_MULTIPLE,
     Floor,
     SegmentFloor,
     TwinError,
@@ -38,7 +37,6 @@ from .twins import HONEST_TWIN, TWINS, Twin, downgrades, op_truth, run_op_twin, 
 __all__ = [
     "FLOOR_MULTIPLE",
     "HONEST_TWIN",
-    "MODEL_MULTIPLE",
     "TWINS",
     "Floor",
     "SegmentFloor",

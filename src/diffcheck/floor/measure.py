@@ -27,7 +27,6 @@ from .twins import HONEST_TWIN, twin_named
 
 __all__ = [
     "FLOOR_MULTIPLE",
-    "MODEL_MULTIPLE",
     "Floor",
     "SegmentFloor",
     "TwinError",
@@ -44,15 +43,11 @@ __all__ = [
 #: rounds every output, so honest float16 and bfloat16 candidates sit at about 1x their floor.
 FLOOR_MULTIPLE: Final[dict[PrecisionName, float]] = {"f32": 1000.0, "f16": 16.0, "bf16": 16.0}
 
-#: How far above its model twin a candidate excused as a known divergence may land: a TF32
-#: kernel that truncates where the twin rounds to nearest errs about four times as much.
-MODEL_MULTIPLE: Final = 8.0
-
-# A twin the candidate shares its deviation with: their distance is below the twin's own
-# error. Failing that, a twin whose error is within this factor of the candidate's.
+# Failing a twin the candidate matches within its floor, one whose error is within this
+# factor of the candidate's.
 _SIZE_FACTOR: Final = 4.0
 
-MatchKind = Literal["shares its deviation", "same size"]
+MatchKind = Literal["matches it within the floor", "same size"]
 
 
 @dataclass(frozen=True)
@@ -113,14 +108,14 @@ class Floor:
     @property
     def match(self) -> tuple[TwinError, MatchKind] | None:
         """The downgraded twin the candidate's error matches, and how; None if none does."""
-        return match_twin(self.candidate_nmse, self.twins)
+        return match_twin(self.candidate_nmse, self.twins, self.derived_tolerance)
 
     def modelled_by(self, name: TwinName) -> bool:
-        """Whether twin ``name`` explains the candidate: within :data:`MODEL_MULTIPLE` of it."""
+        """Whether twin ``name`` models the candidate: their outputs are within the derived
+        tolerance of each other (the candidate computes what the twin computes, up to an
+        honest implementation's own spread at this precision)."""
         twin = next((t for t in self.twins if t.name == name), None)
-        if twin is None or not math.isfinite(self.candidate_nmse):
-            return False
-        return self.candidate_nmse <= MODEL_MULTIPLE * twin.nmse
+        return twin is not None and twin.distance < self.derived_tolerance
 
     def summary(self) -> str:
         """``NMSE 7.1e-08 against the float64 truth = 5.2e+05x the float32 floor 1.4e-13``."""
@@ -135,12 +130,18 @@ class Floor:
         """``consistent with TF32 matmul operands ...: twin NMSE 6.8e-08``, or that none is."""
         found = self.match
         if found is None:
-            return "matches no twin (" + ", ".join(
-                f"{t.name} {short_float(t.nmse)}" for t in self.twins
-            ) + ")" if self.twins else "no downgraded twin was run"
+            return (
+                "matches no twin ("
+                + ", ".join(f"{t.name} {short_float(t.nmse)}" for t in self.twins)
+                + ")"
+                if self.twins
+                else "no downgraded twin was run"
+            )
         twin, kind = found
-        others = [t.name for t in self.twins if t is not twin and t.distance < t.nmse]
-        also = f"; also {', '.join(others)}" if kind == "shares its deviation" and others else ""
+        others = [
+            t.name for t in self.twins if t is not twin and t.distance < self.derived_tolerance
+        ]
+        also = f"; so do {', '.join(others)}" if others else ""
         return (
             f"consistent with {twin_named(twin.name).describe()} ({kind}{also}): twin NMSE "
             f"{short_float(twin.nmse)}"
@@ -163,12 +164,14 @@ class Floor:
 
 
 def match_twin(
-    candidate_nmse: float, twins: Sequence[TwinError]
+    candidate_nmse: float, twins: Sequence[TwinError], tolerance: float
 ) -> tuple[TwinError, MatchKind] | None:
-    """The twin whose deviation the candidate shares, else the one of the same size."""
-    sharing = [t for t in twins if t.distance < t.nmse]
-    if sharing:
-        return min(sharing, key=lambda t: t.distance / t.nmse), "shares its deviation"
+    """The first twin (in :data:`~diffcheck.floor.twins.TWINS` order, the most specific
+    first) whose output the candidate's is within ``tolerance`` of; else the twin whose
+    error is of the candidate's size, within a factor of four."""
+    matching = [t for t in twins if t.distance < tolerance]
+    if matching:
+        return matching[0], "matches it within the floor"
     sized = [
         t
         for t in twins

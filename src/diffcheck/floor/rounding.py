@@ -25,8 +25,9 @@ __all__ = [
     "round_to_tf32",
 ]
 
-#: A storage or operand format: the check's precisions and TF32.
-Format = Literal["f32", "f16", "bf16", "tf32"]
+#: A storage or operand format: the check's precisions, TF32 rounded to nearest, and TF32
+#: truncated (the low 13 bits dropped, as a tensor core reads a float32 not converted first).
+Format = Literal["f32", "f16", "bf16", "tf32", "tf32t"]
 
 #: The NumPy dtype each storage format is held in (TF32 lives in float32 containers).
 FORMAT_DTYPES: Final[dict[str, Any]] = {
@@ -34,6 +35,7 @@ FORMAT_DTYPES: Final[dict[str, Any]] = {
     "f16": np.dtype(np.float16),
     "bf16": np.dtype(ml_dtypes.bfloat16),
     "tf32": np.dtype(np.float32),
+    "tf32t": np.dtype(np.float32),
 }
 
 # TF32 keeps 10 of float32's 23 significand bits: the low 13 go.
@@ -42,12 +44,13 @@ _TF32_DROPPED: Final = 13
 _ABSOLUTE_FLOOR: Final = 1e-30
 
 
-def round_to_tf32(values: npt.ArrayLike) -> npt.NDArray[np.float32]:
-    """The nearest TF32 values (ties to even), held as float32; NaN and infinities kept."""
+def round_to_tf32(values: npt.ArrayLike, *, truncate: bool = False) -> npt.NDArray[np.float32]:
+    """The nearest TF32 values (ties to even), or the ones toward zero with ``truncate``,
+    held as float32; NaN and infinities kept."""
     wide = np.ascontiguousarray(values, dtype=np.float32)
     bits = wide.view(np.uint32).astype(np.uint64)
-    half = (1 << (_TF32_DROPPED - 1)) - 1
-    odd = (bits >> _TF32_DROPPED) & 1
+    half = 0 if truncate else (1 << (_TF32_DROPPED - 1)) - 1
+    odd = 0 if truncate else (bits >> _TF32_DROPPED) & 1
     mask = np.uint64(~((1 << _TF32_DROPPED) - 1) & 0xFFFFFFFF)
     rounded = ((bits + half + odd) & mask).astype(np.uint32).view(np.float32)
     return np.where(np.isfinite(wide), rounded, wide).astype(np.float32, copy=False)
@@ -55,8 +58,8 @@ def round_to_tf32(values: npt.ArrayLike) -> npt.NDArray[np.float32]:
 
 def round_to(values: Any, fmt: Format) -> npt.NDArray[Any]:
     """``values`` rounded to ``fmt``, in that format's NumPy dtype (TF32 in float32)."""
-    if fmt == "tf32":
-        return round_to_tf32(values)
+    if fmt in ("tf32", "tf32t"):
+        return round_to_tf32(values, truncate=fmt == "tf32t")
     with np.errstate(over="ignore"):  # a value past the format's range becomes inf, as stored
         return np.asarray(values).astype(FORMAT_DTYPES[fmt])
 

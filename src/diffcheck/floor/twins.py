@@ -50,6 +50,9 @@ class Twin:
     storage: PrecisionName | None = None
     arithmetic: PrecisionName = "f32"
     operands: Format | None = None
+    #: Whether each matmul's product is rounded to the operands' format too (a GEMM whose
+    #: output is half precision).
+    product: bool = False
 
     def describe(self) -> str:
         """A phrase for a verdict: ``consistent with <this>``."""
@@ -57,12 +60,17 @@ class Twin:
 
 
 TWINS: Final[tuple[Twin, ...]] = (
+    # Honest storage first, then the downgrades from the most specific (one function's
+    # operands) to the most general (every operation): a diagnosis names the first that fits.
     Twin("float32", storage="f32"),
-    Twin("float16 storage", storage="f16"),
-    Twin("bfloat16 storage", storage="bf16"),
     Twin("tf32 operands", operands="tf32"),
+    Twin("tf32 truncated operands", operands="tf32t"),
     Twin("float16 operands", operands="f16"),
     Twin("bfloat16 operands", operands="bf16"),
+    Twin("float16 matmuls", operands="f16", product=True),
+    Twin("bfloat16 matmuls", operands="bf16", product=True),
+    Twin("float16 storage", storage="f16"),
+    Twin("bfloat16 storage", storage="bf16"),
     Twin("float16 arithmetic", arithmetic="f16"),
     Twin("bfloat16 arithmetic", arithmetic="bf16"),
 )
@@ -71,9 +79,13 @@ _DESCRIPTIONS: Final[dict[str, str]] = {
     "float32": "float32 storage and arithmetic",
     "float16 storage": "float16 storage with float32 arithmetic",
     "bfloat16 storage": "bfloat16 storage with float32 arithmetic",
-    "tf32 operands": "TF32 matmul operands (10-bit significand, as tensor cores read float32)",
+    "tf32 operands": "TF32 matmul operands (float32 rounded to a 10-bit significand)",
+    "tf32 truncated operands": "TF32 matmul operands truncated (a float32's low 13 bits "
+    "dropped, as a tensor core reads one not converted first)",
     "float16 operands": "float16 matmul operands with float32 accumulation",
     "bfloat16 operands": "bfloat16 matmul operands with float32 accumulation",
+    "float16 matmuls": "float16 matmuls (float16 operands and product, float32 accumulation)",
+    "bfloat16 matmuls": "bfloat16 matmuls (bfloat16 operands and product, float32 accumulation)",
     "float16 arithmetic": "every operation's result rounded to float16",
     "bfloat16 arithmetic": "every operation's result rounded to bfloat16",
 }
@@ -87,7 +99,7 @@ HONEST_TWIN: Final[dict[PrecisionName, TwinName]] = {
 
 # Significand bits of each storage: a storage twin finer than the check's precision is no
 # downgrade of it.
-_BITS: Final[dict[str, int]] = {"f32": 24, "tf32": 11, "f16": 11, "bf16": 8}
+_BITS: Final[dict[str, int]] = {"f32": 24, "f16": 11, "bf16": 8}
 
 
 def twin_named(name: str) -> Twin:
@@ -109,23 +121,23 @@ def downgrades(precision: PrecisionName) -> tuple[Twin, ...]:
     return tuple(
         twin
         for twin in TWINS
-        if twin.name != honest
-        and (twin.storage is None or _BITS[twin.storage] < _BITS[precision])
+        if twin.name != honest and (twin.storage is None or _BITS[twin.storage] < _BITS[precision])
     )
 
 
 class RoundingNamespace:
-    """A NumPy Array-API namespace whose matmuls round their operands to ``fmt`` first.
+    """A NumPy Array-API namespace whose matmuls round their operands to ``fmt`` first, and
+    with ``product`` their result too.
 
     The product is returned in its operands' own dtype, so a twin whose arithmetic is
     bfloat16 keeps its matmul results in bfloat16 too (NumPy widens them otherwise).
     Everything else is the wrapped namespace's.
     """
 
-    def __init__(self, base: Any, fmt: Format | None, arithmetic: Any) -> None:
+    def __init__(self, base: Any, fmt: Format | None, *, product: bool = False) -> None:
         self._base = base
         self._fmt = fmt
-        self._arithmetic = arithmetic
+        self._product = product
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._base, name)
@@ -139,8 +151,10 @@ class RoundingNamespace:
             if self._fmt is not None:
                 x1 = round_to(x1, self._fmt).astype(dtype, copy=False)
                 x2 = round_to(x2, self._fmt).astype(dtype, copy=False)
-            product = function(x1, x2, **kwargs)
-            return np.asarray(product).astype(dtype, copy=False)
+            product = np.asarray(function(x1, x2, **kwargs))
+            if self._product and self._fmt is not None:
+                product = round_to(product, self._fmt)
+            return product.astype(dtype, copy=False)
 
         return call
 
@@ -172,7 +186,7 @@ def run_op_twin(
     arithmetic = FORMAT_DTYPES[twin.arithmetic]
     xp = _namespace()
     if twin.operands is not None or twin.arithmetic != "f32":
-        xp = RoundingNamespace(xp, twin.operands, arithmetic)
+        xp = RoundingNamespace(xp, twin.operands, product=twin.product)
     arrays = _stored(inputs, twin.storage or precision)
     with np.errstate(all="ignore"):
         out = op.compute(xp, arrays, params, accumulate=arithmetic)

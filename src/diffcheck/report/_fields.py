@@ -15,11 +15,11 @@ __all__ = [
     "JsonFloat",
     "Phase",
     "Status",
+    "Strict",
     "Version1",
     "Version2",
     "Version3",
     "Version4",
-    "Strict",
     "exact_int",
     "json_pair",
 ]

@@ -115,14 +115,14 @@ def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str
     if [s.name for s in stored.segments] != [s.name for s in again.segments]:
         problems.append("result.floor.segments: not the segments judged")
     else:
-        for mine, theirs in zip(stored.segments, again.segments, strict=True):
-            if not _near(mine.candidate_nmse, theirs.candidate_nmse) or not _near(
-                mine.floor_nmse, theirs.floor_nmse, factor=_TWIN_FACTOR
+        for part, again_part in zip(stored.segments, again.segments, strict=True):
+            if not _near(part.candidate_nmse, again_part.candidate_nmse) or not _near(
+                part.floor_nmse, again_part.floor_nmse, factor=_TWIN_FACTOR
             ):
-                problems.append(f"result.floor.segments[{mine.name}]: figures differ")
-            if mine.derived_tolerance != stored.multiple * mine.floor_nmse:
+                problems.append(f"result.floor.segments[{part.name}]: figures differ")
+            if part.derived_tolerance != stored.multiple * part.floor_nmse:
                 problems.append(
-                    f"result.floor.segments[{mine.name}].derived_tolerance: "
+                    f"result.floor.segments[{part.name}].derived_tolerance: "
                     "not multiple x floor_nmse"
                 )
     return problems

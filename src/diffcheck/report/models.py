@@ -14,17 +14,13 @@ never a reused one.
 
 from __future__ import annotations
 
-import math
 import secrets
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     FieldSerializationInfo,
-    WithJsonSchema,
     field_serializer,
 )
 
@@ -32,6 +28,22 @@ from .._numbers import U64_MAX
 from ..config import AnyCheckConfig
 from ..differ import Metrics
 from ..provenance import Fingerprint, one_library
+from ._fields import (
+    BOUND,
+    CLAIMED,
+    DERIVED,
+    U32,
+    JsonFloat,
+    Phase,
+    Status,
+    Strict,
+    Version1,
+    Version2,
+    Version3,
+    Version4,
+    json_pair,
+)
+from .floor_record import FloorRecord
 
 __all__ = [
     "MODELS",
@@ -62,28 +74,10 @@ SCHEMA_VERSION: Literal[4] = 4
 #: Every schema version this diffcheck reads (replay, upgrade, sweep --resume).
 READABLE_VERSIONS: tuple[int, ...] = (1, 2, 3, 4)
 
-from .floor_record import FloorRecord
-from ._fields import (
-    BOUND,
-    CLAIMED,
-    DERIVED,
-    U32,
-    JsonFloat,
-    Phase,
-    Status,
-    Strict,
-    Version1,
-    Version2,
-    Version3,
-    Version4,
-    exact_int,
-    json_pair,
-)
 
-_Strict = Strict
-_json_pair = json_pair
 
-class PrecisionRecord(_Strict):
+
+class PrecisionRecord(Strict):
     """Storage dtypes on each side and what executed the candidate.
 
     As ``configured_precision`` the storages follow from ``config.precision`` (derived); as
@@ -110,7 +104,7 @@ class PrecisionRecord(_Strict):
     )
 
 
-class MetricsRecord(_Strict):
+class MetricsRecord(Strict):
     """What the comparator measured; re-derivable from the stored bits."""
 
     element_count: int = Field(ge=0, description=DERIVED + "Elements compared.")
@@ -139,7 +133,7 @@ class MetricsRecord(_Strict):
         return cls(**metrics.__dict__)
 
 
-class OutputBits(_Strict):
+class OutputBits(Strict):
     """An output as exact IEEE-754 float32 bit patterns (row-major, flattened)."""
 
     f32_bits: list[U32] = Field(
@@ -148,7 +142,7 @@ class OutputBits(_Strict):
     )
 
 
-class OutputArray(_Strict):
+class OutputArray(Strict):
     """An output as the exact little-endian bytes of its float32 values (schema v2).
 
     A reader checks ``nbytes`` against ``element_count``, the base64 length against
@@ -183,7 +177,7 @@ class OutputArray(_Strict):
 _SPLICE = "diffcheck.splice"
 
 
-class SegmentRecord(_Strict):
+class SegmentRecord(Strict):
     """One segment's own verdict."""
 
     name: str = Field(description=DERIVED + "Segment (phase) wire name, from the op.")
@@ -209,7 +203,7 @@ _ACTUAL = (
 )
 
 
-class CheckResult(_Strict):
+class CheckResult(Strict):
     """The required check's result (the reference tool's RequiredReport, generalized)."""
 
     schema_version: Version1 = Field(
@@ -240,7 +234,7 @@ class CheckResult(_Strict):
     )
 
 
-class Environment(_Strict):
+class Environment(Strict):
     """Where the check ran and what the probes found: provenance, never evidence."""
 
     diffcheck_version: str = Field(description=CLAIMED + "diffcheck version that ran the check.")
@@ -258,7 +252,7 @@ def _absent(value: object) -> bool:
     return value is None
 
 
-class ReportDocument(_Strict):
+class ReportDocument(Strict):
     """A complete or incomplete evidence record of one check."""
 
     schema_version: Version1 = Field(
@@ -275,7 +269,7 @@ class ReportDocument(_Strict):
         "bits is the same reference); when it is the candidate's own backend the report is "
         "a self-test, which never counts as a pass."
     )
-    output_shape: Annotated[tuple[int, int], BeforeValidator(_json_pair)] = Field(
+    output_shape: Annotated[tuple[int, int], BeforeValidator(json_pair)] = Field(
         description=DERIVED + "The op's output shape for the config's params."
     )
     expected_output_elements: int = Field(
@@ -396,7 +390,7 @@ class ReportDocumentV2(ReportDocument):
 _REBOUND = " `replay --rerun` re-runs the candidate and binds it to the module found then."
 
 
-class LibraryRecord(_Strict):
+class LibraryRecord(Strict):
     """One side's fingerprint: the library whose arrays its computation returned."""
 
     module: str = Field(
@@ -426,7 +420,7 @@ class LibraryRecord(_Strict):
         return Fingerprint(self.module, self.version, self.array_type, self.blas, self.namespace)
 
 
-class ProbeRecord(_Strict):
+class ProbeRecord(Strict):
     """The independence probe: both namespaces summed one fixed float32 vector.
 
     Each library sums in its own order (pairwise blocks, SIMD lanes, trees), so two sides
@@ -446,7 +440,7 @@ class ProbeRecord(_Strict):
     )
 
 
-class ComputedBy(_Strict):
+class ComputedBy(Strict):
     """Which library computed each side, and the probe: whether the pair is independent.
 
     A name is a label (a NumPy adapter subclass under another name passes the name-based
@@ -531,7 +525,7 @@ class ReportDocumentV4(ReportDocumentV3):
     schema_version: Version4 = Field(  # type: ignore[assignment]
         default=4, description=BOUND + "Schema version; selects the model the file is read with."
     )
-    result: CheckResultV4 | None = Field(  # type: ignore[assignment]
+    result: CheckResultV4 | None = Field(
         description=DERIVED + "The check's result; null while the check runs."
     )
 

@@ -46,8 +46,8 @@ from ..floor import Floor, bind_floor
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
-from .floor_check import check_floor, compare_floor
 from .figures import compare_metrics, compare_segments, compare_submission_metrics
+from .floor_check import check_floor, compare_floor
 from .identity import bind_library, computed_by_of, identity_problem, independence
 from .limits import report_read_limit
 from .models import CheckResult, MetricsRecord, ReportDocument

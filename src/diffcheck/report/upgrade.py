@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ReportError
-from .arrays import decode_output, encode_output
 from ..floor import Floor
+from .arrays import decode_output, encode_output
 from .floor_record import FloorRecord
 from .models import SCHEMA_VERSION, CheckResult, ReportDocument, ReportDocumentV4
 from .replay import load_report, rejudge, replay

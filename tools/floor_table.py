@@ -1,0 +1,90 @@
+"""Print the measurements behind the precision floor's multiple (docs/precision-floor.md).
+
+For every op and shape of a matrix (default: matrices/default.toml), every candidate named on
+the command line and every precision it runs, the candidate's NMSE against the float64 truth
+in units of its floor; then the same for planted downgrades (tests/floor/downgrades.py, on
+torch). Prints, per candidate and precision, the worst honest ratio and where it was, and per
+downgrade the smallest ratio. Run with the test environment's Python:
+
+    python tools/floor_table.py mlx:cpu torch:cpu array_api_strict wgpu
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from diffcheck.adapters import resolve  # noqa: E402
+from diffcheck.config import make_check  # noqa: E402
+from diffcheck.runner import run_check  # noqa: E402
+
+
+def _shapes(matrix: Path) -> list[tuple[str, dict[str, Any]]]:
+    ops = tomllib.loads(matrix.read_text())["ops"]
+    return [
+        (op, {k: v for k, v in shape.items() if k != "seeds"})
+        for op, table in ops.items()
+        for shape in table["shapes"]
+    ]
+
+
+def _ratio(result: Any) -> float | None:
+    if result is None or result.floor is None:
+        return None
+    return float(result.floor.candidate_nmse / result.floor.floor_nmse)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("backends", nargs="*", default=["mlx:cpu", "torch:cpu", "array_api_strict"])
+    parser.add_argument("--matrix", type=Path, default=ROOT / "matrices" / "default.toml")
+    options = parser.parse_args()
+    shapes = _shapes(options.matrix)
+    print("| candidate | precision | checks | worst ratio | where |")
+    print("|---|---|---|---|---|")
+    for backend in options.backends:
+        adapter = resolve(backend)
+        if adapter.probe().status != "available":
+            print(f"| {backend} | - | not available: {adapter.probe().reason} | | |")
+            continue
+        for precision in adapter.capabilities().precisions:
+            seen: list[tuple[float, str]] = []
+            for op, params in shapes:
+                check = make_check(backend, op, precision=precision, seed=42, **params)
+                ratio = _ratio(run_check(check, candidate=adapter).result)
+                if ratio is not None:
+                    seen.append((ratio, f"{op} {params}"))
+            worst = max(seen)
+            print(f"| {backend} | {precision} | {len(seen)} | {worst[0]:.3g} | {worst[1]} |")
+    from floor.downgrades import DOWNGRADES, DowngradedTorch
+
+    print()
+    print("| downgrade (torch, f32 check) | checks | smallest ratio | where | named as |")
+    print("|---|---|---|---|---|")
+    for kind in DOWNGRADES:
+        seen = []
+        names: dict[str, int] = defaultdict(int)
+        for op, params in shapes:
+            check = make_check("torch:cpu", op, seed=42, **params)
+            result = run_check(check, candidate=DowngradedTorch(kind)).result
+            honest = run_check(check).result
+            ratio = _ratio(result)
+            if ratio is None or result.floor.candidate_nmse == honest.floor.candidate_nmse:
+                continue  # the downgrade does not touch this op (no matmul, no exp)
+            seen.append((ratio, f"{op} {params}"))
+            names[str(result.floor.match)] += 1
+        least = min(seen)
+        named = ", ".join(f"{n} ({c})" for n, c in sorted(names.items()))
+        print(f"| {kind} | {len(seen)} | {least[0]:.3g} | {least[1]} | {named} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
