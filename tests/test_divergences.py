@@ -6,6 +6,7 @@ import math
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,8 +27,13 @@ def divergence(**overrides: Any) -> KnownDivergence:
         "max_nmse": 1.4e-6,
         "measured_nmse": 1.4e-7,
         "bound_source": "10x the worst NMSE observed upstream",
+        "twin": "tf32 operands",
     }
     return KnownDivergence(**(fields | overrides))
+
+
+#: What a report's precision floor says of a TF32 candidate: the TF32 twin models it.
+TF32 = ("tf32 operands",)
 
 
 @pytest.mark.parametrize(
@@ -121,7 +127,9 @@ def test_the_ceiling_and_the_source_are_required() -> None:
     made = KnownDivergence(
         **fields, max_nmse=1.4e-6, measured_nmse=1.4e-7, bound_source="10x upstream"
     )  # type: ignore[arg-type]
-    assert made.bound == "NMSE <= 1.4e-06 (measured 1.4e-07: 10x upstream)"
+    assert made.bound == (
+        "no model twin (excuses nothing), NMSE <= 1.4e-06 (measured 1.4e-07: 10x upstream)"
+    )
 
 
 MEASURED = "NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.0003"
@@ -180,7 +188,7 @@ MEASURED = "NMSE 0.00000014 is not below tolerance 0.0000001; max_abs=0.0003"
 def test_a_divergence_excuses_only_a_measured_nmse_within_its_ceiling(
     reason: str, nmse: float | None, segments: list[float | None], kind: str, excused: bool
 ) -> None:
-    failure = failure_of(reason, nmse, 1e-7, segments)
+    failure = failure_of(reason, nmse, 1e-7, segments, TF32)
     assert failure.kind == kind
     declared = divergence()
     assert declared.explains(failure) is excused
@@ -261,8 +269,8 @@ def test_a_ceiling_far_above_what_was_measured_is_refused() -> None:
     with pytest.raises(ValueError, match="more than 10x"):
         divergence(max_nmse=1.4e-6 * 1.0001, measured_nmse=1.4e-7)
     at_limit = divergence(max_nmse=1.4e-6, measured_nmse=1.4e-7)
-    assert at_limit.explains(failure_of(MEASURED, 1.4e-6, 1e-7))
-    assert not at_limit.explains(failure_of(MEASURED, 1e-4, 1e-7))
+    assert at_limit.explains(failure_of(MEASURED, 1.4e-6, 1e-7, (), TF32))
+    assert not at_limit.explains(failure_of(MEASURED, 1e-4, 1e-7, (), TF32))
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
@@ -279,7 +287,7 @@ def test_no_declaration_excuses_more_than_the_multiple_of_its_measurement(
     except ValueError:
         assert headroom > CEILING_MULTIPLE
         return
-    excused = made.explains(failure_of(MEASURED, error, 1e-7))
+    excused = made.explains(failure_of(MEASURED, error, 1e-7, (), TF32))
     assert excused == (error <= made.max_nmse)
     if excused:
         assert error <= CEILING_MULTIPLE * measured * (1 + 1e-9)
@@ -333,3 +341,55 @@ def test_an_other_failure_keeps_the_finite_nmse_it_measured(
     reason: str | None, nmse: float | None, segments: list[float | None], worst: float | None
 ) -> None:
     assert failure_of(reason, nmse, 1e-7, segments) == Failure("other", worst)
+
+
+@pytest.mark.parametrize("models", [(), ("float16 storage",), ("float32",)])
+def test_a_failure_its_twin_does_not_model_is_never_excused(models: tuple[str, ...]) -> None:
+    # The ceiling alone would excuse it; the TF32 model does not reproduce the error.
+    failure = failure_of(MEASURED, 1.4e-7, 1e-7, (), models)
+    assert failure.kind == "nmse"
+    assert not divergence().explains(failure)
+    assert matching_divergence([divergence()], "gpu", "gemm", "f32", failure=failure) is None
+
+
+def test_a_declaration_without_a_twin_documents_and_excuses_nothing() -> None:
+    bare = divergence(twin=None)
+    assert not bare.explains(failure_of(MEASURED, 1.4e-7, 1e-7, (), TF32))
+    assert bare.bound.startswith("no model twin (excuses nothing)")
+
+
+def test_a_twin_is_one_of_the_floors_twins() -> None:
+    with pytest.raises(ValueError, match="twin='tf32', but it must be one of float32, "):
+        divergence(twin="tf32")
+
+
+def test_a_one_percent_error_under_a_loose_tf32_declaration_is_not_known() -> None:
+    """A plugin declaring max_nmse=1.0 (measured 0.5) under a TF32 model: a candidate 1%
+    off is measured, its floor runs the twins, and TF32 does not model it."""
+    pytest.importorskip("torch")
+    import dataclasses
+
+    from diffcheck.adapters import resolve
+    from diffcheck.config import make_check
+    from diffcheck.runner import run_check
+
+    torch_cpu = resolve("torch:cpu")
+
+    class OnePercentOff(type(torch_cpu)):  # type: ignore[misc]
+        def execute(self, *args: Any, **kwargs: Any) -> Any:
+            run = super().execute(*args, **kwargs)
+            return dataclasses.replace(run, output=run.output * np.float32(1.01))
+
+    loose = divergence(ops=("gemm",), devices=(), max_nmse=1.0, measured_nmse=0.5)
+    result = run_check(
+        make_check("torch:cpu", "gemm", seed=7), candidate=OnePercentOff("torch", "cpu")
+    ).result
+    assert result is not None
+    assert result.status == "failed"
+    failure = failure_of(
+        result.reason, result.metrics.nmse, result.tolerance, (), result.floor.models
+    )
+    assert failure.kind == "nmse"
+    assert failure.nmse <= loose.max_nmse  # the figure alone would have excused it
+    assert "tf32 operands" not in result.floor.models
+    assert matching_divergence([loose], None, "gemm", "f32", failure=failure) is None

@@ -250,7 +250,7 @@ def test_schema_write_replaces_a_symlink_and_needs_an_existing_directory(
     assert sorted(p.name for p in schemas.iterdir()) == [
         "findings-v2.json",
         "matrix-v1.json",
-        "summary-v2.json",
+        "summary-v3.json",
         "v1.json",
         "v2.json",
         "v3.json",

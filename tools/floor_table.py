@@ -45,10 +45,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("backends", nargs="*", default=["mlx:cpu", "torch:cpu", "array_api_strict"])
     parser.add_argument("--matrix", type=Path, default=ROOT / "matrices" / "default.toml")
+    parser.add_argument(
+        "--torch-tf32",
+        action="store_true",
+        help="let torch's CUDA matmuls use TF32 (torch.backends.cuda.matmul.allow_tf32)",
+    )
+    parser.add_argument(
+        "--no-downgrades", action="store_true", help="skip the planted downgrades on torch"
+    )
     options = parser.parse_args()
+    if options.torch_tf32:
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = True
     shapes = _shapes(options.matrix)
-    print("| candidate | precision | checks | worst ratio | where |")
-    print("|---|---|---|---|---|")
+    print("| candidate | precision | checks | failed | worst ratio | where | failures named as |")
+    print("|---|---|---|---|---|---|---|")
     for backend in options.backends:
         adapter = resolve(backend)
         if adapter.probe().status != "available":
@@ -56,13 +68,27 @@ def main() -> int:
             continue
         for precision in adapter.capabilities().precisions:
             seen: list[tuple[float, str]] = []
+            failed: dict[str, int] = defaultdict(int)
             for op, params in shapes:
                 check = make_check(backend, op, precision=precision, seed=42, **params)
-                ratio = _ratio(run_check(check, candidate=adapter).result)
+                result = run_check(check, candidate=adapter).result
+                ratio = _ratio(result)
                 if ratio is not None:
                     seen.append((ratio, f"{op} {params}"))
+                floor = None if result is None else result.floor
+                if floor is not None and floor.status == "failed":
+                    failed[f"{op}: {floor.match}"] += 1
+            if not seen:
+                print(f"| {backend} | {precision} | 0 | | | | |")
+                continue
             worst = max(seen)
-            print(f"| {backend} | {precision} | {len(seen)} | {worst[0]:.3g} | {worst[1]} |")
+            named = ", ".join(f"{n} ({c})" for n, c in sorted(failed.items()))
+            print(
+                f"| {backend} | {precision} | {len(seen)} | {sum(failed.values())} | "
+                f"{worst[0]:.3g} | {worst[1]} | {named} |"
+            )
+    if options.no_downgrades:
+        return 0
     from floor.downgrades import DOWNGRADES, DowngradedTorch
 
     print()

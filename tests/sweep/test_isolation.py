@@ -108,6 +108,6 @@ def test_summary_matches_its_schema(fault_sweep: SweepRun) -> None:
     import jsonschema
 
     schema = json.loads(
-        (Path(__file__).resolve().parents[2] / "reports/schema/summary-v2.json").read_text()
+        (Path(__file__).resolve().parents[2] / "reports/schema/summary-v3.json").read_text()
     )
     jsonschema.validate(fault_sweep.summary, schema)

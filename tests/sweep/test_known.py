@@ -26,6 +26,7 @@ from diffcheck.sweep.html import render_html
 from diffcheck.sweep.junit import junit_xml
 from diffcheck.sweep.known import classify
 from diffcheck.sweep.summary import (
+    FloorNote,
     SegmentNmse,
     SummaryRow,
     SweepSummary,
@@ -44,6 +45,7 @@ TF32 = KnownDivergence(
     max_nmse=1.4e-6,
     measured_nmse=1.4e-07,
     bound_source="10x the worst NMSE observed upstream",
+    twin="tf32 operands",
 )
 MEASURED = "NMSE 1.4e-07 is not below tolerance 1e-07"
 
@@ -56,8 +58,22 @@ def row(
     candidate: str = "fake:gpu",
     op: str = "gemm",
     precision: str = "f32",
+    models: tuple[str, ...] = ("tf32 operands",),
 ) -> SummaryRow:
     reason = {"passed": None, "not_run": "fake:gpu is unavailable"}.get(status, MEASURED)
+    floor = None
+    if status == "failed" and nmse is not None:
+        # What the report's precision floor found: the candidate is within the floor of
+        # these twins' outputs (a TF32 GEMM by default).
+        floor = FloorNote(
+            floor_nmse=1e-14,
+            derived_tolerance=1e-11,
+            candidate_nmse=nmse,
+            ratio=nmse / 1e-14,
+            status="failed",
+            match=models[0] if models else None,
+            models=list(models),
+        )
     values: dict[str, Any] = {
         "id": check_id,
         "reference": "numpy",
@@ -81,6 +97,7 @@ def row(
         "worker": "exit 0",
         "parent_action": None,
         "resumed": False,
+        "floor": floor,
         "known_divergence": None,
     }
     return SummaryRow(**values)
@@ -95,7 +112,8 @@ def test_a_measured_failure_that_matches_is_known() -> None:
     assert known.known_divergence.reason == TF32.reason
     assert known.known_divergence.upstream == TF32.upstream
     assert known.known_divergence.bound == (
-        "NMSE <= 1.4e-06 (measured 1.4e-07: 10x the worst NMSE observed upstream)"
+        "modelled by tf32 operands, NMSE <= 1.4e-06 (measured 1.4e-07: 10x the worst NMSE "
+        "observed upstream)"
     )
 
 
@@ -130,6 +148,7 @@ def test_the_issues_sentinel_in_drop_flush_is_not_known_and_fails_the_sweep() ->
         max_nmse=1.4e-6,
         measured_nmse=1.4e-07,
         bound_source="10x the worst lifecycle NMSE measured with TF32",
+        twin="tf32 operands",
     )
     sentinel = classify(lifecycle_row("sentinel", SENTINEL, 700.2, 2800.5), [declared])
     assert sentinel.outcome == "failed"
@@ -185,6 +204,7 @@ def test_an_inactive_divergence_excuses_nothing() -> None:
         measured_nmse=0.1,
         bound_source="z",
         active=lambda: False,
+        twin="tf32 operands",
     )
     assert classify(row("a"), [off]).outcome == "failed"
     assert not classify(row("b", "passed"), [off]).divergence_not_seen
@@ -319,6 +339,7 @@ GEMM = KnownDivergence(
     max_nmse=1e-10,
     measured_nmse=1e-11,
     bound_source="test-only: float32 rounding of a 35-term dot product stays far below it",
+    twin="float32",
 )
 #: A measured gemm failure (tolerance 1e-30) and a gemm that passes.
 MATRIX = """
@@ -453,6 +474,7 @@ TIGHT = KnownDivergence(
     max_nmse=1e-40,
     measured_nmse=1e-41,
     bound_source="test-only: far below float32 rounding, so nothing measured fits under it",
+    twin="float32",
 )
 ONLY_FAILING = """
 schema_version = 1
@@ -631,6 +653,7 @@ def test_the_device_is_everything_after_the_backends_first_colon() -> None:
         max_nmse=1.4e-6,
         measured_nmse=1.4e-07,
         bound_source="10x the worst NMSE observed upstream",
+        twin="tf32 operands",
     )
     assert classify(row("a", candidate="torch:cuda:1"), [second_card]).outcome == "known"
     assert classify(row("b", candidate="torch:cuda:0"), [second_card]).outcome == "failed"

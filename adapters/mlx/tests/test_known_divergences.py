@@ -14,7 +14,7 @@ from diffcheck.adapters import KnownDivergence, matching_divergence, resolve
 from diffcheck.sweep.known import classify
 from diffcheck.sweep.matrix import parse_matrix
 from diffcheck.sweep.plan import plan_matrix
-from diffcheck.sweep.summary import SummaryRow
+from diffcheck.sweep.summary import FloorNote, SummaryRow
 
 from diffcheck_mlx import TF32_DIVERGENCE, MlxAdapter
 
@@ -42,9 +42,9 @@ def test_mlx_gpu_f32_lifecycle_matches_while_tf32_is_on(
 def test_other_ops_precisions_and_the_cpu_do_not_match(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLX_ENABLE_TF32", raising=False)
     assert known(MlxAdapter("gpu"), "silu-mul") is None
-    # gemm runs as TF32 too but passes its tolerance, so it is not listed.
-    assert known(MlxAdapter("gpu"), "gemm") is None
     assert known(MlxAdapter("gpu"), "rms-norm") is None
+    # gemm is a TF32 matmul too: the precision floor fails it, so it is declared.
+    assert known(MlxAdapter("gpu"), "gemm") is TF32_DIVERGENCE
     assert known(MlxAdapter("gpu"), "context-lifecycle", "f16") is None
     assert known(MlxAdapter("gpu"), "context-lifecycle", "bf16") is None
     assert known(MlxAdapter("cpu"), "context-lifecycle") is None
@@ -131,9 +131,22 @@ def test_a_sweep_counts_a_measured_mlx_gpu_tf32_failure_as_known(
         worker="exit 0",
         parent_action=None,
         resumed=False,
+        # The report's precision floor: the candidate is within the floor of the TF32 twin.
+        floor=FloorNote(
+            floor_nmse=2e-14,
+            derived_tolerance=2e-11,
+            candidate_nmse=1.37e-7,
+            ratio=6.85e6,
+            status="failed",
+            match="tf32 operands",
+            models=["tf32 operands"],
+        ),
         known_divergence=None,
     )
     assert classify(row, planned.pair.known_divergences).outcome == "known"
+    # A failure the TF32 twin does not model (within its ceiling) is not TF32.
+    other = row.model_copy(update={"floor": row.floor.model_copy(update={"models": []})})
+    assert classify(other, planned.pair.known_divergences).outcome == "failed"
     # The bound: the 13.0 sentinel left in drop_flush (NMSE ~2.8e3) is a real bug, not TF32.
     sentinel = row.model_copy(
         update={"reason": "NMSE 2840.5 is not below tolerance 0.0000001", "nmse": 2840.5}

@@ -11,6 +11,13 @@ figure came from). The ceiling may exceed the measured figure by at most
 error into ``known``. The check itself is unchanged: its report still says ``failed``,
 with the metrics and the reason.
 
+A declaration is a model, not an excuse: it names the twin of :mod:`diffcheck.floor` that
+computes what the backend does (``twin="tf32 operands"`` for TF32 tensor cores), and a
+failure is excused only when the check's precision floor found the candidate's output
+within the floor of that twin's (the report's ``result.floor``). A declaration without a
+twin documents the divergence and excuses nothing; one whose twin does not reproduce the
+candidate's error (a 1% error under a TF32 model) excuses nothing either.
+
 What the list changes is how a failure is classified, and only a failure it explains: a
 measured NMSE over the tolerance and at most the ceiling (:class:`Failure` of kind
 ``nmse``). A crash, a non-finite value, a length, shape or precision mismatch, a timeout, or
@@ -28,7 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from ..precision import PRECISIONS, PrecisionName
+from ..precision import PRECISIONS, TWIN_NAMES, PrecisionName, TwinName
 
 __all__ = [
     "CEILING_MULTIPLE",
@@ -57,6 +64,9 @@ _NMSE_CLAUSE = re.compile(
     rf"(?:[A-Za-z0-9_ \[\),.-]+: )?NMSE {_NUMBER} is not below tolerance {_NUMBER}"
 )
 _MAX_ABS_CLAUSE = re.compile(rf"max_abs={_NUMBER}")
+# The precision floor's clause (diffcheck.floor.Floor.reason): the same measurement against
+# the float64 truth.
+_FLOOR_CLAUSE = re.compile(r"precision floor: NMSE .*|precision floor: [^;]+: NMSE .*")
 
 
 class KnownDivergenceFailure(AssertionError):
@@ -77,6 +87,9 @@ class Failure:
 
     kind: FailureKind
     nmse: float | None
+    #: The twins that model the candidate's output within the precision floor (the
+    #: report's ``result.floor``); empty when none does or no floor was measured.
+    models: tuple[str, ...] = ()
 
 
 def failure_of(
@@ -84,6 +97,7 @@ def failure_of(
     nmse: float | None,
     tolerance: float,
     segment_nmses: Iterable[float | None] = (),
+    models: Iterable[str] = (),
 ) -> Failure:
     """Classify a failed check from its report's reason and measured NMSEs.
 
@@ -97,6 +111,8 @@ def failure_of(
         The check's tolerance.
     segment_nmses
         The NMSE of each failed segment (None where a segment was not measured).
+    models
+        The twins that model the candidate within its precision floor.
 
     Returns
     -------
@@ -110,12 +126,14 @@ def failure_of(
         return Failure("other", None if nmse is None or not math.isfinite(nmse) else nmse)
     worst = max(v for v in measured if v is not None)
     clauses = (reason or "").split("; ")
-    words_nmse = all(
-        _NMSE_CLAUSE.fullmatch(c) or _MAX_ABS_CLAUSE.fullmatch(c) for c in clauses
-    ) and any(_NMSE_CLAUSE.fullmatch(c) for c in clauses)
-    if not words_nmse or not worst >= tolerance:
+    words = (_NMSE_CLAUSE, _MAX_ABS_CLAUSE, _FLOOR_CLAUSE)
+    words_nmse = all(any(w.fullmatch(c) for w in words) for c in clauses) and any(
+        _NMSE_CLAUSE.fullmatch(c) or _FLOOR_CLAUSE.fullmatch(c) for c in clauses
+    )
+    floor_only = not any(_NMSE_CLAUSE.fullmatch(c) for c in clauses)
+    if not words_nmse or not (worst >= tolerance or floor_only):
         return Failure("other", worst)
-    return Failure("nmse", worst)
+    return Failure("nmse", worst, tuple(models))
 
 
 def _one_line(name: str, text: object) -> None:
@@ -152,12 +170,18 @@ class KnownDivergence:
     active
         Asked at every match whether the divergence applies now (for example only while an
         environment variable has a value); None means always. It must not raise.
+    twin
+        The twin of :mod:`diffcheck.floor` that models the divergence
+        (:data:`diffcheck.precision.TWIN_NAMES`: ``"tf32 operands"``...). A failure is
+        excused only when the candidate's output is within the precision floor of this
+        twin's; None documents the divergence without excusing anything.
 
     Raises
     ------
     ValueError
         With one line, when ``ops`` or ``precisions`` is empty or a bare string, a name is
-        not a string, a precision is unknown, ``max_nmse`` or ``measured_nmse`` is not a
+        not a string, a precision is unknown, ``twin`` is not a twin's name, ``max_nmse`` or
+        ``measured_nmse`` is not a
         finite number > 0, ``max_nmse`` is more than :data:`CEILING_MULTIPLE` times
         ``measured_nmse``, or ``reason``, ``upstream`` or ``bound_source`` is empty or more
         than one line.
@@ -172,6 +196,7 @@ class KnownDivergence:
     measured_nmse: float
     bound_source: str
     active: Callable[[], bool] | None = None
+    twin: TwinName | None = None
 
     def __post_init__(self) -> None:
         for name in ("ops", "precisions", "devices"):
@@ -214,13 +239,22 @@ class KnownDivergence:
                 f"measured_nmse={self.measured_nmse!r}; a ceiling may add at most that "
                 "headroom to what was measured (measure the divergence again, or lower it)"
             )
+        if self.twin is not None and self.twin not in TWIN_NAMES:
+            raise ValueError(
+                f"twin={self.twin!r}, but it must be one of {', '.join(TWIN_NAMES)} or None"
+            )
         if self.active is not None and not callable(self.active):
             raise ValueError(f"active={self.active!r}, but it must be a callable or None")
 
     @property
     def bound(self) -> str:
-        """The ceiling in words: ``NMSE <= 1.4e-06 (measured 1.4e-07: where it came from)``."""
-        return f"NMSE <= {self.max_nmse:g} (measured {self.measured_nmse:g}: {self.bound_source})"
+        """The model and ceiling in words: ``modelled by tf32 operands, NMSE <= 1.4e-06
+        (measured 1.4e-07: where it came from)``."""
+        model = f"modelled by {self.twin}" if self.twin else "no model twin (excuses nothing)"
+        return (
+            f"{model}, NMSE <= {self.max_nmse:g} (measured {self.measured_nmse:g}: "
+            f"{self.bound_source})"
+        )
 
     def is_active(self) -> bool:
         """Whether the divergence applies now (``active`` says so, or there is none)."""
@@ -255,12 +289,15 @@ class KnownDivergence:
         return self.is_active()
 
     def explains(self, failure: Failure) -> bool:
-        """Whether ``failure`` is the kind this divergence excuses, within its ceiling."""
+        """Whether ``failure`` is the kind this divergence excuses, within its ceiling, and
+        its twin models the candidate within the precision floor (never without a twin)."""
         return (
             failure.kind == "nmse"
             and failure.nmse is not None
             and math.isfinite(failure.nmse)
             and failure.nmse <= self.max_nmse
+            and self.twin is not None
+            and self.twin in failure.models
         )
 
 

@@ -83,6 +83,8 @@ class Floor:
     candidate_nmse: float
     twins: tuple[TwinError, ...] = ()
     segments: tuple[SegmentFloor, ...] = ()
+    #: The candidate's NMSE against the honest twin's output.
+    honest_distance: float = math.inf
 
     @property
     def honest(self) -> TwinName:
@@ -110,12 +112,13 @@ class Floor:
         """The downgraded twin the candidate's error matches, and how; None if none does."""
         return match_twin(self.candidate_nmse, self.twins, self.derived_tolerance)
 
-    def modelled_by(self, name: TwinName) -> bool:
-        """Whether twin ``name`` models the candidate: their outputs are within the derived
-        tolerance of each other (the candidate computes what the twin computes, up to an
-        honest implementation's own spread at this precision)."""
-        twin = next((t for t in self.twins if t.name == name), None)
-        return twin is not None and twin.distance < self.derived_tolerance
+    @property
+    def models(self) -> tuple[TwinName, ...]:
+        """The twins that model the candidate, the honest one first: their outputs are within
+        the derived tolerance of each other (the candidate computes what the twin computes,
+        up to an honest implementation's own spread at this precision)."""
+        honest = (self.honest,) if self.honest_distance < self.derived_tolerance else ()
+        return honest + tuple(t.name for t in self.twins if t.distance < self.derived_tolerance)
 
     def summary(self) -> str:
         """``NMSE 7.1e-08 against the float64 truth = 5.2e+05x the float32 floor 1.4e-13``."""
@@ -141,7 +144,7 @@ class Floor:
         others = [
             t.name for t in self.twins if t is not twin and t.distance < self.derived_tolerance
         ]
-        also = f"; so do {', '.join(others)}" if others else ""
+        also = f", as do {', '.join(others)}" if others else ""
         return (
             f"consistent with {twin_named(twin.name).describe()} ({kind}{also}): twin NMSE "
             f"{short_float(twin.nmse)}"
@@ -160,7 +163,8 @@ class Floor:
                 f"float64 truth is not below its derived tolerance "
                 f"{short_float(segment.derived_tolerance)}"
             )
-        return f"precision floor: {where}; {self.diagnosis()}"
+        # One clause with no "; " inside: reasons join their clauses with "; ".
+        return f"precision floor: {where}, {self.diagnosis()}"
 
 
 def match_twin(
@@ -228,6 +232,7 @@ def judge_floor(
             for name, lo, hi in segments
             for f in (floor_of(lo, hi),)
         ),
+        honest_distance=nmse(candidate, honest.astype(np.float64)),
     )
     if downgraded is None or (whole.passed and not diagnose):
         return whole
@@ -236,7 +241,7 @@ def judge_floor(
         for name, output in downgraded().items()
         if not np.array_equal(output, honest)
     )
-    return Floor(precision, whole.floor_nmse, k, whole.candidate_nmse, twins, whole.segments)
+    return replace(whole, twins=twins)
 
 
 def bind_floor(verdict: Verdict, floor: Floor | None) -> Verdict:

@@ -63,9 +63,15 @@ def check_floor(
     )
 
 
-def _near(stored: float, derived: float, *, factor: float | None = None) -> bool:
+def _near(
+    stored: float, derived: float, *, factor: float | None = None, negligible: float = 0.0
+) -> bool:
+    """Within ``factor`` of each other (or ``_TRUTH_RELATIVE``); two figures both below
+    ``negligible`` (a thousandth of the derived tolerance) are the same nothing."""
     if not (math.isfinite(stored) and math.isfinite(derived)):
         return stored == derived or (math.isnan(stored) and math.isnan(derived))
+    if max(abs(stored), abs(derived)) < negligible:
+        return True
     if factor is not None:
         low, high = sorted((abs(stored), abs(derived)))
         return stored == derived or (low > 0.0 and high <= factor * low)
@@ -82,16 +88,24 @@ def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str
     again = FloorRecord.of(derived)
     assert again is not None
     problems = []
+    tiny = again.derived_tolerance * 1e-3
     for name in ("honest_twin", "multiple", "status", "match"):
         if getattr(stored, name) != getattr(again, name):
             problems.append(
                 f"result.floor.{name}: stored {getattr(stored, name)!r}, "
                 f"derived {getattr(again, name)!r}"
             )
-    if not _near(stored.candidate_nmse, again.candidate_nmse):
+    if not _near(stored.candidate_nmse, again.candidate_nmse, negligible=tiny):
         problems.append(
             f"result.floor.candidate_nmse: stored {stored.candidate_nmse!r}, "
             f"derived {again.candidate_nmse!r}"
+        )
+    if not _near(
+        stored.honest_distance, again.honest_distance, factor=_TWIN_FACTOR, negligible=tiny
+    ):
+        problems.append(
+            f"result.floor.honest_distance: stored {stored.honest_distance!r}, "
+            f"derived {again.honest_distance!r}"
         )
     if not _near(stored.floor_nmse, again.floor_nmse, factor=_TWIN_FACTOR):
         problems.append(
@@ -107,7 +121,9 @@ def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str
     else:
         for mine, theirs in zip(stored.twins, again.twins, strict=True):
             for name in ("nmse", "distance"):
-                if not _near(getattr(mine, name), getattr(theirs, name), factor=_TWIN_FACTOR):
+                if not _near(
+                    getattr(mine, name), getattr(theirs, name), factor=_TWIN_FACTOR, negligible=tiny
+                ):
                     problems.append(
                         f"result.floor.twins[{mine.name}].{name}: stored "
                         f"{getattr(mine, name)!r}, derived {getattr(theirs, name)!r}"
@@ -116,9 +132,9 @@ def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str
         problems.append("result.floor.segments: not the segments judged")
     else:
         for part, again_part in zip(stored.segments, again.segments, strict=True):
-            if not _near(part.candidate_nmse, again_part.candidate_nmse) or not _near(
-                part.floor_nmse, again_part.floor_nmse, factor=_TWIN_FACTOR
-            ):
+            if not _near(
+                part.candidate_nmse, again_part.candidate_nmse, negligible=tiny
+            ) or not _near(part.floor_nmse, again_part.floor_nmse, factor=_TWIN_FACTOR):
                 problems.append(f"result.floor.segments[{part.name}]: figures differ")
             if part.derived_tolerance != stored.multiple * part.floor_nmse:
                 problems.append(

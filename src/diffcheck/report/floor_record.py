@@ -61,6 +61,9 @@ class FloorRecord(Strict):
     candidate_nmse: JsonFloat = Field(
         description=_RECOMPUTED + "The candidate's NMSE against the float64 truth."
     )
+    honest_distance: JsonFloat = Field(
+        description=_RECOMPUTED + "The candidate's NMSE against the honest twin's output."
+    )
     status: str = Field(
         description=DERIVED + "passed when candidate_nmse is below derived_tolerance here and "
         "in every segment; failed otherwise (which fails the check)."
@@ -76,6 +79,13 @@ class FloorRecord(Strict):
         description=DERIVED + "Each segment's floor, as the op's segments are judged."
     )
 
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The twins whose output the candidate's is within the derived tolerance of, the
+        honest one first."""
+        honest = (self.honest_twin,) if self.honest_distance < self.derived_tolerance else ()
+        return honest + tuple(t.name for t in self.twins if t.distance < self.derived_tolerance)
+
     @classmethod
     def of(cls, floor: Floor | None) -> FloorRecord | None:
         """The record of a measured floor (None stays None)."""
@@ -88,6 +98,7 @@ class FloorRecord(Strict):
             multiple=floor.multiple,
             derived_tolerance=floor.derived_tolerance,
             candidate_nmse=floor.candidate_nmse,
+            honest_distance=floor.honest_distance,
             status="passed" if floor.passed else "failed",
             twins=[TwinRecord(name=t.name, nmse=t.nmse, distance=t.distance) for t in floor.twins],
             match=None if found is None else found[0].name,

@@ -75,8 +75,6 @@ SCHEMA_VERSION: Literal[4] = 4
 READABLE_VERSIONS: tuple[int, ...] = (1, 2, 3, 4)
 
 
-
-
 class PrecisionRecord(Strict):
     """Storage dtypes on each side and what executed the candidate.
 

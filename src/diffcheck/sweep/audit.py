@@ -47,6 +47,7 @@ from .summary import (
     group_rows,
     judge,
     upgrade_v1,
+    upgrade_v2,
 )
 
 __all__ = ["SweepAudit", "audit_sweep"]
@@ -75,9 +76,10 @@ def _stored_summary(directory: Path) -> SweepSummary:
 
     As strict as reports: at most :data:`MAX_SUMMARY_BYTES` (refused from the file's size),
     a bounded decode (keys per object and text per value, :func:`~..report.read.load_json`),
-    ``schema_version`` exactly the integer 2 (or 1, read as v2 with every row's
-    ``not_independent`` null: :func:`~.summary.upgrade_v1`), no coercion (``"4"`` is no
-    int, ``true`` no version, ``2.0`` no count) and no key the schema does not name.
+    ``schema_version`` exactly the integer 3 (or 1 or 2, read as v3 with what they never
+    recorded null: :func:`~.summary.upgrade_v1`, :func:`~.summary.upgrade_v2`), no coercion
+    (``"4"`` is no int, ``true`` no version, ``2.0`` no count) and no key the schema does
+    not name.
     """
     path = directory / "summary.json"
     source = one_line(str(path))
@@ -91,14 +93,16 @@ def _stored_summary(directory: Path) -> SweepSummary:
         text = str(error).removeprefix(f"report {source} ")
         raise ReportError(f"{source}: not a sweep summary ({text})") from None
     version = parsed.get("schema_version") if isinstance(parsed, dict) else None
-    if not isinstance(parsed, dict) or type(version) is not int or version not in (1, 2):
+    if not isinstance(parsed, dict) or type(version) is not int or version not in (1, 2, 3):
         found = "no JSON object" if not isinstance(parsed, dict) else f"schema_version {version!r}"
         raise ReportError(
             f"{source}: not a sweep summary ({found}; this diffcheck reads summary "
-            f"schema_version 1 and {SUMMARY_SCHEMA_VERSION}, an integer)"
+            f"schema_version 1 to {SUMMARY_SCHEMA_VERSION}, an integer)"
         )
     if version == 1:  # v1 never recorded not_independent: re-deriving it shows where it matters
         parsed = upgrade_v1(parsed)
+    elif version == 2:  # nor did v2 record the floor
+        parsed = upgrade_v2(parsed)
     try:
         return SweepSummary.model_validate(parsed, strict=True)
     except MemoryError:

@@ -6,8 +6,10 @@ candidate, so the sweep parent imports nothing new. A matching row gets the dive
 
 * a failed check counts as ``known`` (and does not fail the sweep unless
   ``--strict-known``) only when the divergence explains it: a measured NMSE over the
-  tolerance and at most the divergence's ceiling (``max_nmse``), with nothing else wrong
-  (:func:`~diffcheck.adapters.failure_of`). A crash, a timeout, a non-finite, short or
+  tolerance (or the precision floor) and at most the divergence's ceiling (``max_nmse``),
+  with nothing else wrong (:func:`~diffcheck.adapters.failure_of`), and the divergence's
+  twin models the candidate within the floor (the row's ``floor.models``, from the
+  report's ``result.floor``); a divergence without a twin excuses nothing. A crash, a timeout, a non-finite, short or
   wrongly shaped output, a precision mismatch, or an NMSE over the ceiling (a sentinel left
   in a buffer) is never excused;
 * a passed check is a known divergence not seen, reported and never a failure;
@@ -60,7 +62,8 @@ def classify(row: SummaryRow, divergences: Sequence[KnownDivergence]) -> Summary
     failure = None
     if row.status == "failed":
         failed_segments = [s.nmse for s in row.segments if s.status == "failed"]
-        failure = failure_of(row.reason, row.nmse, row.tolerance, failed_segments)
+        models = row.floor.models if row.floor is not None else ()
+        failure = failure_of(row.reason, row.nmse, row.tolerance, failed_segments, models)
     device = row.candidate.partition(":")[2] or None
     found = matching_divergence(divergences, device, row.op, row.precision, failure=failure)
     if found is None:

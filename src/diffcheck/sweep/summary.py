@@ -1,4 +1,4 @@
-"""The sweep summary (``summary.json``, schema version 2): one row per check, per-group totals.
+"""The sweep summary (``summary.json``, schema version 3): one row per check, per-group totals.
 
 Rows are built from each check's report file, the one piece of evidence, plus how its
 worker ended; the summary adds nothing the reports do not say except worker exits, wall
@@ -9,8 +9,9 @@ report's status; its ``outcome`` is ``known`` when it failed with a known diverg
 (:mod:`.known` decides which rows match), and ``failed`` when it passed with both sides'
 arrays from one library (the report's ``computed_by``): a pair that is not independent
 counts like a self-test, never as a pass. The JSON Schema is generated into
-``reports/schema/summary-v2.json``; v2 added ``not_independent`` to each row (a v1 summary
-reads as v2 with it null, :func:`upgrade_v1`).
+``reports/schema/summary-v3.json``; v2 added ``not_independent`` to each row (a v1 summary
+reads as v2 with it null, :func:`upgrade_v1`), v3 the precision floor of each row
+(``floor``: null in a v1 or v2 summary read as v3, :func:`upgrade_v2`).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..report.identity import computed_by_of
-from ..report.models import JsonFloat, ReportDocument, Status, Version2
+from ..report.models import JsonFloat, ReportDocument, Status, Version3
 from .isolate import WorkerOutcome
 from .plan import PlannedCheck
 
 __all__ = [
     "SUMMARY_SCHEMA_VERSION",
     "Counts",
+    "FloorNote",
     "GroupSummary",
     "KnownDivergenceNote",
     "LeftOutPair",
@@ -42,9 +44,10 @@ __all__ = [
     "judge",
     "not_independent",
     "upgrade_v1",
+    "upgrade_v2",
 ]
 
-SUMMARY_SCHEMA_VERSION: Literal[2] = 2
+SUMMARY_SCHEMA_VERSION: Literal[3] = 3
 
 #: How a check counts: its status, except that a failure with a known divergence is "known"
 #: and a pass with both sides from one library is "failed".
@@ -63,6 +66,20 @@ class SegmentNmse(_Strict):
     name: str = Field(description="Segment (phase) wire name.")
     status: Literal["passed", "failed"]
     nmse: JsonFloat | None = Field(description="The segment's NMSE, when it was measured.")
+
+
+class FloorNote(_Strict):
+    """The check's precision floor, from its report's ``result.floor``."""
+
+    floor_nmse: JsonFloat = Field(description="What an honest candidate at the precision errs by.")
+    derived_tolerance: JsonFloat = Field(description="The floor's multiple times the floor.")
+    candidate_nmse: JsonFloat = Field(description="The candidate's NMSE against the truth.")
+    ratio: JsonFloat = Field(description="candidate_nmse / floor_nmse.")
+    status: Literal["passed", "failed"] = Field(description="The floor's own verdict.")
+    match: str | None = Field(description="The twin a failure matches; null when none.")
+    models: list[str] = Field(
+        description="The twins whose output the candidate's is within the floor of."
+    )
 
 
 class KnownDivergenceNote(_Strict):
@@ -116,6 +133,11 @@ class SummaryRow(_Strict):
         description="What the sweep parent wrote into the report, if the worker did not."
     )
     resumed: bool = Field(description="True when an existing complete report was reused.")
+    floor: FloorNote | None = Field(
+        default=None,
+        description="The precision floor (null when the report recorded none: not compared, "
+        "or a report of schema v1-v3).",
+    )
     known_divergence: KnownDivergenceNote | None = Field(
         description=(
             "The candidate adapter's known divergence this check matches. On a failed row "
@@ -194,9 +216,9 @@ class Counts(_Strict):
 
 
 class SweepSummary(_Strict):
-    """A sweep's machine-readable summary, schema version 2."""
+    """A sweep's machine-readable summary, schema version 3."""
 
-    schema_version: Version2 = SUMMARY_SCHEMA_VERSION
+    schema_version: Version3 = SUMMARY_SCHEMA_VERSION
     matrix: str = Field(description="The matrix file as given on the command line.")
     matrix_sha256: str = Field(description="SHA-256 of the matrix file's bytes.")
     description: str = Field(description="The matrix's description.")
@@ -247,16 +269,41 @@ def not_independent(document: ReportDocument) -> str | None:
     )
 
 
-def upgrade_v1(data: dict[str, object]) -> dict[str, object]:
-    """A summary v1 JSON object as v2: each row's ``not_independent`` null (v1 never
-    recorded it; an audit re-derives it from the reports and says where v1 differs)."""
+def _with_rows(data: dict[str, object], **fields: object) -> dict[str, object]:
     rows = data.get("checks")
     upgraded = dict(data, schema_version=SUMMARY_SCHEMA_VERSION)
     if isinstance(rows, list):
-        upgraded["checks"] = [
-            {**row, "not_independent": None} if isinstance(row, dict) else row for row in rows
-        ]
+        upgraded["checks"] = [{**row, **fields} if isinstance(row, dict) else row for row in rows]
     return upgraded
+
+
+def upgrade_v1(data: dict[str, object]) -> dict[str, object]:
+    """A summary v1 JSON object as the current version: each row's ``not_independent`` and
+    ``floor`` null (v1 never recorded them; an audit re-derives them from the reports and
+    says where the summary differs)."""
+    return _with_rows(data, not_independent=None, floor=None)
+
+
+def upgrade_v2(data: dict[str, object]) -> dict[str, object]:
+    """A summary v2 JSON object as the current version: each row's ``floor`` null."""
+    return _with_rows(data, floor=None)
+
+
+def floor_note(document: ReportDocument) -> FloorNote | None:
+    """The row's floor note from the report's ``result.floor`` (None where it has none)."""
+    record = getattr(document.result, "floor", None)
+    if record is None:
+        return None
+    ratio = record.candidate_nmse / record.floor_nmse if record.floor_nmse > 0 else math.inf
+    return FloorNote(
+        floor_nmse=record.floor_nmse,
+        derived_tolerance=record.derived_tolerance,
+        candidate_nmse=record.candidate_nmse,
+        ratio=ratio,
+        status="passed" if record.status == "passed" else "failed",
+        match=record.match,
+        models=list(record.models),
+    )
 
 
 def build_row(
@@ -296,6 +343,7 @@ def build_row(
         worker=outcome.exit,
         parent_action=outcome.action,
         resumed=outcome.reused,
+        floor=floor_note(document),
         known_divergence=None,  # :func:`.known.classify` sets it
     )
 

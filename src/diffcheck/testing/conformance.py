@@ -301,6 +301,7 @@ class ConformanceTests:
                     for s in document.segments or ()
                     if s.status == "failed"
                 ],
+                floor.models if (floor := getattr(result, "floor", None)) is not None else (),
             )
             known = matching_divergence(
                 adapter.known_divergences(), adapter.device, case.op, precision, failure=failure
