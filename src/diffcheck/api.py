@@ -33,6 +33,7 @@ from .config import Check, make_check
 from .differ import Segment, Verdict, diff, host_array, on_device
 from .differ.tolerance import positive_tolerance
 from .errors import BackendError, ConfigError
+from .floor import Floor, bind_floor, function_floor
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .provenance import provenance_of
 from .report.models import ReportDocument
@@ -399,7 +400,15 @@ def compare(
             if pending is not None:
                 produced, expected = pending.result()  # a reference error propagates
             verdict = _judge_candidate(
-                candidate_adapter, raw, failure, produced, expected, tolerance, precision, segments
+                candidate_adapter,
+                raw,
+                failure,
+                produced,
+                expected,
+                tolerance,
+                precision,
+                segments,
+                _floor_of(fn, hosts, precision, expected, reference_adapter),
             )
     if produced and raw:
         found = provenance_of(reference_adapter, candidate_adapter, produced[0], raw[0])
@@ -452,6 +461,26 @@ def _locate_failure(
     return attach(verdict, located)
 
 
+FloorOf = Callable[[npt.NDArray[np.float32], bool], Floor | None]
+
+
+def _floor_of(
+    fn: Callable[..., Any],
+    hosts: Sequence[npt.NDArray[np.float32]],
+    precision: PrecisionName,
+    expected: list[npt.NDArray[np.float32]],
+    reference: Adapter,
+) -> FloorOf:
+    """How the candidate's flat output is measured against its precision floor: the NumPy
+    reference's own output is the float32 twin, where the reference is NumPy."""
+
+    def measure(flat_act: npt.NDArray[np.float32], failed: bool) -> Floor | None:
+        honest = _flat(expected) if reference.spec == "numpy" and expected else None
+        return function_floor(fn, hosts, precision, flat_act, honest=honest, diagnose=failed)
+
+    return measure
+
+
 def _judge_candidate(
     adapter: Adapter,
     raw: list[Any],
@@ -461,9 +490,10 @@ def _judge_candidate(
     tolerance: float,
     precision: PrecisionName,
     segments: Segments | None,
+    floor_of: FloorOf | None = None,
 ) -> Verdict:
     """Judge the candidate's outputs (or its failure) against the reference's, inside the
-    candidate's :meth:`~Adapter.computing` scope."""
+    candidate's :meth:`~Adapter.computing` scope; then against its precision floor."""
     if failure is not None:
         return Verdict("failed", call_failure(adapter, failure), None, tolerance)
     if (lossy := lossy_output(raw, produced)) is not None:
@@ -477,13 +507,23 @@ def _judge_candidate(
         with adapter.host_float32_staged(raw[0]) as flat_act:
             verdict = diff(flat_ref, flat_act, max_nmse=tolerance, ulp_dtype=precision)
             verdict = _hint_values_mode(verdict, flat_ref, flat_act)
+            verdict = _bind_floor(verdict, flat_act, floor_of)
         return _bind_shapes(verdict, expected, [np.broadcast_to(np.float32(0), shape)])
     actual = _hosts(adapter, raw)
     flat_act = _flat(actual)
     chosen = _segments(segments, len(expected), [r.size for r in expected])
     verdict = diff(flat_ref, flat_act, max_nmse=tolerance, segments=chosen, ulp_dtype=precision)
     verdict = _hint_values_mode(verdict, flat_ref, flat_act)
-    return _bind_shapes(verdict, expected, actual)
+    return _bind_shapes(_bind_floor(verdict, flat_act, floor_of), expected, actual)
+
+
+def _bind_floor(
+    verdict: Verdict, flat_act: npt.NDArray[np.float32], floor_of: FloorOf | None
+) -> Verdict:
+    """The verdict judged against the precision floor too, where its figures are finite."""
+    if floor_of is None or verdict.metrics is None or not np.isfinite(flat_act).all():
+        return verdict
+    return bind_floor(verdict, floor_of(flat_act, verdict.status == "failed"))
 
 
 def _refuse_unknown_function(name: str, reference: str | Adapter) -> None:

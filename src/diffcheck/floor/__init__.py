@@ -17,10 +17,13 @@ error matches; a known divergence is verified against the twin it declares.
     The floor, the candidate against it, and the diagnosis.
 ``ops``
     All of it for a registered op's check.
+``function``
+    All of it for ``compare(fn, ...)``: a function of arrays run through NumPy.
 """
 
 from __future__ import annotations
 
+from .function import function_floor
 from .measure import (
     FLOOR_MULTIPLE,
     Floor,
@@ -44,6 +47,7 @@ __all__ = [
     "TwinError",
     "bind_floor",
     "downgrades",
+    "function_floor",
     "half_ulp_nmse",
     "judge_floor",
     "match_twin",

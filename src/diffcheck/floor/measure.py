@@ -2,8 +2,9 @@
 
 Three arrays meet here, all flat: the float64 truth (the computation in float64 from the
 inputs as the check's precision stores them), the honest twin's output, and the candidate's.
-The floor is the larger of the honest twin's NMSE against the truth and the NMSE of half a
-unit in the last place everywhere (what correct rounding may cost). A candidate passes the
+The floor is the largest of the honest twins' NMSEs against the truth (NumPy's pairwise sums,
+and every sum in order: both are honest summation orders) and the NMSE of half a unit in
+the last place everywhere (what correct rounding may cost). A candidate passes the
 floor when its own NMSE against the truth is below :data:`FLOOR_MULTIPLE` times the floor,
 the whole output and every segment alike. A failing candidate is compared with the
 downgraded twins, and the one its error matches is named.
@@ -191,7 +192,7 @@ Spans = Sequence[tuple[str, int, int]]
 
 def judge_floor(
     truth: npt.NDArray[np.float64],
-    honest: npt.NDArray[Any],
+    honest: npt.NDArray[Any] | Sequence[npt.NDArray[Any]],
     candidate: npt.NDArray[Any],
     precision: PrecisionName,
     *,
@@ -205,7 +206,9 @@ def judge_floor(
     Parameters
     ----------
     truth, honest, candidate
-        Flat outputs of one size: the float64 truth, the honest twin's, the candidate's.
+        Flat outputs of one size: the float64 truth, the honest twin's (or several honest
+        twins': NumPy's pairwise sums and sums in order), the candidate's. The floor is the
+        largest honest error; the candidate's distance to the honest twins, the smallest.
     precision
         The check's storage precision (its half-ULP term and its multiple).
     segments
@@ -217,10 +220,12 @@ def judge_floor(
         The derived tolerance's multiple; :data:`FLOOR_MULTIPLE` of ``precision`` by default.
     """
     k = FLOOR_MULTIPLE[precision] if multiple is None else multiple
+    honests = [honest] if isinstance(honest, np.ndarray) else list(honest)
 
     def floor_of(lo: int, hi: int) -> float:
         part = truth[lo:hi]
-        return max(nmse(honest[lo:hi], part), half_ulp_nmse(part, precision))
+        errors = [nmse(h[lo:hi], part) for h in honests]
+        return max(*errors, half_ulp_nmse(part, precision))
 
     whole = Floor(
         precision,
@@ -232,14 +237,14 @@ def judge_floor(
             for name, lo, hi in segments
             for f in (floor_of(lo, hi),)
         ),
-        honest_distance=nmse(candidate, honest.astype(np.float64)),
+        honest_distance=min(nmse(candidate, h.astype(np.float64)) for h in honests),
     )
     if downgraded is None or (whole.passed and not diagnose):
         return whole
     twins = tuple(
         TwinError(name, nmse(output, truth), nmse(candidate, output.astype(np.float64)))
         for name, output in downgraded().items()
-        if not np.array_equal(output, honest)
+        if not any(np.array_equal(output, h) for h in honests)
     )
     return replace(whole, twins=twins)
 

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from ..precision import PrecisionName, TwinName
 from .measure import Floor, Spans, judge_floor
-from .twins import HONEST_TWIN, downgrades, op_truth, run_op_twin, twin_named
+from .twins import downgrades, op_truth, run_honest_twins, run_op_twin
 
 if TYPE_CHECKING:
     from ..ops import HostInputs, Op, OpParams
@@ -31,11 +31,11 @@ def op_floor(
 ) -> Floor:
     """Measure ``candidate`` (the flat output of the check) against its precision's floor.
 
-    The truth and the honest twin always run (two host computations of the op); the
+    The truth and the honest twins always run (three host computations of the op); the
     downgraded twins run only when the candidate fails its floor or ``diagnose`` is set.
     """
     truth = op_truth(op, params, inputs, precision)
-    honest = run_op_twin(op, params, inputs, precision, twin_named(HONEST_TWIN[precision]))
+    honest = run_honest_twins(op, params, inputs, precision)
 
     def downgraded() -> dict[TwinName, npt.NDArray[np.float64]]:
         twins: Sequence[Any] = downgrades(precision)

@@ -27,9 +27,11 @@ __all__ = [
     "HONEST_TWIN",
     "TWINS",
     "RoundingNamespace",
+    "SequentialNamespace",
     "Twin",
     "downgrades",
     "op_truth",
+    "run_honest_twins",
     "run_op_twin",
     "twin_named",
 ]
@@ -159,6 +161,63 @@ class RoundingNamespace:
         return call
 
 
+class SequentialNamespace:
+    """A NumPy Array-API namespace whose sums accumulate one term at a time, in order.
+
+    NumPy sums pairwise, which is unusually accurate (error ~ log n ulps); an honest
+    float32 kernel that adds in order, or in a few SIMD lanes, errs by up to ~sqrt(n) ulps
+    on random data. The floor takes the larger of the two, so an honest summation order
+    is never a failure (measured: MLX's float32 ``sum`` of 10^4 values lands 3000x NumPy's
+    error and 0.3-1x this one's). ``sum``, ``mean`` and ``vecdot`` accumulate in the
+    arrays' dtype, float32 for half-precision storage, and round once to it.
+    """
+
+    def __init__(self, base: Any) -> None:
+        self._base = base
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+    @staticmethod
+    def _in_order(x: Any, axis: Any, keepdims: bool) -> Any:
+        x = np.asarray(x)
+        if x.dtype.kind != "f" and x.dtype != FORMAT_DTYPES["bf16"]:
+            return None
+        wide = np.float32 if x.dtype.itemsize < 4 else x.dtype
+        chosen = tuple(range(x.ndim)) if axis is None else axis
+        chosen = (chosen,) if isinstance(chosen, int) else tuple(chosen)
+        axes = tuple(a % max(x.ndim, 1) for a in chosen)
+        if x.ndim == 0 or not axes:
+            return x
+        kept = [a for a in range(x.ndim) if a not in axes]
+        moved = np.transpose(x, (*kept, *axes)).reshape(*[x.shape[a] for a in kept], -1)
+        if moved.shape[-1] == 0:
+            total = np.zeros(moved.shape[:-1], dtype=wide)
+        else:
+            total = np.cumsum(moved, axis=-1, dtype=wide)[..., -1]
+        if keepdims:
+            total = total.reshape([1 if a in axes else x.shape[a] for a in range(x.ndim)])
+        return np.asarray(total).astype(x.dtype)
+
+    def sum(self, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        total = None if dtype is not None else self._in_order(x, axis, keepdims)
+        if total is None:
+            return self._base.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+        return total
+
+    def mean(self, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        total = self._in_order(x, axis, keepdims)
+        if total is None:
+            return self._base.mean(x, axis=axis, keepdims=keepdims)
+        count = np.asarray(x).size // max(np.asarray(total).size, 1)
+        return (total / max(count, 1)).astype(total.dtype)
+
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+        product = self._base.multiply(self._base.conj(x1), x2)
+        total = self._in_order(product, axis, False)
+        return self._base.vecdot(x1, x2, axis=axis) if total is None else total
+
+
 def _namespace() -> Any:
     import array_api_compat.numpy
 
@@ -191,3 +250,17 @@ def run_op_twin(
     with np.errstate(all="ignore"):
         out = op.compute(xp, arrays, params, accumulate=arithmetic)
     return np.asarray(out, dtype=np.float64).reshape(-1)
+
+
+def run_honest_twins(
+    op: Op[Any], params: OpParams, inputs: HostInputs, precision: PrecisionName
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The honest twin of ``precision`` with NumPy's pairwise sums, and with sums in order."""
+    honest = twin_named(HONEST_TWIN[precision])
+    arrays = _stored(inputs, honest.storage or precision)
+    with np.errstate(all="ignore"):
+        ordered = op.compute(
+            SequentialNamespace(_namespace()), arrays, params, accumulate=np.float32
+        )
+    pairwise = run_op_twin(op, params, inputs, precision, honest)
+    return pairwise, np.asarray(ordered, dtype=np.float64).reshape(-1)

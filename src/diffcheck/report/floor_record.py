@@ -50,8 +50,9 @@ class FloorRecord(Strict):
         description=DERIVED + "The honest twin of config.precision, whose error is the floor."
     )
     floor_nmse: JsonFloat = Field(
-        description=_RECOMPUTED + "max(the honest twin's NMSE against the truth, the NMSE of "
-        "half a unit in the last place of config.precision everywhere)."
+        description=_RECOMPUTED + "max(the honest twin's NMSE against the truth with NumPy's "
+        "pairwise sums, the same with every sum in order, the NMSE of half a unit in the last "
+        "place of config.precision everywhere)."
     )
     multiple: JsonFloat = Field(
         description=DERIVED + "The measured multiple of the floor an honest candidate stays "
@@ -62,7 +63,8 @@ class FloorRecord(Strict):
         description=_RECOMPUTED + "The candidate's NMSE against the float64 truth."
     )
     honest_distance: JsonFloat = Field(
-        description=_RECOMPUTED + "The candidate's NMSE against the honest twin's output."
+        description=_RECOMPUTED + "The candidate's NMSE against the nearer honest twin's "
+        "output (pairwise or in-order sums)."
     )
     status: str = Field(
         description=DERIVED + "passed when candidate_nmse is below derived_tolerance here and "

@@ -1,0 +1,91 @@
+"""``compare(fn, ...)`` knows the precision: a function computed lower on the candidate only
+fails an f32 compare with the twin named; honest libraries pass at their precision."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import diffcheck
+from diffcheck.adapters import resolve
+
+RNG = np.random.default_rng(20261207)
+X = RNG.standard_normal((32, 48)).astype(np.float32)
+W1 = (RNG.standard_normal((48, 64)) / 7).astype(np.float32)
+W2 = (RNG.standard_normal((64, 10)) / 8).astype(np.float32)
+
+
+def _library(xp: Any) -> str:
+    return str(getattr(xp, "__name__", type(xp).__module__))
+
+
+def mlp(xp: Any, x: Any, w1: Any, w2: Any) -> Any:
+    h = xp.matmul(x, w1)
+    h = h * (1.0 / (1.0 + xp.exp(-h)))
+    logits = xp.matmul(h, w2)
+    shifted = logits - xp.max(logits, axis=-1, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+
+
+def mlp_half_first_matmul_on_candidate(xp: Any, x: Any, w1: Any, w2: Any) -> Any:
+    """The MLP, except that a candidate (not NumPy) computes its first matmul in float16."""
+    if "numpy" in _library(xp):
+        return mlp(xp, x, w1, w2)
+    low = xp.matmul(xp.astype(x, xp.float16), xp.astype(w1, xp.float16))
+    h = xp.astype(low, x.dtype)
+    h = h * (1.0 / (1.0 + xp.exp(-h)))
+    logits = xp.matmul(h, w2)
+    shifted = logits - xp.max(logits, axis=-1, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+
+
+def _usable(backend: str) -> None:
+    try:
+        probe = resolve(backend).probe()
+    except Exception as error:
+        pytest.skip(f"{backend} is not installed: {error}")
+    if probe.status != "available":
+        pytest.skip(f"{backend}: {probe.reason}")
+
+
+@pytest.mark.parametrize("backend", ["torch:cpu", "mlx:cpu"])
+def test_an_mlp_with_a_half_precision_matmul_on_the_candidate_fails_at_f32(backend: str) -> None:
+    _usable(backend)
+    verdict = diffcheck.compare(mlp_half_first_matmul_on_candidate, X, W1, W2, candidate=backend)
+    assert not verdict
+    assert verdict.floor is not None
+    assert not verdict.floor.passed
+    assert "precision floor: " in (verdict.reason or "")
+    found = verdict.floor.match
+    assert found is not None, verdict.reason
+    assert "float16" in found[0].name or "tf32" in found[0].name, verdict.reason
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "mlp": lambda xp, x: mlp(xp, x, xp.asarray(W1, dtype=x.dtype), xp.asarray(W2, dtype=x.dtype)),
+    "softmax": lambda xp, x: (
+        xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+        / xp.sum(xp.exp(x - xp.max(x, axis=-1, keepdims=True)), axis=-1, keepdims=True)
+    ),
+    "layer-norm": lambda xp, x: (
+        (x - xp.mean(x, axis=-1, keepdims=True)) / xp.sqrt(xp.var(x, axis=-1, keepdims=True) + 1e-5)
+    ),
+    "gram": lambda xp, x: xp.matmul(x, xp.matrix_transpose(x)),
+    "sum": lambda xp, x: xp.sum(x * x),
+    "cumulative-sum": lambda xp, x: xp.cumulative_sum(x, axis=1),
+    "tanh-sin": lambda xp, x: xp.tanh(x) + xp.sin(3.0 * x),
+}
+
+
+@pytest.mark.parametrize("backend", ["array_api_strict", "torch:cpu", "mlx:cpu"])
+def test_honest_libraries_pass_every_function_at_every_precision_they_store(backend: str) -> None:
+    _usable(backend)
+    precisions = resolve(backend).capabilities().precisions
+    for precision in precisions:
+        for name, fn in FUNCTIONS.items():
+            verdict = diffcheck.compare(fn, X, candidate=backend, precision=precision, max_nmse=1.0)
+            assert verdict.floor is not None, (name, precision)
+            assert verdict.floor.passed, (name, precision, verdict.floor.summary())
