@@ -46,6 +46,9 @@ from ._fields import (
 from .floor_record import FloorRecord
 
 __all__ = [
+    "BOUND",
+    "CLAIMED",
+    "DERIVED",
     "MODELS",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
@@ -55,6 +58,7 @@ __all__ = [
     "CheckResultV4",
     "ComputedBy",
     "Environment",
+    "JsonFloat",
     "LibraryRecord",
     "MetricsRecord",
     "OutputArray",
@@ -67,6 +71,10 @@ __all__ = [
     "ReportDocumentV4",
     "SegmentRecord",
     "Status",
+    "Version1",
+    "Version2",
+    "Version3",
+    "Version4",
 ]
 
 #: The schema version new reports are written with.
