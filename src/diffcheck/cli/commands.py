@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._numbers import short_float
 from ..errors import ReportError
 from ..files import remove_stale_temporaries
 from ..text import one_line
@@ -108,6 +110,16 @@ def _status_line(document: ReportDocument) -> str:
         )
     elif failing is not None:
         line += f"; segment {failing.name} failed: {failing.reason}"
+    floor = getattr(result, "floor", None)
+    if floor is not None:
+        ratio = floor.candidate_nmse / floor.floor_nmse if floor.floor_nmse > 0 else math.inf
+        relation = "<" if floor.status == "passed" else ">="
+        line += (
+            f"; {short_float(ratio)}x the {floor.honest_twin} floor {short_float(floor.floor_nmse)}"
+            f" ({relation} {short_float(floor.multiple)}x)"
+        )
+        if floor.status == "failed" and floor.match is not None:
+            line += f", like {floor.match}"
     return line
 
 

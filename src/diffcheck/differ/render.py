@@ -231,6 +231,8 @@ def render_text(verdict: Verdict, shape: Sequence[int] | None = None) -> str:
         lines.append("  reason:" if len(clauses) > 1 else f"  reason: {clauses[0]}")
         if len(clauses) > 1:
             lines += [f"    - {clause}" for clause in clauses]
+    if verdict.floor is not None:
+        lines.append(f"  precision floor: {verdict.floor.summary()}")
     if verdict.provenance is not None:
         lines.append(f"  computed by: {verdict.provenance}")
     return "\n".join(lines)
