@@ -451,7 +451,7 @@ def test_the_summary_is_indented_json_and_a_v1_row_that_is_no_object_is_refused(
     genuine: Path, tmp_path: Path
 ) -> None:
     out, summary = _copy_of(genuine, tmp_path)
-    assert (out / "summary.json").read_text().startswith('{\n  "schema_version": 2,\n  "matrix": ')
+    assert (out / "summary.json").read_text().startswith('{\n  "schema_version": 3,\n  "matrix": ')
     for row in summary["checks"]:
         del row["not_independent"]
     summary["checks"][1] = "a row"

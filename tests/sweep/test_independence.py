@@ -86,7 +86,7 @@ def test_a_one_library_pass_fails_the_sweep_in_every_view(swept: tuple[Path, Swe
     _, run = swept
     assert run.code == 1
     summary = run.summary
-    assert summary["schema_version"] == 2
+    assert summary["schema_version"] == 3
     rows = run.rows()
     one = rows[ONE_LIBRARY]
     assert one["status"] == "passed"  # the report's own status, kept
@@ -255,7 +255,7 @@ def test_a_pass_without_computed_by_is_never_reused(tmp_path: Path) -> None:
     bare.write_text(json.dumps(data))
     problem = reuse_problem(check, load_report(bare))
     assert problem is not None
-    assert problem.startswith("a pass of schema v3 that does not record which library ")
+    assert problem.startswith("a pass of schema v4 that does not record which library ")
 
 
 def test_a_failure_without_computed_by_may_be_reused(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ EDITS: dict[str, tuple[Edit, str]] = {  # name: (edit, what the refusal names)
     "version '1'": (_set("schema_version", value="1"), "schema_version '1'"),
     "version 1.0": (_set("schema_version", value=1.0), "schema_version 1.0"),
     "version '2'": (_set("schema_version", value="2"), "schema_version '2'"),
-    "version 3": (_set("schema_version", value=3), "schema_version 3"),
+    "version 4": (_set("schema_version", value=4), "schema_version 4"),
     "version 2.0": (_set("schema_version", value=2.0), "schema_version 2.0"),
     "version 0": (_set("schema_version", value=0), "schema_version 0"),
     "version missing": (_delete("schema_version"), "schema_version None"),

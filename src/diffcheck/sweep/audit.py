@@ -71,8 +71,9 @@ class SweepAudit:
         return not self.disagreements
 
 
-def _stored_summary(directory: Path) -> SweepSummary:
-    """The stored ``summary.json``, read as hostile input: one ReportError line, or the model.
+def _stored_summary(directory: Path) -> tuple[SweepSummary, int]:
+    """The stored ``summary.json``, read as hostile input: one ReportError line, or the model
+    (read as the current version) and the version it was written with.
 
     As strict as reports: at most :data:`MAX_SUMMARY_BYTES` (refused from the file's size),
     a bounded decode (keys per object and text per value, :func:`~..report.read.load_json`),
@@ -104,7 +105,7 @@ def _stored_summary(directory: Path) -> SweepSummary:
     elif version == 2:  # nor did v2 record the floor
         parsed = upgrade_v2(parsed)
     try:
-        return SweepSummary.model_validate(parsed, strict=True)
+        return SweepSummary.model_validate(parsed, strict=True), version
     except MemoryError:
         raise ReportError(
             f"{source}: ran out of memory validating a {len(data)}-byte sweep summary"
@@ -213,7 +214,7 @@ def audit_sweep(directory: Path) -> SweepAudit:
         When the matrix no longer plans (a removed op, a backend name no longer valid).
     """
     audit = SweepAudit(directory)
-    stored = _stored_summary(directory)
+    stored, version = _stored_summary(directory)
     plan = _plan(stored, directory)
     planned_checks = list(plan.checks)
     divergences_for = planned_divergences_for(planned_checks)
@@ -283,6 +284,8 @@ def audit_sweep(directory: Path) -> SweepAudit:
         if old is None:
             audit.disagreements.append(f"summary.json: no row for check {new['id']}")
             continue
+        if version < 3:  # a summary before v3 never recorded the floor of a row
+            new = {**new, "floor": old["floor"]}
         audit.disagreements += _differences(f"summary.json: {new['id']}", old, new)
     audit.disagreements += _audit_junit(directory, derived)
     return audit

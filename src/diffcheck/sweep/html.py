@@ -19,6 +19,7 @@ from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import (
     STATUS_COLOURS,
     LogRange,
+    floor_overview,
     nmse_strip,
     op_legend,
     op_marks,
@@ -276,6 +277,11 @@ Shape is the op: <span id="op-legend">{op_legend(marks)}</span></p>
 <p class="meta">Hollow marks are exact matches (nmse 0); a cross at the top is a failure
 with no measurement (crash, timeout); ticks below the axis are not_run. Hover a mark for its check.</p>
 <div class="scroll">{ratio_overview(rows, marks)}</div>
+<h2 id="floor">NMSE against the precision floor, every check (log scale)</h2>
+<p class="meta">Each check's NMSE against the float64 truth in units of what an honest
+implementation at its precision errs by (its floor); a check fails above the dashed line of
+its precision (docs/precision-floor.md). Honest candidates sit near 1.</p>
+<div class="scroll">{floor_overview(rows, marks)}</div>
 <h2 id="checks">Checks</h2>
 <div class="scroll">{_checks(rows, strip_scale)}</div>
 <h2 id="phases">Segments: lifecycle phases, attention heads, fused outputs (per-segment nmse, log scale)</h2>

@@ -17,6 +17,7 @@ from .summary import SummaryRow
 __all__ = [
     "OP_MARKS",
     "LogRange",
+    "floor_overview",
     "nmse_strip",
     "op_legend",
     "op_marks",
@@ -218,19 +219,84 @@ def ratio_overview(
     no measurement (crash, timeout) is a red cross at the top; not_run checks are grey ticks
     under the axis.
     """
+    return _overview(
+        rows,
+        marks,
+        lambda row: row.ratio,
+        [(1.0, "tolerance (ratio 1)")],
+        "nmse / tolerance",
+        "NMSE against tolerance, every check, log scale",
+        (-8, 1),
+        width=width,
+        height=height,
+    )
+
+
+def floor_overview(
+    rows: Sequence[SummaryRow],
+    marks: dict[str, str] | None = None,
+    *,
+    width: int = 1100,
+    height: int = 280,
+) -> str:
+    """Every check's NMSE against the float64 truth in units of its precision floor, with
+    the derived tolerance of each precision that ran (its multiple of the floor) as a line.
+
+    An honest candidate sits near 1; TF32 or half-precision arithmetic under an f32 check
+    sits 10^5 and more above it. Checks without a floor (not compared) are left out.
+    """
+    multiples = sorted(
+        {
+            (r.floor.derived_tolerance / r.floor.floor_nmse, r.precision)
+            for r in rows
+            if r.floor is not None and r.floor.floor_nmse > 0
+        }
+    )
+    lines: dict[float, list[str]] = {}
+    for multiple, precision in multiples:
+        lines.setdefault(round(multiple, 6), []).append(precision)
+    return _overview(
+        rows,
+        marks,
+        lambda row: None if row.floor is None else row.floor.ratio,
+        [(k, f"derived tolerance {k:g}x ({', '.join(v)})") for k, v in lines.items()],
+        "nmse vs truth / floor",
+        "NMSE against the float64 truth in units of the precision floor, every check",
+        (-2, 3),
+        width=width,
+        height=height,
+    )
+
+
+def _overview(
+    rows: Sequence[SummaryRow],
+    marks: dict[str, str] | None,
+    value: Callable[[SummaryRow], float | None],
+    limits: Sequence[tuple[float, str]],
+    axis_label: str,
+    title: str,
+    span: tuple[int, int],
+    *,
+    width: int,
+    height: int,
+) -> str:
+    """One mark per check at ``value(row)`` on a log axis, with a dashed line per limit."""
     marks = op_marks(r.op for r in rows) if marks is None else marks
     left, right, top, bottom = 56, 12, 14, 40
     plot_w, plot_h = width - left - right, height - top - bottom
-    scale = LogRange.covering((r.ratio for r in rows), lo=-8, hi=1)
+    scale = LogRange.covering(
+        [value(r) for r in rows] + [y for y, _ in limits], lo=span[0], hi=span[1]
+    )
     step = plot_w / max(1, len(rows))
     body, y_of = _plot_frame(scale, (left, top, plot_w, plot_h), ticks=8, font_size=11, label_gap=6)
-    one = y_of(1.0)
-    body.append(
-        f'<line x1="{left}" x2="{left + plot_w}" y1="{one:.1f}" y2="{one:.1f}" '
-        'stroke="#cf222e" stroke-dasharray="6 3"/>'
-        f'<text x="{left + plot_w - 4}" y="{one - 4:.1f}" font-size="11" text-anchor="end" '
-        'fill="#cf222e">tolerance (ratio 1)</text>'
-    )
+    for limit, label in limits:
+        at = y_of(limit)
+        body.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{at:.1f}" y2="{at:.1f}" '
+            'stroke="#cf222e" stroke-dasharray="6 3"/>'
+            f'<text x="{left + plot_w - 4}" y="{at - 4:.1f}" font-size="11" text-anchor="end" '
+            f'fill="#cf222e">{escape(label)}</text>'
+        )
     group_sizes: dict[str, int] = {}
     for row in rows:
         key = f"{row.reference} -> {row.candidate}"
@@ -253,17 +319,16 @@ def ratio_overview(
             )
             previous_pair = pair
         colour = STATUS_COLOURS[row.outcome]
+        shown = value(row)
         tip = (
-            f"<title>{escape(row.op)}: {escape(row.id)}: {row.outcome}; ratio {_fmt(row.ratio)}; "
-            f"nmse {_fmt(row.nmse)}; tolerance {row.tolerance:g}</title>"
+            f"<title>{escape(row.op)}: {escape(row.id)}: {row.outcome}; {axis_label} "
+            f"{_fmt(shown)}; nmse {_fmt(row.nmse)}; tolerance {row.tolerance:g}</title>"
         )
         op = f' data-op="{escape(row.op)}"'
-        if row.ratio is not None:
-            fill = "none" if row.ratio == 0 else colour
+        if shown is not None:
+            fill = "none" if shown == 0 else colour
             shape = marks[row.op]
-            body.append(
-                _mark(shape, x, y_of(row.ratio), fill=fill, stroke=colour, inner=tip, attrs=op)
-            )
+            body.append(_mark(shape, x, y_of(shown), fill=fill, stroke=colour, inner=tip, attrs=op))
         elif row.status == "failed":
             y = top + 6
             body.append(
@@ -277,9 +342,10 @@ def ratio_overview(
             )
     body.append(
         f'<text x="12" y="{top + plot_h / 2:.0f}" font-size="11" '
-        f'transform="rotate(-90 12 {top + plot_h / 2:.0f})" text-anchor="middle">nmse / tolerance</text>'
+        f'transform="rotate(-90 12 {top + plot_h / 2:.0f})" text-anchor="middle">'
+        f"{escape(axis_label)}</text>"
     )
-    return _svg(width, height, body, "NMSE against tolerance, every check, log scale")
+    return _svg(width, height, body, title)
 
 
 def nmse_strip(row: SummaryRow, scale: LogRange, *, width: int = 200, height: int = 22) -> str:
