@@ -268,7 +268,7 @@ def numerics(session: nox.Session) -> None:
     """
     _install_project(session, "fuzz")
     session.install(*EXAMPLE_EXTRAS)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")  # as diffcheck.files.stamp
     out = ROOT / "reports" / f"numerics-{stamp}"
     args = session.posargs or ["matrices/default.toml", "--out", str(out)]
     session.run("diffcheck", "sweep", *args)
@@ -282,7 +282,7 @@ def api_search(session: nox.Session) -> None:
     finding (`diffcheck replay BUNDLE`). Posargs replace the default arguments.
     """
     _install_project(session, "fuzz")
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")  # as diffcheck.files.stamp
     out = ROOT / "reports" / f"api-search-{stamp}"
     args = session.posargs or [
         "--require-backend",

@@ -317,3 +317,34 @@ def test_stored_bits_are_the_outputs(tmp_path: Path, capsys: pytest.CaptureFixtu
     oracle = (a @ b.T).reshape(-1)
     np.testing.assert_allclose(reference, oracle, rtol=1e-6, atol=0)
     np.testing.assert_allclose(actual, oracle, rtol=1e-5, atol=0)
+
+
+def test_a_directory_as_report_gets_a_new_name_each_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Running the same documented command twice must not end in "File exists".
+    pytest.importorskip(CANDIDATE)
+    (tmp_path / "existing.json").write_text("existing evidence")
+    paths = []
+    for _ in range(2):
+        code, out, _ = run_cli(argv(tmp_path), capsys)
+        assert code == 0
+        paths.append(Path(out.splitlines()[0].removeprefix("Numerical check completed; report: ")))
+    assert paths[0] != paths[1]
+    assert all(
+        p.parent == tmp_path and p.name.startswith("rms-norm-array_api_strict-") for p in paths
+    )
+    assert sorted(tmp_path.iterdir()) == sorted([tmp_path / "existing.json", *paths])
+    assert (tmp_path / "existing.json").read_text() == "existing evidence"
+    assert all(json.loads(p.read_text())["result"]["status"] == "passed" for p in paths)
+
+
+def test_an_existing_report_error_names_the_directory_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "existing.json"
+    report.write_text("existing evidence")
+    code, _, err = run_cli(argv(report), capsys)
+    assert code == 1
+    assert "a directory to get a new name in it (--report reports/)" in err
+    assert len(err.splitlines()) == 1

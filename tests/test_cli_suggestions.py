@@ -154,7 +154,7 @@ def test_an_existing_report_says_it_is_never_overwritten(
         ["run", "--require-backend", CANDIDATE, "--op", "gemm", "--report", str(report)], capsys
     )
     assert "File exists" in err
-    assert "a report is never overwritten: give a new path or move the old report" in err
+    assert "a report is never overwritten: give a new path, a directory to get a new name" in err
     assert report.read_text() == "mine"
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ReportError
-from ..files import remove_stale_temporaries
+from ..files import fresh_name, remove_stale_temporaries
 from ..text import one_line
 from ._parser import OneLineParser
 
@@ -29,6 +31,13 @@ def run(argv: Sequence[str]) -> int:
     if args is None:
         print(USAGE)
         return 0
+    if os.path.isdir(args.report):  # False for any name the OS refuses (too long...)
+        # A directory asks for a new name in it, so the same command can be run again.
+        check = args.check
+        args = replace(
+            args,
+            report=fresh_name(args.report, f"{check.op.name}-{check.require_backend}", ".json"),
+        )
     # A temporary left by an earlier run killed mid-write goes; SIGTERM unwinds like ^C, so
     # this run's own temporary is removed and its report holds one whole record.
     remove_stale_temporaries(args.report.parent)
@@ -271,6 +280,7 @@ def backends(argv: Sequence[str]) -> int:
     from ..adapters import adapter_entry_points, resolve
     from ..adapters.array_api import ARRAY_API_LIBRARIES
     from ..errors import UnknownBackendError
+    from ..install import FIRST_PARTY_ADAPTERS
 
     parser = OneLineParser(prog="diffcheck backends", description=backends.__doc__)
     parser.add_argument(
@@ -289,6 +299,11 @@ def backends(argv: Sequence[str]) -> int:
     for name in names:
         probe = resolve(name).probe()
         rows.append((name, probe.status, probe.reason or probe.detail))
+    # A first-party adapter that is not installed is listed with its install command, so
+    # that a reader who installed the core alone learns that mlx, wgpu and metal exist.
+    for name, missing in sorted(FIRST_PARTY_ADAPTERS.items()):
+        if name not in adapter_entry_points():
+            rows.append((name, "unavailable", f"adapter not installed: {missing.install}"))
     for name in sorted(set(ARRAY_API_LIBRARIES) - set(adapter_entry_points())):
         if options.all:
             probe = resolve(name).probe()

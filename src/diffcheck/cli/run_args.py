@@ -89,7 +89,8 @@ The candidate must not be the reference's own backend (numpy and numpy:cpu are o
 --max-memory (bytes, or 8G, 512MiB...) caps the check's estimated memory; by default half
 the memory available now. A check over it is refused before its report exists.
 Operator options cannot be combined with a different operator.
-The report must be a new file in an existing directory; it is never overwritten.
+The report must be a new file in an existing directory; it is never overwritten. A
+directory (--report reports/) gets a new name in it: <op>-<backend>-<UTC time>.json.
 not_run and failed exit nonzero. A pass covers only the selected op, shape and precision on
 the named backend, and says nothing about performance.
 Run 'diffcheck backends' to list backends and 'diffcheck ops' to list operators."""

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -30,6 +28,8 @@ from ..adapters import Adapter, parse_backend, resolve
 from ..config import Check, make_check
 from ..differ import Verdict
 from ..errors import ConfigError, DiffcheckError
+from ..files import fresh_name
+from ..install import core_install
 from ..ops import get_op
 from ..ops.space import MAX_ELEMENTS_LIMIT, Drawn, OpSpace
 from ..precision import PRECISIONS
@@ -114,8 +114,7 @@ def _require_hypothesis() -> None:
         import hypothesis  # noqa: F401  (only whether it imports)
     except ImportError:
         raise DiffcheckError(
-            "diffcheck fuzz needs hypothesis, which is not installed; "
-            "run \"pip install 'diffcheck[fuzz]'\""
+            f"diffcheck fuzz needs hypothesis, which is not installed; run {core_install('fuzz')}"
         ) from None
 
 
@@ -185,14 +184,9 @@ def _check_limits(
 def _report_path(directory: Path, check: Check, space: OpSpace) -> Path:
     """A new file in ``directory`` named after the check (never an existing file)."""
     shape = space.shape_text(check.params.model_dump()).replace("=", "").replace(" ", "-")
-    backend = re.sub(r"[^A-Za-z0-9_.-]", "_", check.require_backend)
-    stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
-    stem = f"fuzz-{check.op.name}-{backend}-{shape}-seed{check.seed}-{stamp}"
-    path, count = directory / f"{stem}.json", 1
-    while path.exists():
-        count += 1
-        path = directory / f"{stem}-{count}.json"
-    return path
+    return fresh_name(
+        directory, f"fuzz-{check.op.name}-{check.require_backend}-{shape}-seed{check.seed}", ".json"
+    )
 
 
 def fuzz(

@@ -160,7 +160,10 @@ class OpConformanceTests:
         assert space is not None, (
             f"{op.name} has no fuzz space: 'diffcheck fuzz --op' cannot draw it"
         )
-        pytest.importorskip("hypothesis", reason="hypothesis is not installed (diffcheck[fuzz])")
+        pytest.importorskip(
+            "hypothesis",
+            reason="hypothesis is not installed (the fuzz extra of diffcheck-numerics)",
+        )
         from hypothesis import HealthCheck, given, settings
 
         budget = 50_000

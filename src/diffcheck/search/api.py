@@ -21,6 +21,7 @@ import numpy as np
 from .._numbers import U64_MAX
 from ..adapters import same_backend
 from ..errors import BackendError, ConfigError, DiffcheckError
+from ..install import core_install
 from ..values.dtypes import dtype_name
 from ..values.spec import STANDARD_DTYPES
 from .arrays import Space
@@ -232,7 +233,7 @@ def search_api(
     except ImportError:
         raise DiffcheckError(
             "diffcheck fuzz --api needs hypothesis, which is not installed; "
-            "run \"pip install 'diffcheck[fuzz]'\""
+            f"run {core_install('fuzz')}"
         ) from None
     if api_version is not None:
         _version(api_version, _NO_REFERENCE)  # a bad version is refused before any backend
