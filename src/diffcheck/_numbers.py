@@ -20,7 +20,9 @@ __all__ = [
     "parse_f32",
     "parse_f64",
     "parse_u64",
+    "rounded",
     "rust_display",
+    "short",
 ]
 
 U64_MAX = 2**64 - 1
@@ -104,3 +106,24 @@ def rust_display(value: float) -> str:
     if text.startswith("."):
         text = "0" + text
     return sign + text
+
+
+def short(value: float) -> str:
+    """A figure as a person reads it: three significant digits (``1.67e-13``, ``1e-07``,
+    ``0.25``). Reports keep the exact value; every message and page shows this one."""
+    return f"{value:.3g}"
+
+
+#: A decimal with five or more digits after the point (``0.0000000000001666267867029068``):
+#: Rust's ``Display``, which the contract's reasons use, never writes an exponent.
+_LONG_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def rounded(text: str) -> str:
+    """``text`` (a stored reason) with each long decimal as :func:`short` writes it.
+
+    The report keeps the contract's exact digits, which replay re-derives; a person is shown
+    ``NMSE 1.67e-13 is not below tolerance 1e-15``. Short numbers and integers (indices,
+    element counts) are left as they are.
+    """
+    return _LONG_DECIMAL.sub(lambda match: short(float(match.group())), text)

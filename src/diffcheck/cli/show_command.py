@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._numbers import rounded
 from ._parser import OneLineParser
 
 if TYPE_CHECKING:
@@ -65,7 +66,9 @@ def show(argv: Sequence[str]) -> int:
     if outcome.verdict is not None:
         print(render_text(outcome.verdict, tuple(document.output_shape)))
     elif document.result is not None:
-        print(f"{document.result.status.upper()}  {one_line(document.result.reason or '')}")
+        print(
+            f"{document.result.status.upper()}  {one_line(rounded(document.result.reason or ''))}"
+        )
     for note in outcome.notes:
         print(one_line(f"note: {note}"))
     if not outcome.agrees:

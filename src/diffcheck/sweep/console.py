@@ -14,6 +14,7 @@ from typing import IO
 
 from rich.markup import escape
 
+from .._numbers import rounded, short
 from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
 
 __all__ = ["print_summary"]
@@ -22,14 +23,17 @@ __all__ = ["print_summary"]
 def _num(value: float | None) -> str:
     if value is None:
         return "-"
-    return "0" if value == 0 else f"{value:.3g}"
+    return "0" if value == 0 else short(value)
 
 
 def _known_lines(summary: SweepSummary) -> list[str]:
     """Known failures, known divergences not seen, then each divergence once, with why."""
     known = [row for row in summary.checks if row.outcome == "known"]
     unseen = [row for row in summary.checks if row.divergence_not_seen]
-    lines = [f"[yellow]known[/] {escape(row.id)}: {escape(row.reason or '')}" for row in known[:20]]
+    lines = [
+        f"[yellow]known[/] {escape(row.id)}: {escape(rounded(row.reason or ''))}"
+        for row in known[:20]
+    ]
     if len(known) > 20:
         lines.append(f"... and {len(known) - 20} more known failures (see summary.json)")
     lines += [
@@ -44,7 +48,7 @@ def _known_lines(summary: SweepSummary) -> list[str]:
         assert row.known_divergence is not None
         notes[(row.candidate, row.known_divergence)] = None
     lines += [
-        f"known divergence of {escape(candidate)}: {escape(note.reason)} "
+        f"known divergence of {escape(candidate)}: {escape(rounded(note.reason))} "
         f"(upstream: {escape(note.upstream)})"
         for candidate, note in notes
     ]
@@ -106,7 +110,9 @@ def print_summary(
     failed = [row for row in summary.checks if row.outcome == "failed"]
     for row in failed[:20]:
         # Reasons are data: "[cuda]" in an install hint must print, not style the line.
-        console.print(f"[red]failed[/] {escape(row.id)}: {escape(row.why or '')}", soft_wrap=True)
+        console.print(
+            f"[red]failed[/] {escape(row.id)}: {escape(rounded(row.why or ''))}", soft_wrap=True
+        )
     if len(failed) > 20:
         console.print(f"... and {len(failed) - 20} more failed checks (see summary.json)")
     not_run: dict[tuple[str, str], str] = {}
@@ -114,7 +120,7 @@ def print_summary(
         if row.status == "not_run":
             not_run.setdefault((f"{row.reference} -> {row.candidate}", row.reason or ""), row.id)
     for (pair, reason), _ in list(not_run.items())[:20]:
-        console.print(f"[dim]not_run[/] {escape(pair)}: {escape(reason)}", soft_wrap=True)
+        console.print(f"[dim]not_run[/] {escape(pair)}: {escape(rounded(reason))}", soft_wrap=True)
     for line in _known_lines(summary):
         console.print(line, soft_wrap=True)
     for left in summary.left_out:

@@ -11,9 +11,9 @@ page, and only when a person follows it); a pass that matches one is listed as n
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from .._numbers import rounded, short
 from ..text import html_text as escape
 from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import (
@@ -62,17 +62,7 @@ code{font-size:12px}
 def _num(value: float | None) -> str:
     if value is None:
         return "&ndash;"
-    return "0" if value == 0 else f"{value:.3g}"
-
-
-#: A decimal with five or more digits after the point (``0.00000014173460819139302``).
-_LONG_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
-
-
-def rounded(text: str) -> str:
-    """``text`` with its long decimals at three significant digits (``1.42e-07``); the
-    report and the folded full reason keep every digit."""
-    return _LONG_DECIMAL.sub(lambda match: f"{float(match.group()):.3g}", text)
+    return "0" if value == 0 else short(value)
 
 
 def _reason(reason: str | None, *, fold: int = 140) -> str:
