@@ -390,9 +390,8 @@ def test_a_candidate_storing_another_precision_fails_and_keeps_any_other_reason(
         lambda xp, v: v, X, reference=CANDIDATE, candidate=_StoresFloat32(), precision="f16"
     )
     assert right.status == "failed"
-    assert right.reason is not None and right.reason.endswith(
-        f" at f16 against {CANDIDATE}: {problem}"
-    )
+    assert right.reason is not None
+    assert right.reason.endswith(f" at f16 against {CANDIDATE}: {problem}")
 
     def off(xp: Any, v: Any) -> Any:
         return v * (1.0 if "array_api_strict" in xp.__name__ else 1.1)
