@@ -15,7 +15,8 @@ from typing import IO
 from rich.markup import escape
 
 from .._numbers import rounded, short
-from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
+from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
+from .words import verdict_text, worst_case
 
 __all__ = ["print_summary"]
 
@@ -24,6 +25,10 @@ def _num(value: float | None) -> str:
     if value is None:
         return "-"
     return "0" if value == 0 else short(value)
+
+
+def _total(group: GroupSummary) -> int:
+    return group.passed + group.failed + group.known + group.not_run
 
 
 def _known_lines(summary: SweepSummary) -> list[str]:
@@ -85,13 +90,20 @@ def print_summary(
         ("failed", "right"),
         ("known", "right"),
         ("not_run", "right"),
-        ("worst nmse", "right"),
-        ("tolerance", "right"),
+        ("worst check", "left"),
+        ("its nmse", "right"),
+        ("its tol", "right"),
         ("nmse/tol", "right"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    # A pair none of whose checks ran is one row, not one row of dashes per op.
+    ran = {(g.reference, g.candidate) for g in summary.groups if g.not_run < _total(g)}
+    idle: dict[tuple[str, str], list[GroupSummary]] = {}
     for group in summary.groups:
         pair = f"{group.reference} -> {group.candidate}" + (" (required)" if group.required else "")
+        if (group.reference, group.candidate) not in ran:
+            idle.setdefault((pair, group.candidate), []).append(group)
+            continue
         ratio = _num(group.worst_ratio)
         if group.worst_ratio is not None and group.worst_ratio >= 1.0:
             ratio = f"[red]{ratio}[/]"
@@ -102,10 +114,15 @@ def print_summary(
             f"[red]{group.failed}[/]" if group.failed else "0",
             f"[yellow]{group.known}[/]" if group.known else "0",
             f"[dim]{group.not_run}[/]" if group.not_run else "0",
+            escape(worst_case(summary, group)),
             _num(group.worst_nmse),
             _num(group.worst_tolerance),
             ratio,
         )
+    for (pair, _), groups in idle.items():
+        ops = f"all {len(groups)} ops" if len(groups) > 1 else groups[0].op
+        skipped = sum(g.not_run for g in groups)
+        table.add_row(pair, ops, "0", "0", "0", f"[dim]{skipped}[/]", "-", "-", "-", "-")
     console.print(table)
     failed = [row for row in summary.checks if row.outcome == "failed"]
     for row in failed[:20]:
@@ -131,11 +148,8 @@ def print_summary(
         )
     unseen = [row for row in summary.checks if row.divergence_not_seen]
     console.print(_counts_line(summary, unseen), markup=False)
-    if summary.exit_status == 0:
-        console.print("[green]sweep passed[/]")
-    else:
-        console.print(
-            f"[red]sweep failed:[/] {escape('; '.join(summary.exit_reasons))}", soft_wrap=True
-        )
+    text, tone = verdict_text(summary)
+    colour = {"ok": "green", "partial": "yellow", "bad": "red"}[tone]
+    console.print(f"[{colour}]{escape(text)}[/]", soft_wrap=True)
     for label, path in paths:
         console.print(f"{label}: {path}", soft_wrap=True, markup=False)

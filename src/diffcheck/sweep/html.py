@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from .._numbers import rounded, short
 from ..text import html_text as escape
-from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
+from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import (
     STATUS_COLOURS,
     LogRange,
@@ -25,6 +25,7 @@ from .svg import (
     phase_bars,
     ratio_overview,
 )
+from .words import verdict_text, worst_case
 
 __all__ = ["render_html"]
 
@@ -125,12 +126,13 @@ def _not_seen(rows: Sequence[SummaryRow]) -> str:
     return f"<p id='not-seen'>Known divergences not seen (these checks passed):</p><ul>{items}</ul>"
 
 
-def _groups(groups: Sequence[GroupSummary]) -> str:
+def _groups(summary: SweepSummary) -> str:
     lines = [
         "<table class='groups'><thead><tr><th>pair</th><th>op</th><th>passed</th><th>failed</th>"
-        "<th>known</th><th>not_run</th><th>worst nmse</th><th>its tolerance</th><th>nmse / tol</th></tr></thead><tbody>"
+        "<th>known</th><th>not_run</th><th>worst check (by nmse / tol)</th><th>its nmse</th>"
+        "<th>its tolerance</th><th>nmse / tol</th></tr></thead><tbody>"
     ]
-    for g in groups:
+    for g in summary.groups:
         required = " <em>(required)</em>" if g.required else ""
         worst = (
             "status-failed"
@@ -142,7 +144,8 @@ def _groups(groups: Sequence[GroupSummary]) -> str:
         lines.append(
             f"<tr class='group {worst}'><td class='pair'>{escape(g.reference)} &rarr; {escape(g.candidate)}{required}</td>"
             f"<td class='op'>{escape(g.op)}</td><td class='num'>{g.passed}</td><td class='num'>{g.failed}</td>"
-            f"<td class='num'>{g.known}</td><td class='num'>{g.not_run}</td><td class='num'>{_num(g.worst_nmse)}</td>"
+            f"<td class='num'>{g.known}</td><td class='num'>{g.not_run}</td>"
+            f"<td class='case'>{escape(worst_case(summary, g))}</td><td class='num'>{_num(g.worst_nmse)}</td>"
             f"<td class='num'>{_num(g.worst_tolerance)}</td><td class='num'>{_num(g.worst_ratio)}</td></tr>"
         )
     lines.append("</tbody></table>")
@@ -216,20 +219,8 @@ def render_html(summary: SweepSummary) -> str:
     """The whole page for ``summary`` as one HTML string."""
     rows = summary.checks
     counts = summary.counts
-    ok = summary.exit_status == 0
-    ran = counts.total - counts.not_run
-    if not ok:
-        verdict = "Sweep failed: " + "; ".join(escape(reason) for reason in summary.exit_reasons)
-        tone = "bad"
-    elif counts.not_run:
-        # Not green: a pass over the checks that ran says nothing about those that did not.
-        verdict = (
-            f"Sweep passed where it ran: {ran} of {counts.total} checks ran, "
-            f"{counts.not_run} not_run (see their reasons below)"
-        )
-        tone = "partial"
-    else:
-        verdict, tone = f"Sweep passed: all {counts.total} checks ran", "ok"
+    plain, tone = verdict_text(summary)
+    verdict = escape(plain)
     strip_scale = LogRange.covering(
         [r.nmse for r in rows] + [r.tolerance for r in rows], lo=-16, hi=-2
     )
@@ -259,7 +250,7 @@ def render_html(summary: SweepSummary) -> str:
 {_not_seen(rows)}
 {f"<p>Pairs left out (--only-available):</p><ul>{left_out}</ul>" if left_out else ""}
 <h2>Per pair and op</h2>
-{_groups(summary.groups)}
+{_groups(summary)}
 <h2>NMSE against tolerance, every check (log scale)</h2>
 <p class="meta">Colour is the status: {legend} (known: a failure with a known divergence of its adapter).
 Shape is the op: <span id="op-legend">{op_legend(marks)}</span></p>
