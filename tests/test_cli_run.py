@@ -348,3 +348,37 @@ def test_an_existing_report_error_names_the_directory_form(
     assert code == 1
     assert "a directory to get a new name in it (--report reports/)" in err
     assert len(err.splitlines()) == 1
+
+
+def test_replay_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    # `diffcheck replay R | head -1`: the reader leaves early; no traceback, SIGPIPE's status.
+    pytest.importorskip(CANDIDATE)
+    report = tmp_path / "r.json"
+    assert main(["run", *argv(report)[:-2], "--report", str(report)]) == 0
+    # More than a pipe's buffer (64 KiB), so the writer is still writing when head leaves.
+    many = " ".join([str(report)] * 80)
+    script = (
+        f"{sys.executable} -m diffcheck replay --claims {many} | head -c 10 >/dev/null; "
+        "exit ${PIPESTATUS[0]}"
+    )
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+    assert done.stderr == ""
+    assert done.returncode == 141
+
+
+def test_replay_names_the_claimed_fields_and_gives_their_values_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip(CANDIDATE)
+    report = tmp_path / "r.json"
+    assert main(["run", *argv(report)]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(report)]) == 0
+    claimed = capsys.readouterr().out.splitlines()[-1]
+    assert claimed.startswith(f"{report}: claimed, not verified: environment(platform, python")
+    assert claimed.endswith("(--claims: their values)")
+    assert "=" not in claimed
+    assert len(claimed) < 400 + len(str(report))
+    assert main(["replay", "--claims", str(report)]) == 0
+    valued = capsys.readouterr().out.splitlines()[-1]
+    assert "environment.platform='" in valued

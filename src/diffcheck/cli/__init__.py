@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -111,7 +112,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     try:
-        return command(args[1:])
+        code = command(args[1:])
+        sys.stdout.flush()  # a reader that closed the pipe (| head) shows here, not at exit
+        return code
+    except BrokenPipeError:
+        # `diffcheck replay ... | head`: the reader has what it wanted. Nothing more can be
+        # written there, at exit either, so stdout goes to /dev/null; the status is a shell's
+        # for a process ended by SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except DiffcheckError as error:
         _error(str(error))
         return 1
