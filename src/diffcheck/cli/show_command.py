@@ -43,6 +43,9 @@ def failure_where(outcome: Replay) -> str | None:
 def show(argv: Sequence[str]) -> int:
     """``diffcheck show REPORT``: render a report's verdict, re-derived from its stored bits.
 
+    A finding bundle of ``diffcheck fuzz --api`` is shown as its finding: the pair, the
+    reason, the input, the oracle's why and the call as one line of Python.
+
     Exit 0 when the stored verdict follows from the bits (whatever it is), 1 when the report
     cannot be read or disagrees with its bits (then ``diffcheck replay`` says how).
     """
@@ -50,13 +53,25 @@ def show(argv: Sequence[str]) -> int:
     from ..errors import ReportError
     from ..report.read import report_from
     from ..report.replay import load_document, replay
+    from ..search.bundle import bundle_in, is_bundle
+    from ..search.finding_text import bundle_lines
     from ..text import one_line
 
     parser = OneLineParser(prog="diffcheck show", description=show.__doc__)
-    parser.add_argument("report", type=Path, help="a report written by diffcheck run or sweep")
+    parser.add_argument(
+        "report",
+        type=Path,
+        help="a report written by diffcheck run or sweep, or a finding bundle of fuzz --api",
+    )
     options = parser.parse_args(argv)
     try:
-        raw, _size = load_document(options.report)
+        raw, size = load_document(options.report)
+        if is_bundle(raw):  # a finding of diffcheck fuzz --api: its call, sides and why
+            for line in bundle_lines(
+                bundle_in(raw, size, where=str(options.report)), str(options.report)
+            ):
+                print(one_line(line))
+            return 0
         outcome = replay(report_from(raw, str(options.report)))
     except ReportError as error:
         print(f"diffcheck: {error}", file=sys.stderr)

@@ -66,7 +66,11 @@ class SearchResult:
     def summary(self) -> str:
         """One line: functions searched and skipped, findings, known ones, where."""
         doc = self.document
-        where = f"; findings: {self.out / 'findings.json'}" if self.out else ""
+        where = (
+            f"; findings: {self.out / 'findings.json'}, page: {self.out / 'index.html'}"
+            if self.out
+            else "; --out DIR keeps findings.json, index.html and a bundle per finding"
+        )
         return (
             f"api search: {len(doc.functions_tried)} functions of {doc.candidate.backend} "
             f"against {doc.reference.backend} ({doc.examples_per_function} examples each, "
