@@ -177,3 +177,11 @@ def test_the_sweep_console_and_page_round_reasons(
     assert [line for line in _reason_lines(console) if LONG.search(line)] == [], console
     page = (out / "index.html").read_text()
     assert "is not below tolerance 1e-40" in page
+    # Where it failed, as diffcheck show says it: the worst element by [row, col].
+    report = next(out.rglob("softmax-*.json"))
+    assert main(["show", str(report)]) == 0
+    shown = next(line for line in capsys.readouterr().out.splitlines() if "max |diff|" in line)
+    index = re.search(r"at (\[\d+, \d+\])", shown)
+    assert index is not None
+    assert "<div class='where'>where: worst |diff| " in page
+    assert f"at {index.group(1)} (flat index" in page.split("<div class='where'>")[1]

@@ -11,7 +11,7 @@ page, and only when a person follows it); a pass that matches one is listed as n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .._numbers import rounded, short
 from ..text import html_text as escape
@@ -156,7 +156,7 @@ def _groups(summary: SweepSummary) -> str:
 _CHECK_COLUMNS = 10
 
 
-def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
+def _checks(rows: Sequence[SummaryRow], scale: LogRange, wheres: Mapping[str, str]) -> str:
     """Every check, under a header row per pair (so no column repeats the pair's names and
     the table fits a 1280 px screen)."""
     lines = [
@@ -175,6 +175,8 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
                 f"{escape(row.reference)} &rarr; {escape(row.candidate)}</th></tr>"
             )
         reason = f"{_reason(row.why)}{_divergence(row)}"
+        if row.id in wheres:  # as diffcheck show says it: the worst element by [row, col]
+            reason += f"<div class='where'>where: {escape(wheres[row.id])}</div>"
         if row.outcome == "not_run" and row.reason:
             first = first_with.setdefault(row.reason, row)
             if first.id != row.id:  # one not_run reason repeated on every check of a pair
@@ -215,8 +217,9 @@ def _phases(rows: Sequence[SummaryRow]) -> str:
     return f"<div class='phases'>{''.join(figures)}</div>"
 
 
-def render_html(summary: SweepSummary) -> str:
-    """The whole page for ``summary`` as one HTML string."""
+def render_html(summary: SweepSummary, wheres: Mapping[str, str] | None = None) -> str:
+    """The whole page for ``summary`` as one HTML string; ``wheres`` says where each failed
+    check (by id) is worst, as ``diffcheck show`` does (:func:`.where.failure_wheres`)."""
     rows = summary.checks
     counts = summary.counts
     plain, tone = verdict_text(summary)
@@ -258,7 +261,7 @@ Shape is the op: <span id="op-legend">{op_legend(marks)}</span></p>
 with no measurement (crash, timeout); ticks below the axis are not_run. Hover a mark for its check.</p>
 <div class="scroll">{ratio_overview(rows, marks)}</div>
 <h2 id="checks">Checks</h2>
-<div class="scroll">{_checks(rows, strip_scale)}</div>
+<div class="scroll">{_checks(rows, strip_scale, wheres or {})}</div>
 <h2 id="phases">Segments: lifecycle phases, attention heads, fused outputs (per-segment nmse, log scale)</h2>
 {_phases(rows)}
 </body></html>
