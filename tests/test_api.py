@@ -309,8 +309,8 @@ def test_a_self_test_refusal_names_both_sides_by_their_specs() -> None:
         with pytest.raises(ConfigError) as caught:
             diffcheck.compare(lambda xp, v: v, X, candidate=candidate, reference=reference)
         assert str(caught.value) == (
-            "candidate 'numpy' is the reference 'numpy''s own backend; a backend cannot vouch "
-            "for itself (pass allow_self_test=True for a self-test)"
+            'candidate "numpy" and reference "numpy" are the same backend; a backend cannot '
+            "vouch for itself (pass allow_self_test=True for a self-test)"
         )
 
 
@@ -459,7 +459,7 @@ def test_a_candidate_must_be_named() -> None:
 
 @pytest.mark.parametrize("mode", ["nmse", "values"])
 def test_a_misspelt_function_is_an_error_naming_the_nearest(mode: str) -> None:
-    with pytest.raises(ConfigError, match=r'function "argmaxx" .* did you mean "argmax"\?'):
+    with pytest.raises(ConfigError, match=r'function "argmaxx" .* \(did you mean "argmax"\?\)'):
         diffcheck.compare("argmaxx", np.ones(3, np.float32), candidate=CANDIDATE, mode=mode)  # type: ignore[call-overload]
 
 

@@ -590,7 +590,7 @@ def _refuse_self_test(
         name = candidate if isinstance(candidate, str) else candidate.spec
         other = reference if isinstance(reference, str) else reference.spec
         raise ConfigError(
-            f"candidate {name!r} is the reference {other!r}'s own backend; a backend cannot "
+            f'candidate "{name}" and reference "{other}" are the same backend; a backend cannot '
             "vouch for itself (pass allow_self_test=True for a self-test)"
         )
 

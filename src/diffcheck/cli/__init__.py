@@ -21,11 +21,15 @@ commands:
   backends  list backend adapters, their devices and availability
   ops       list operators and their options
   sweep     run a matrix of checks, each isolated in a worker (diffcheck sweep --help)
-  fuzz      draw many shapes of one op on one backend, shrink a failure (diffcheck fuzz --help)
+  fuzz      draw many shapes of one op on one backend, shrink a failure (diffcheck fuzz --help);
+            with --api, search every function of the Array API standard instead
   schema    print the report JSON Schema (or write every schema with --write DIR)
   upgrade   rewrite a replaying report in the current schema version
 
-Every error prints one line on stderr and exits nonzero."""
+Every error prints one line on stderr and exits nonzero. From Python:
+diffcheck.compare(fn, *inputs, candidate=...) checks your own function, and with
+locate=True (or diffcheck.locate) names the call inside it that went wrong
+(docs/locate.md); docs/guide.md covers every command."""
 
 
 def _commands() -> dict[str, Callable[[Sequence[str]], int]]:

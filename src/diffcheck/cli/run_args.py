@@ -59,8 +59,10 @@ SPELLINGS = _respellings(ALLOWED)
 def _op_lines() -> str:
     lines = []
     for op in OPS.values():
+        # As typed on the command line (--causal true), as 'diffcheck ops' prints them.
         defaults = ", ".join(
-            f"{name} {field.default}" for name, field in op.params_model.model_fields.items()
+            f"{name} {str(field.default).lower() if isinstance(field.default, bool) else field.default}"
+            for name, field in op.params_model.model_fields.items()
         )
         alias = f" (alias: {', '.join(op.aliases)})" if op.aliases else ""
         lines.append(f"  {op.name}{alias}: {defaults}")

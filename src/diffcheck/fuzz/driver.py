@@ -76,6 +76,8 @@ class FuzzResult:
     history: tuple[Drawn, ...] = field(default=(), repr=False)
     #: The params of the largest example run (input plus output elements), if any.
     largest: dict[str, Any] | None = None
+    #: The examples asked for; a pass over fewer says so.
+    asked: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -92,7 +94,14 @@ class FuzzResult:
         count = f"{self.examples} example{'' if self.examples == 1 else 's'}"
         if self.status == "passed":
             largest = f" (largest {describe(self.largest)})" if self.largest else ""
-            return f"fuzz: {count} of {what} passed{largest}"
+            fewer = ""
+            if self.asked is not None and self.examples < self.asked:
+                # Hypothesis stops when it draws no new distinct shape, or at the deadline.
+                fewer = (
+                    f"; {self.asked - self.examples} fewer than the {self.asked} asked: the "
+                    "search ran out of new distinct shapes or time"
+                )
+            return f"fuzz: {count} of {what} passed{largest}{fewer}"
         assert self.check is not None
         report = f"; report: {self.report}" if self.report else ""
         if self.status == "not_run":
@@ -277,6 +286,7 @@ def fuzz(
         examples=len(history),
         shrink_runs=search.shrink_runs,
         history=history,
+        asked=examples,
         largest=max((values for values, _ in history), key=space.size, default=None),
     )
     if found is None:

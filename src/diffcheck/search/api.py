@@ -247,7 +247,7 @@ def search_api(
     names = _chosen(functions, version)
     if not allow_self_test and same_backend(ref, cand):
         raise ConfigError(
-            f'the candidate "{cand.spec}" is the reference "{ref.spec}"\'s own backend; '
+            f'candidate "{cand.spec}" and reference "{ref.spec}" are the same backend; '
             "a backend cannot vouch for itself (allow_self_test=True for a self-test)"
         )
     shared = tuple(d for d in STANDARD_DTYPES if _holds(ref, d) and _holds(cand, d))
