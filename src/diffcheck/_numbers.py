@@ -23,6 +23,7 @@ __all__ = [
     "rounded",
     "rust_display",
     "short",
+    "ulps",
 ]
 
 U64_MAX = 2**64 - 1
@@ -106,6 +107,12 @@ def rust_display(value: float) -> str:
     if text.startswith("."):
         text = "0" + text
     return sign + text
+
+
+def ulps(count: int) -> str:
+    """A ULP count as a person reads it: exact up to a million, then three significant
+    digits (``4.61e+18``: a float64 pair across zero counts every double between them)."""
+    return str(count) if count < 1_000_000 else short(float(count))
 
 
 def short(value: float) -> str:

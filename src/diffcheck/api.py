@@ -340,6 +340,10 @@ def compare(
     return verdict
 
 
+#: Reasons that begin with their kind, which callers match on.
+_KIND_FIRST = frozenset({"missing", "raises"})
+
+
 def _name_the_pair(
     verdict: Verdict | ValueVerdict,
     reference: str | Adapter,
@@ -355,7 +359,11 @@ def _name_the_pair(
     if verdict.passed or verdict.reason is None or candidate is None or mode != "nmse":
         return verdict
     names = [side if isinstance(side, str) else side.spec for side in (candidate, reference)]
-    reason = f"{names[0]} at {precision} against {names[1]}: {rounded(verdict.reason)}"
+    pair = f"{names[0]} at {precision} against {names[1]}"
+    reason = rounded(verdict.reason)
+    # A reason that starts with its kind keeps it first (documented: ``missing:``, ``raises:``).
+    kind = reason.split(":", 1)[0]
+    reason = f"{reason}; {pair}" if kind in _KIND_FIRST else f"{pair}: {reason}"
     default = default_max_nmse(precision)
     if max_nmse is not None and max_nmse != default:
         reason += f"; tolerance {short(max_nmse)} given, {precision}'s default is {short(default)}"

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from .._numbers import rounded, short
+from .._numbers import rounded, short, ulps
 
 if TYPE_CHECKING:
     from .verdict import Around, Metrics, SegmentVerdict, Verdict
@@ -115,7 +115,7 @@ def index_in(flat: int, shape: Sequence[int] | None) -> str:
 def _where(metrics: Metrics, offset: int, shape: Sequence[int] | None = None) -> str:
     return (
         f"max |diff| {_e(metrics.max_abs)} at {index_in(offset + metrics.max_abs_index, shape)}, "
-        f"max {metrics.max_ulp} ulp"
+        f"max {ulps(metrics.max_ulp)} ulp"
     )
 
 
@@ -178,7 +178,7 @@ def _segment_rows(verdict: Verdict) -> list[str]:
             f"{head}{_text_bar(metrics.nmse, verdict.tolerance, judged.status == 'passed')} "
             f"{_e(metrics.nmse)}  {_ratio(metrics.nmse, verdict.tolerance):>7}  "
             f"{_e(metrics.max_abs)}  {judged.segment.start + metrics.max_abs_index:>6}  "
-            f"{metrics.max_ulp}"
+            f"{ulps(metrics.max_ulp)}"
         )
     return rows
 
@@ -329,7 +329,7 @@ def _html_row(
         _ratio(metrics.nmse, tolerance) if metrics else "",
         _e(metrics.max_abs) if metrics else "",
         str(offset + metrics.max_abs_index) if metrics else "",
-        str(metrics.max_ulp) if metrics else "",
+        ulps(metrics.max_ulp) if metrics else "",
         html.escape(rounded(reason or "")),
     ]
     weight = ' style="font-weight:bold"' if bold else ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from .._numbers import ulps
 from ..provenance import Provenance
 
 __all__ = [
@@ -185,7 +186,7 @@ class ValueVerdict:
 
     def __str__(self) -> str:
         if self.passed:
-            ulp = f", max {self.max_ulp} ULP" if self.max_ulp is not None else ""
+            ulp = f", max {ulps(self.max_ulp)} ULP" if self.max_ulp is not None else ""
             return f"passed ({self.dtype or 'no output'}{ulp}; bound {self.bound})"
         blamed = f"; blame: {self.blame}" if self.blame is not None else ""
         return f"failed [{self.kind}]: {self.reason}{blamed}"
