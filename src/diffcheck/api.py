@@ -355,8 +355,10 @@ def _name_the_pair(
 ) -> Verdict | ValueVerdict:
     """A failure's reason led by the pair and precision and followed by the next step, with
     its figures as a person reads them (the pytest header and ``diffcheck run`` say as much)."""
-    # A values-mode reason starts with its kind (``missing:``, ``raises:``), as documented.
-    if verdict.passed or verdict.reason is None or candidate is None or mode != "nmse":
+    # A values-mode verdict's reason leads with its kind and names its sides already.
+    if not isinstance(verdict, Verdict) or verdict.passed or verdict.reason is None:
+        return verdict
+    if candidate is None or mode != "nmse":
         return verdict
     names = [side if isinstance(side, str) else side.spec for side in (candidate, reference)]
     pair = f"{names[0]} at {precision} against {names[1]}"

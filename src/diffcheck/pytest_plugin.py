@@ -178,12 +178,13 @@ def _default_backends(config: pytest.Config) -> list[str]:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Name the backends a default selection left out, once, with why."""
-    left = config.stash.get(_LEFT_OUT, [])
+    left: list[str] = config.stash.get(_LEFT_OUT, [])
     if left:
+        kept: list[str] = config.stash[_DEFAULTS]
         terminalreporter.write_line(
             one_line(
                 f"diffcheck: ran on every backend available here "
-                f"({', '.join(config.stash[_DEFAULTS]) or 'none'}); not available: "
+                f"({', '.join(kept) or 'none'}); not available: "
                 f"{'; '.join(left)}. Choose with diffcheck_backends in [tool.pytest.ini_options] "
                 "or --diffcheck-backends"
             )

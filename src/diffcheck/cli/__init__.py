@@ -45,6 +45,11 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
 
         return show_report(argv)
 
+    def backends(argv: Sequence[str]) -> int:
+        from .backends_command import backends as list_backends
+
+        return list_backends(argv)
+
     def fuzz(argv: Sequence[str]) -> int:
         from .fuzz_command import fuzz as run_fuzz  # hypothesis loads only when a fuzz runs
 
@@ -54,7 +59,7 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
         "run": commands.run,
         "replay": commands.replay,
         "show": show,
-        "backends": commands.backends,
+        "backends": backends,
         "ops": commands.ops,
         "schema": commands.schema,
         "upgrade": commands.upgrade,
