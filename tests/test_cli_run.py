@@ -382,3 +382,21 @@ def test_replay_names_the_claimed_fields_and_gives_their_values_on_request(
     assert main(["replay", "--claims", str(report)]) == 0
     valued = capsys.readouterr().out.splitlines()[-1]
     assert "environment.platform='" in valued
+
+
+def test_the_readmes_check_runs_twice_and_show_takes_every_report_its_glob_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip(CANDIDATE)
+    for _ in range(2):
+        assert main(["run", *argv(tmp_path)]) == 0
+    reports = sorted(tmp_path.glob("rms-norm-array_api_strict-*.json"))
+    assert len(reports) == 2
+    capsys.readouterr()
+    assert main(["show", *map(str, reports)]) == 0
+    out = capsys.readouterr().out
+    assert [line.split(": ")[0] for line in out.splitlines() if ": rms-norm on " in line] == [
+        str(p) for p in reports
+    ]
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["show", str(reports[0]), str(tmp_path / "bad.json")]) == 1

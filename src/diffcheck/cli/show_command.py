@@ -41,7 +41,7 @@ def failure_where(outcome: Replay) -> str | None:
 
 
 def show(argv: Sequence[str]) -> int:
-    """``diffcheck show REPORT``: render a report's verdict, re-derived from its stored bits.
+    """``diffcheck show REPORT...``: render each report's verdict, re-derived from its stored bits.
 
     A finding bundle of ``diffcheck fuzz --api`` is shown as its finding: the pair, the
     reason, the input, the oracle's why and the call as one line of Python.
@@ -49,6 +49,20 @@ def show(argv: Sequence[str]) -> int:
     Exit 0 when the stored verdict follows from the bits (whatever it is), 1 when the report
     cannot be read or disagrees with its bits (then ``diffcheck replay`` says how).
     """
+    parser = OneLineParser(prog="diffcheck show", description=show.__doc__)
+    parser.add_argument(
+        "report",
+        type=Path,
+        nargs="+",
+        help="reports written by diffcheck run or sweep, or finding bundles of fuzz --api",
+    )
+    options = parser.parse_args(argv)
+    # Each in turn (a glob of a README example run twice names two), the worst status wins.
+    return max(_show_one(path) for path in options.report)
+
+
+def _show_one(path: Path) -> int:
+    """Show one report or bundle; its exit status."""
     from ..differ.render import render_text
     from ..errors import ReportError
     from ..report.read import report_from
@@ -57,27 +71,18 @@ def show(argv: Sequence[str]) -> int:
     from ..search.finding_text import bundle_lines
     from ..text import one_line
 
-    parser = OneLineParser(prog="diffcheck show", description=show.__doc__)
-    parser.add_argument(
-        "report",
-        type=Path,
-        help="a report written by diffcheck run or sweep, or a finding bundle of fuzz --api",
-    )
-    options = parser.parse_args(argv)
     try:
-        raw, size = load_document(options.report)
+        raw, size = load_document(path)
         if is_bundle(raw):  # a finding of diffcheck fuzz --api: its call, sides and why
-            for line in bundle_lines(
-                bundle_in(raw, size, where=str(options.report)), str(options.report)
-            ):
+            for line in bundle_lines(bundle_in(raw, size, where=str(path)), str(path)):
                 print(one_line(line))
             return 0
-        outcome = replay(report_from(raw, str(options.report)))
+        outcome = replay(report_from(raw, str(path)))
     except ReportError as error:
         print(f"diffcheck: {error}", file=sys.stderr)
         return 1
     document = outcome.document
-    print(f"{options.report}: {_header(document)}")
+    print(f"{path}: {_header(document)}")
     if outcome.verdict is not None:
         print(render_text(outcome.verdict, tuple(document.output_shape)))
     elif document.result is not None:
@@ -89,7 +94,7 @@ def show(argv: Sequence[str]) -> int:
     if not outcome.agrees:
         print(
             one_line(
-                f"diffcheck: {options.report} disagrees with its stored bits "
+                f"diffcheck: {path} disagrees with its stored bits "
                 f"({'; '.join(outcome.disagreements)}); run diffcheck replay for details"
             ),
             file=sys.stderr,
