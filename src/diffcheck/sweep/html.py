@@ -156,7 +156,9 @@ def _groups(summary: SweepSummary) -> str:
 _CHECK_COLUMNS = 10
 
 
-def _checks(rows: Sequence[SummaryRow], scale: LogRange, wheres: Mapping[str, str]) -> str:
+def _checks(
+    rows: Sequence[SummaryRow], scale: LogRange, wheres: Mapping[str, str] | None = None
+) -> str:
     """Every check, under a header row per pair (so no column repeats the pair's names and
     the table fits a 1280 px screen)."""
     lines = [
@@ -175,7 +177,9 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange, wheres: Mapping[str, st
                 f"{escape(row.reference)} &rarr; {escape(row.candidate)}</th></tr>"
             )
         reason = f"{_reason(row.why)}{_divergence(row)}"
-        if row.id in wheres:  # as diffcheck show says it: the worst element by [row, col]
+        if (
+            wheres and row.id in wheres
+        ):  # as diffcheck show says it: the worst element by [row, col]
             reason += f"<div class='where'>where: {escape(wheres[row.id])}</div>"
         if row.outcome == "not_run" and row.reason:
             first = first_with.setdefault(row.reason, row)
