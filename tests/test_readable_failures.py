@@ -17,9 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import diffcheck
-from diffcheck._numbers import rounded, rust_display, short
+from diffcheck._numbers import rust_display, short_float
 from diffcheck.cli import main
 from diffcheck.differ.render import render_html, render_text
+from diffcheck.text import rounded
 
 _DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+")
 
@@ -57,7 +58,7 @@ def test_a_contract_decimal_is_shown_at_three_significant_digits(value: float) -
     assert LONG.search(shown) is None, shown
     figure = shown.split()[1]
     assert math.isclose(float(figure), value, rel_tol=5e-3)
-    assert figure == short(value) or figure == rust_display(value)  # short ones stay
+    assert figure == short_float(value) or figure == rust_display(value)  # short ones stay
 
 
 @pytest.mark.parametrize("kept", ["at 4607182418800017408", "n=32768", "2840.5", "[3, 4]"])
@@ -192,7 +193,7 @@ def test_the_sweep_console_and_page_round_reasons(
     [(0, "0"), (1515, "1515"), (999_999, "999999"), (4607182418800017408, "4.61e+18")],
 )
 def test_a_ulp_count_is_exact_until_it_is_astronomical(count: int, shown: str) -> None:
-    from diffcheck._numbers import ulps
+    from diffcheck.text import ulps
 
     assert ulps(count) == shown
 

@@ -20,10 +20,8 @@ __all__ = [
     "parse_f32",
     "parse_f64",
     "parse_u64",
-    "rounded",
     "rust_display",
-    "short",
-    "ulps",
+    "short_float",
 ]
 
 U64_MAX = 2**64 - 1
@@ -109,28 +107,8 @@ def rust_display(value: float) -> str:
     return sign + text
 
 
-def ulps(count: int) -> str:
-    """A ULP count as a person reads it: exact up to a million, then three significant
-    digits (``4.61e+18``: a float64 pair across zero counts every double between them)."""
-    return str(count) if count < 1_000_000 else short(float(count))
-
-
-def short(value: float) -> str:
-    """A figure as a person reads it: three significant digits (``1.67e-13``, ``1e-07``,
-    ``0.25``). Reports keep the exact value; every message and page shows this one."""
+def short_float(value: float) -> str:
+    """Three significant digits for a person: ``1.67e-13``, ``5.2e+05``, ``1000``, ``inf``."""
+    if math.isnan(value):
+        return "NaN"
     return f"{value:.3g}"
-
-
-#: A decimal with five or more digits after the point (``0.0000000000001666267867029068``):
-#: Rust's ``Display``, which the contract's reasons use, never writes an exponent.
-_LONG_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
-
-
-def rounded(text: str) -> str:
-    """``text`` (a stored reason) with each long decimal as :func:`short` writes it.
-
-    The report keeps the contract's exact digits, which replay re-derives; a person is shown
-    ``NMSE 1.67e-13 is not below tolerance 1e-15``. Short numbers and integers (indices,
-    element counts) are left as they are.
-    """
-    return _LONG_DECIMAL.sub(lambda match: short(float(match.group())), text)

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._lossless import float32_input, lossy_output, refuse_lossy_reference
-from ._numbers import rounded, short
+from ._numbers import short_float
 from .adapters import Adapter, resolve, same_backend, storage_name
 from .adapters._registry import entry_point_snapshot
 from .config import Check, make_check
@@ -38,6 +38,7 @@ from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .provenance import provenance_of
 from .report.models import ReportDocument
 from .runner import run_check
+from .text import rounded
 from .values import ValueVerdict
 from .values.front import call_failure, named_function
 
@@ -368,7 +369,7 @@ def _name_the_pair(
     reason = f"{reason}; {pair}" if kind in _KIND_FIRST else f"{pair}: {reason}"
     default = default_max_nmse(precision)
     if max_nmse is not None and max_nmse != default:
-        reason += f"; tolerance {short(max_nmse)} given, {precision}'s default is {short(default)}"
+        reason += f"; tolerance {short_float(max_nmse)} given, {precision}'s default is {short_float(default)}"
     measured = verdict.metrics
     if not locate and measured is not None and not measured.nmse < verdict.tolerance:
         # An error in the values, not in a shape or a dtype: a call inside made it.

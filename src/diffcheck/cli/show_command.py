@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._numbers import rounded
+from ..text import rounded
 from ._parser import OneLineParser
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from .._numbers import rounded, short, ulps
+from .._numbers import short_float
+from ..text import rounded, ulps
 
 if TYPE_CHECKING:
     from .verdict import Around, Metrics, SegmentVerdict, Verdict
@@ -43,7 +44,7 @@ _FAIL_COLOUR: Final = "#c62828"
 
 def _g(value: float) -> str:
     """A short float: ``1e-07``, ``3.42e-15``, ``0.25`` (the report keeps the exact digits)."""
-    return short(value)
+    return short_float(value)
 
 
 def _e(value: float) -> str:

@@ -14,7 +14,8 @@ from typing import IO
 
 from rich.markup import escape
 
-from .._numbers import rounded, short
+from .._numbers import short_float
+from ..text import rounded
 from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
 from .words import verdict_text, worst_case
 
@@ -24,7 +25,7 @@ __all__ = ["print_summary"]
 def _num(value: float | None) -> str:
     if value is None:
         return "-"
-    return "0" if value == 0 else short(value)
+    return "0" if value == 0 else short_float(value)
 
 
 def _total(group: GroupSummary) -> int:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .._numbers import rounded, short
+from .._numbers import short_float
 from ..text import html_text as escape
+from ..text import rounded
 from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import (
     STATUS_COLOURS,
@@ -63,7 +64,7 @@ code{font-size:12px}
 def _num(value: float | None) -> str:
     if value is None:
         return "&ndash;"
-    return "0" if value == 0 else short(value)
+    return "0" if value == 0 else short_float(value)
 
 
 def _reason(reason: str | None, *, fold: int = 140) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from .._numbers import ulps
 from ..provenance import Provenance
+from ..text import ulps
 
 __all__ = [
     "FAILURE_KINDS",
