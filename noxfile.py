@@ -220,13 +220,26 @@ def pages(session: nox.Session) -> None:
     )
 
 
-def dev_commands(venv: Path = DEV_VENV, python: str = sys.executable) -> list[list[str]]:
-    """The commands `nox -s dev` runs: a venv at ``venv``, then everything installed into it."""
+def dev_commands(
+    venv: Path = DEV_VENV, python: str = sys.executable, uv: str | None = None
+) -> list[list[str]]:
+    """The commands `nox -s dev` runs: a venv at ``venv``, then everything installed into it.
+
+    With ``uv`` (its path; where it is installed, as for the other sessions) uv builds it in
+    seconds, seeded with pip so the activated environment has one; otherwise venv and pip.
+    """
+    everything = [*install_args("test", "fuzz", "dask"), *EXAMPLE_EXTRAS]
+    if uv is not None:
+        target = ["--python", str(venv / "bin" / "python")]
+        return [
+            [uv, "venv", "--seed", "--allow-existing", "--python", python, str(venv)],
+            [uv, "pip", "install", "-q", *target, *everything],
+        ]
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     return [
         [python, "-m", "venv", str(venv)],
         [*pip, "--upgrade", "pip"],
-        [*pip, *install_args("test", "fuzz", "dask"), *EXAMPLE_EXTRAS],
+        [*pip, *everything],
     ]
 
 
@@ -237,7 +250,7 @@ def dev(session: nox.Session) -> None:
     `nox -s dev && . .venv/bin/activate` gives the `diffcheck` command of this tree; a rerun
     updates the environment in place.
     """
-    for command in dev_commands():
+    for command in dev_commands(uv=shutil.which("uv")):
         session.run(*command, external=True)
     session.log(f"done: activate with `. {DEV_VENV.relative_to(ROOT)}/bin/activate`")
 
@@ -268,7 +281,7 @@ def numerics(session: nox.Session) -> None:
     """
     _install_project(session, "fuzz")
     session.install(*EXAMPLE_EXTRAS)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")  # as diffcheck.files.stamp
     out = ROOT / "reports" / f"numerics-{stamp}"
     args = session.posargs or ["matrices/default.toml", "--out", str(out)]
     session.run("diffcheck", "sweep", *args)
@@ -282,7 +295,7 @@ def api_search(session: nox.Session) -> None:
     finding (`diffcheck replay BUNDLE`). Posargs replace the default arguments.
     """
     _install_project(session, "fuzz")
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")  # as diffcheck.files.stamp
     out = ROOT / "reports" / f"api-search-{stamp}"
     args = session.posargs or [
         "--require-backend",

@@ -225,7 +225,7 @@ def test_a_function_name_in_neither_the_standard_nor_the_reference_is_refused() 
         diffcheck.compare("adds", x, candidate="array_api_strict", mode="values")
     assert str(raised.value) == (
         'function "adds" is neither in the Array API standard nor in the reference\'s '
-        'namespace; did you mean "add"?; pass a standard name or a callable'
+        'namespace (did you mean "add"?); pass a standard name or a callable'
     )
     # A name of the reference's own namespace is compared: the candidate lacks it.
     verdict = diffcheck.compare("nanmean", x, candidate="array_api_strict", mode="values")

@@ -317,3 +317,86 @@ def test_stored_bits_are_the_outputs(tmp_path: Path, capsys: pytest.CaptureFixtu
     oracle = (a @ b.T).reshape(-1)
     np.testing.assert_allclose(reference, oracle, rtol=1e-6, atol=0)
     np.testing.assert_allclose(actual, oracle, rtol=1e-5, atol=0)
+
+
+def test_a_directory_as_report_gets_a_new_name_each_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Running the same documented command twice must not end in "File exists".
+    pytest.importorskip(CANDIDATE)
+    (tmp_path / "existing.json").write_text("existing evidence")
+    paths = []
+    for _ in range(2):
+        code, out, _ = run_cli(argv(tmp_path), capsys)
+        assert code == 0
+        paths.append(Path(out.splitlines()[0].removeprefix("Numerical check completed; report: ")))
+    assert paths[0] != paths[1]
+    assert all(
+        p.parent == tmp_path and p.name.startswith("rms-norm-array_api_strict-") for p in paths
+    )
+    assert sorted(tmp_path.iterdir()) == sorted([tmp_path / "existing.json", *paths])
+    assert (tmp_path / "existing.json").read_text() == "existing evidence"
+    assert all(json.loads(p.read_text())["result"]["status"] == "passed" for p in paths)
+
+
+def test_an_existing_report_error_names_the_directory_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "existing.json"
+    report.write_text("existing evidence")
+    code, _, err = run_cli(argv(report), capsys)
+    assert code == 1
+    assert "a directory to get a new name in it (--report reports/)" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_replay_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    # `diffcheck replay R | head -1`: the reader leaves early; no traceback, SIGPIPE's status.
+    pytest.importorskip(CANDIDATE)
+    report = tmp_path / "r.json"
+    assert main(["run", *argv(report)[:-2], "--report", str(report)]) == 0
+    # More than a pipe's buffer (64 KiB), so the writer is still writing when head leaves.
+    many = " ".join([str(report)] * 80)
+    script = (
+        f"{sys.executable} -m diffcheck replay --claims {many} | head -c 10 >/dev/null; "
+        "exit ${PIPESTATUS[0]}"
+    )
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+    assert done.stderr == ""
+    assert done.returncode == 141
+
+
+def test_replay_names_the_claimed_fields_and_gives_their_values_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip(CANDIDATE)
+    report = tmp_path / "r.json"
+    assert main(["run", *argv(report)]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(report)]) == 0
+    claimed = capsys.readouterr().out.splitlines()[-1]
+    assert claimed.startswith(f"{report}: claimed, not verified: environment(platform, python")
+    assert claimed.endswith("(--claims: their values)")
+    assert "=" not in claimed
+    assert len(claimed) < 400 + len(str(report))
+    assert main(["replay", "--claims", str(report)]) == 0
+    valued = capsys.readouterr().out.splitlines()[-1]
+    assert "environment.platform='" in valued
+
+
+def test_the_readmes_check_runs_twice_and_show_takes_every_report_its_glob_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip(CANDIDATE)
+    for _ in range(2):
+        assert main(["run", *argv(tmp_path)]) == 0
+    reports = sorted(tmp_path.glob("rms-norm-array_api_strict-*.json"))
+    assert len(reports) == 2
+    capsys.readouterr()
+    assert main(["show", *map(str, reports)]) == 0
+    out = capsys.readouterr().out
+    assert [line.split(": ")[0] for line in out.splitlines() if ": rms-norm on " in line] == [
+        str(p) for p in reports
+    ]
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["show", str(reports[0]), str(tmp_path / "bad.json")]) == 1

@@ -34,18 +34,18 @@ def _err(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["backend"], "unknown command 'backend'; did you mean \"backends\"?"),
+        (["backend"], "unknown command 'backend' (did you mean \"backends\"?)"),
         (
             ["run", "--require-backend", "mlxx:cpu", "--op", "gemm", "--report", "r.json"],
             "did you mean \"mlx:cpu\"? 'diffcheck backends' lists every backend",
         ),
         (
             ["run", "--require-backend", CANDIDATE, "--op", "gem", "--report", "r.json"],
-            'unsupported operator "gem"; did you mean "gemm"?; \'diffcheck ops\' lists every op',
+            'unsupported operator "gem" (did you mean "gemm"?); \'diffcheck ops\' lists every op',
         ),
         (
             ["run", "--require-backend", CANDIDATE, "--op", "gemm", "--seeed", "1"],
-            'unknown option "--seeed"; did you mean "--seed"?',
+            'unknown option "--seeed" (did you mean "--seed"?)',
         ),
         (
             ["run", "--require-backend", CANDIDATE, "--op", "gemm", "--m", "-1"],
@@ -53,7 +53,7 @@ def _err(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         ),
         (
             ["fuzz", "--require-backend", CANDIDATE, "--op", "gemm", "--exampels", "2"],
-            'unrecognized arguments: --exampels 2; did you mean "--examples"?',
+            'unrecognized arguments: --exampels 2 (did you mean "--examples"?)',
         ),
     ],
 )
@@ -154,7 +154,7 @@ def test_an_existing_report_says_it_is_never_overwritten(
         ["run", "--require-backend", CANDIDATE, "--op", "gemm", "--report", str(report)], capsys
     )
     assert "File exists" in err
-    assert "a report is never overwritten: give a new path or move the old report" in err
+    assert "a report is never overwritten: give a new path, a directory to get a new name" in err
     assert report.read_text() == "mine"
 
 

@@ -208,7 +208,7 @@ def test_compare_measures_a_device_output_where_it_lives(monkeypatch: pytest.Mon
         candidate="torch:cpu",
     )
     assert wrong.status == "failed"
-    assert (wrong.reason or "").startswith("NMSE")
+    assert (wrong.reason or "").startswith("torch:cpu at f32 against numpy: NMSE")
     shaped = diffcheck.compare(
         lambda xp, x: xp.reshape(x, (1, -1)) if "torch" in xp.__name__ else x,
         x,

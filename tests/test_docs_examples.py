@@ -11,7 +11,8 @@ A block without a marker fails :func:`test_every_code_block_is_run_or_skipped_wi
 A ``text`` block directly preceded by ``<!-- output -->`` is what the run block before it
 prints: its lines must equal the printed lines, where a line ``...`` stands for any lines.
 Each block runs alone, in a fresh namespace, in a temporary working directory holding an
-empty ``reports/`` (as the repository does: examples write their outputs there).
+empty ``reports/`` (as the repository does: examples write their outputs there) and the
+repository's ``matrices/``.
 """
 
 from __future__ import annotations
@@ -194,6 +195,8 @@ def test_documented_example_runs(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "reports").mkdir()
+    # The matrices a reader's checkout has (the README sweeps matrices/quick.toml).
+    (tmp_path / "matrices").symlink_to(ROOT / "matrices")
     run_example(example)
 
 

@@ -7,6 +7,7 @@ command only when the dev session installs the core and every plugin into `.venv
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import re
 import subprocess
 import sys
@@ -202,3 +203,23 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     # .ci/run adds only pip's -q.
     assert command == [match[1].replace("pip install ", "pip install -q ", 1)]
     assert "uv" in match[1].split("&&")[0].split(), "uv makes the sessions' environments"
+
+
+def test_the_dev_session_uses_uv_where_it_is_installed(tmp_path: Path) -> None:
+    venv = tmp_path / ".venv"
+    create, install = noxfile.dev_commands(venv, "python3", uv="/usr/bin/uv")
+    assert create == [
+        "/usr/bin/uv", "venv", "--seed", "--allow-existing", "--python", "python3", str(venv)
+    ]  # fmt: skip
+    assert install[:6] == [
+        "/usr/bin/uv",
+        "pip",
+        "install",
+        "-q",
+        "--python",
+        str(venv / "bin" / "python"),
+    ]
+    everything = [*noxfile.install_args("test", "fuzz", "dask"), *noxfile.EXAMPLE_EXTRAS]
+    assert install[6:] == everything
+    source = inspect.getsource(noxfile.dev)
+    assert 'dev_commands(uv=shutil.which("uv"))' in source

@@ -144,29 +144,65 @@ def test_the_option_narrows_a_marker_and_an_empty_selection_is_a_visible_skip(
     )
 
 
-def test_default_backends_are_the_registered_adapters_except_the_reference(
+def test_default_backends_are_those_available_here_and_the_rest_are_named_once(
     pytester: pytest.Pytester,
 ) -> None:
-    from diffcheck.testing import default_backends, registered_backends
+    from diffcheck.testing import default_backends
 
-    expected = default_backends()
-    # The registered adapters' variants first, then the installed array-api-compat libraries.
-    assert expected[: len(registered_backends())] == registered_backends()
-    assert "array_api_strict" in expected  # installed here: this module skips without it
-    result = _run(
-        pytester,
-        """
-        def test_names(diffcheck_backend):
-            pass
-        """,
-        "--collect-only",
-        "-q",
+    every = default_backends()  # names only: this process imports no backend library
+    # In a subprocess, which probes them: an in-process run cannot import a backend's
+    # extension modules a second time.
+    pytester.makeini(_INI)
+    pytester.makepyfile(test_backends="def test_names(diffcheck_backend):\n    pass\n")
+    result = pytester.runpytest_subprocess(*_LOAD, "-q")
+    out = result.stdout.str()
+    line = next(line for line in out.splitlines() if "ran on every backend available here" in line)
+    ran = line.split("available here (")[1].split(")")[0].split(", ")
+    left = [name for name in every if name not in ran]
+    assert "array_api_strict" in ran  # installed here: this module skips without it
+    assert set(ran) <= set(every)
+    assert left  # this machine lacks some (mlx:gpu off a GPU, metal off macOS)
+    result.assert_outcomes(passed=len(ran))
+    for name in left:  # not a skip line each: one summary line with the reason
+        assert f"test_names[{name}]" not in out
+        assert f"{name} (" in line
+    assert "SKIPPED" not in out
+
+
+@pytest.mark.parametrize("given", ["--diffcheck-backends=", "--diffcheck-backends=,,,"])
+def test_an_option_naming_no_backend_is_a_usage_error(
+    pytester: pytest.Pytester, given: str
+) -> None:
+    result = _run(pytester, "def test_x(diffcheck_backend): pass\n", given)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--diffcheck-backends=* names no backend; name one or more*"])
+
+
+def _run_with_ini(pytester: pytest.Pytester, line: str, *args: str) -> pytest.RunResult:
+    pytester.makeini(_INI + line + "\n")
+    pytester.makepyfile(test_backends="def test_names(diffcheck_backend):\n    pass\n")
+    return pytester.runpytest(*_LOAD, "--collect-only", "-q", *args)
+
+
+def test_the_ini_option_chooses_the_backends_and_the_command_line_overrides_it(
+    pytester: pytest.Pytester,
+) -> None:
+    result = _run_with_ini(pytester, "diffcheck_backends = array_api_strict, numpy:cpu")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*test_names?array_api_strict?", "*test_names?numpy:cpu?"])
+    assert "mlx" not in result.stdout.str()
+    result = _run_with_ini(
+        pytester, "diffcheck_backends = array_api_strict", "--diffcheck-backends=numpy:cpu"
     )
-    if expected:
-        result.stdout.fnmatch_lines([f"*test_names?{name}?" for name in expected])
-    else:
-        result.stdout.fnmatch_lines(["*test_names?no-backend?"])
-    assert "numpy" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_names?numpy:cpu?"])
+    assert "array_api_strict" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("line", "said"), [(",,", "names no backend"), ("nope:x", "'nope:x'")])
+def test_a_bad_ini_option_is_a_usage_error(pytester: pytest.Pytester, line: str, said: str) -> None:
+    result = _run_with_ini(pytester, f"diffcheck_backends = {line}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*ini option diffcheck_backends*{said}*"])
 
 
 @pytest.mark.parametrize(

@@ -257,7 +257,7 @@ def test_claimed_fields_are_printed_as_claimed_and_never_change_agreement(
     data["executed_precision"]["kernel_entrypoint"] = metal
     path = tmp_path / "claimed.json"
     path.write_text(json.dumps(data))
-    assert main(["replay", str(path)]) == 0
+    assert main(["replay", "--claims", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{path}: agrees: passed"
     claimed = [line for line in lines if ": claimed, not verified: " in line]

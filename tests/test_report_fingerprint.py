@@ -219,7 +219,7 @@ def test_an_edited_candidate_fingerprint_is_claimed_and_never_makes_a_failure_pa
     claims = dict(outcome.claims)
     assert claims["computed_by.candidate"].startswith("torch 9.9")
     assert "candidate sum 00000000" in claims["computed_by.probe"]
-    code, out, _ = _cli(["replay", "--require-pass", str(path)], capsys)
+    code, out, _ = _cli(["replay", "--require-pass", "--claims", str(path)], capsys)
     assert code == 1
     assert "computed_by.candidate='torch 9.9" in out.splitlines()[-1]
     assert out.splitlines()[-1].startswith(f"{path}: claimed, not verified: ")

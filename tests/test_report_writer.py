@@ -124,7 +124,8 @@ def test_a_report_that_cannot_be_created_says_why_with_the_os_error(tmp_path: Pa
         (
             existing,
             f"{os.strerror(errno.EEXIST)} (os error {errno.EEXIST}); a report is never "
-            "overwritten: give a new path or move the old report",
+            "overwritten: give a new path, a directory to get a new name in it (--report "
+            "reports/), or move the old report",
         ),
         (
             tmp_path / "missing" / "r.json",

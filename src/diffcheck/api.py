@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._lossless import float32_input, lossy_output, refuse_lossy_reference
+from ._numbers import short_float
 from .adapters import Adapter, resolve, same_backend, storage_name
 from .adapters._registry import entry_point_snapshot
 from .config import Check, make_check
@@ -38,6 +39,7 @@ from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .provenance import provenance_of
 from .report.models import ReportDocument
 from .runner import run_check
+from .text import rounded
 from .values import ValueVerdict
 from .values.front import call_failure, named_function
 
@@ -319,23 +321,79 @@ def compare(
     >>> verdict.passed
     True
     """
+    verdict = _compare(
+        fn,
+        inputs,
+        reference,
+        candidate,
+        max_nmse,
+        precision,
+        segments,
+        allow_self_test,
+        mode,
+        function,
+        signed_zero,
+        kwargs,
+        voters,
+    )
+    verdict = _name_the_pair(verdict, reference, candidate, max_nmse, precision, mode, locate)
     if locate:
-        verdict = compare(  # type: ignore[call-overload,misc]
-            fn,
-            *inputs,
-            reference=reference,
-            candidate=candidate,
-            max_nmse=max_nmse,
-            precision=precision,
-            segments=segments,
-            allow_self_test=allow_self_test,
-            mode=mode,
-            function=function,
-            signed_zero=signed_zero,
-            kwargs=kwargs,
-            voters=voters,
-        )
         return _locate_failure(verdict, fn, inputs, reference, candidate, precision, mode, kwargs)
+    return verdict
+
+
+#: Reasons that begin with their kind, which callers match on.
+_KIND_FIRST = frozenset({"missing", "raises"})
+
+
+def _name_the_pair(
+    verdict: Verdict | ValueVerdict,
+    reference: str | Adapter,
+    candidate: str | Adapter | None,
+    max_nmse: float | None,
+    precision: PrecisionName,
+    mode: CompareMode,
+    locate: bool,
+) -> Verdict | ValueVerdict:
+    """A failure's reason led by the pair and precision and followed by the next step, with
+    its figures as a person reads them (the pytest header and ``diffcheck run`` say as much)."""
+    # A values-mode verdict's reason leads with its kind and names its sides already.
+    if not isinstance(verdict, Verdict) or verdict.passed or verdict.reason is None:
+        return verdict
+    if candidate is None or mode != "nmse":
+        return verdict
+    names = [side if isinstance(side, str) else side.spec for side in (candidate, reference)]
+    pair = f"{names[0]} at {precision} against {names[1]}"
+    reason = rounded(verdict.reason)
+    # A reason that starts with its kind keeps it first (documented: ``missing:``, ``raises:``).
+    kind = reason.split(":", 1)[0]
+    reason = f"{reason}; {pair}" if kind in _KIND_FIRST else f"{pair}: {reason}"
+    default = default_max_nmse(precision)
+    if max_nmse is not None and max_nmse != default:
+        reason += f"; tolerance {short_float(max_nmse)} given, {precision}'s default is {short_float(default)}"
+    measured = verdict.metrics
+    if not locate and measured is not None and not measured.nmse < verdict.tolerance:
+        # An error in the values, not in a shape or a dtype: a call inside made it.
+        reason += "; locate=True names the call inside the function that went wrong"
+    return replace(verdict, reason=reason)
+
+
+def _compare(
+    fn: str | Callable[..., Any],
+    inputs: tuple[Any, ...],
+    reference: str | Adapter,
+    candidate: str | Adapter | None,
+    max_nmse: float | None,
+    precision: PrecisionName,
+    segments: Segments | None,
+    allow_self_test: bool,
+    mode: CompareMode,
+    function: str | None,
+    signed_zero: bool | None,
+    kwargs: Mapping[str, Any] | None,
+    voters: Sequence[str | Adapter | tuple[str, Callable[..., Any]]],
+) -> Verdict | ValueVerdict:
+    """:func:`compare` without ``locate`` and before the pair is named."""
     if candidate is None:
         raise ConfigError(
             "compare() needs candidate=, the backend under test, such as "
@@ -583,7 +641,7 @@ def _refuse_self_test(
         name = candidate if isinstance(candidate, str) else candidate.spec
         other = reference if isinstance(reference, str) else reference.spec
         raise ConfigError(
-            f"candidate {name!r} is the reference {other!r}'s own backend; a backend cannot "
+            f'candidate "{name}" and reference "{other}" are the same backend; a backend cannot '
             "vouch for itself (pass allow_self_test=True for a self-test)"
         )
 

@@ -37,11 +37,13 @@ __all__ = [
     "MAX_MATRIX_BYTES",
     "FileIdentity",
     "create_new",
+    "fresh_name",
     "fsync_directory",
     "identity",
     "read_regular",
     "remove_stale_temporaries",
     "replace_if_unchanged",
+    "stamp",
     "write_replacing",
     "write_temporary",
 ]
@@ -50,6 +52,27 @@ __all__ = [
 MAX_MATRIX_BYTES = 16 * 1024 * 1024
 
 FileIdentity = tuple[int, int]
+
+
+def stamp() -> str:
+    """The UTC time as every generated name spells it (``20261207T002910Z``): one style
+    for run reports, sweep and search folders, so they sort together by time."""
+    from datetime import UTC, datetime
+
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
+
+
+def fresh_name(directory: Path, stem: str, suffix: str = "") -> Path:
+    """``directory/stem-<stamp><suffix>``, numbered on when that name is taken.
+
+    The name is only free when asked; the caller still creates it with create-new semantics.
+    """
+    base = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', stem)}-{stamp()}"
+    path, count = directory / f"{base}{suffix}", 1
+    while path.exists() or path.is_symlink():
+        count += 1
+        path = directory / f"{base}-{count}{suffix}"
+    return path
 
 
 def _kind(mode: int) -> str:

@@ -5,10 +5,13 @@ Registered through the ``pytest11`` entry point, so installing diffcheck enables
 ``diffcheck_backend`` (fixture)
     The candidate backend's adapter. A test that requests it (directly or through
     ``diffcheck_compare``) runs once per backend: those named by
-    ``--diffcheck-backends=mlx:cpu,wgpu,...``, by default every registered adapter's device
-    variants and every installed array-api-compat library (torch, jax...), except the
-    reference's. A backend that cannot run here is skipped with its probe's reason (visible
-    in ``-ra``), never silently; a probe that errors fails. ``diffcheck_compare`` on a
+    ``--diffcheck-backends=mlx:cpu,wgpu,...``, else by the ini option ``diffcheck_backends``
+    (``diffcheck_backends = ["mlx:cpu", "torch:cpu"]`` in ``[tool.pytest.ini_options]``),
+    else every backend available here among the registered adapters' device variants and the
+    installed array-api-compat libraries (torch, jax...), except the reference's; the
+    terminal summary names those left out and why. A named backend that cannot run here is
+    skipped with its probe's reason (visible in ``-ra``), never silently; a probe that
+    errors fails. ``--diffcheck-backends=`` naming nothing is a usage error. ``diffcheck_compare`` on a
     backend without an Array API namespace (``wgpu:opengl`` runs hand-written kernels only)
     skips with that reason.
 ``diffcheck_compare`` (fixture)
@@ -51,6 +54,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
+    "pytest_terminal_summary",
 ]
 
 _MARKER: Final = "diffcheck"
@@ -58,6 +62,8 @@ _MARKER_KEYS: Final = frozenset({"backends", "reference", "precision"})
 _FIXTURE: Final = "diffcheck_backend"
 _ADAPTERS = pytest.StashKey[dict[str, "tuple[Adapter | None, Probe | None, str | None]"]]()
 _DEFAULTS = pytest.StashKey[list[str]]()
+_LEFT_OUT = pytest.StashKey[list[str]]()
+_INI: Final = "diffcheck_backends"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,9 +73,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--diffcheck-backends",
         metavar="LIST",
         default=None,
-        help="comma-separated candidate backends (e.g. mlx:cpu,wgpu,torch:cpu); default: "
-        "every registered adapter's device variants and every installed array-api-compat "
-        "library (torch, jax...), except the reference",
+        help="comma-separated candidate backends (e.g. mlx:cpu,wgpu,torch:cpu); default: the "
+        "ini option diffcheck_backends, else every backend available here except the reference",
+    )
+    parser.addini(
+        "diffcheck_backends",
+        type="linelist",
+        help="candidate backends for diffcheck_backend and diffcheck_compare (a list, or names "
+        "separated by commas); --diffcheck-backends overrides it",
     )
     group.addoption(
         "--diffcheck-reference",
@@ -110,29 +121,74 @@ def pytest_configure(config: pytest.Config) -> None:
                 "(the reference, not a candidate); run 'diffcheck backends' for the names"
             )
         ) from None
-    for name in _option_backends(config) or []:
+    where, given = _given(config)
+    names = _option_backends(config)
+    if given and not names:
+        # An empty list would skip every diffcheck test: a typo, never what was meant.
+        raise pytest.UsageError(
+            one_line(
+                f"{where}={', '.join(given)!r} names no backend; name one or more "
+                "(mlx:cpu,torch:cpu: 'diffcheck backends' lists them) or leave it out to run "
+                "on every backend available here"
+            )
+        )
+    for name in names or []:
         try:
             parse_backend(name)
         except ConfigError as error:
             raise pytest.UsageError(
-                one_line(f"--diffcheck-backends names {name!r}: {error}; run 'diffcheck backends'")
+                one_line(f"{where} names {name!r}: {error}; run 'diffcheck backends'")
             ) from None
 
 
-def _option_backends(config: pytest.Config) -> list[str] | None:
+def _given(config: pytest.Config) -> tuple[str, list[str]]:
+    """Where the backends were named (the option, else the ini option) and what it says."""
     text = config.getoption("diffcheck_backends", None)
-    if text is None:
+    if text is not None:
+        return "--diffcheck-backends", [str(text)]
+    return "ini option diffcheck_backends", [str(line) for line in config.getini(_INI)]
+
+
+def _option_backends(config: pytest.Config) -> list[str] | None:
+    """The named backends, from the option or else the ini option; None when neither names any."""
+    _, given = _given(config)
+    if not given:
         return None
-    return [name.strip() for name in str(text).split(",") if name.strip()]
+    return [name.strip() for text in given for name in text.split(",") if name.strip()]
 
 
 def _default_backends(config: pytest.Config) -> list[str]:
+    """Every backend available here (probed once, at the first test that needs one): a test
+    is not fanned out into a skip per adapter that cannot run on this machine."""
     if _DEFAULTS not in config.stash:
         from .testing._backends import default_backends
 
         reference = str(config.getoption("diffcheck_reference"))
-        config.stash[_DEFAULTS] = default_backends(reference=reference)
+        kept, left = [], []
+        for name in default_backends(reference=reference):
+            adapter, probe, _ = _probed(config, name)
+            if adapter is not None and probe is not None and probe.status == "unavailable":
+                left.append(f"{name} ({probe.reason})")
+            else:  # available, or broken: a broken adapter fails where it is used
+                kept.append(name)
+        config.stash[_DEFAULTS] = kept
+        config.stash[_LEFT_OUT] = left
     return config.stash[_DEFAULTS]
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Name the backends a default selection left out, once, with why."""
+    left: list[str] = config.stash.get(_LEFT_OUT, [])
+    if left:
+        kept: list[str] = config.stash[_DEFAULTS]
+        terminalreporter.write_line(
+            one_line(
+                f"diffcheck: ran on every backend available here "
+                f"({', '.join(kept) or 'none'}); not available: "
+                f"{'; '.join(left)}. Choose with diffcheck_backends in [tool.pytest.ini_options] "
+                "or --diffcheck-backends"
+            )
+        )
 
 
 def _marker_kwargs(definition: Any) -> dict[str, Any]:
@@ -167,13 +223,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = [name for name in wanted if selected is None or name in selected]
         why = (
             f"none of its backends ({', '.join(wanted)}) is in "
-            f"--diffcheck-backends={','.join(selected or [])}"
+            f"{_given(metafunc.config)[0]}={','.join(selected or [])}"
         )
     else:
         names = selected if selected is not None else _default_backends(metafunc.config)
         why = (
-            "no candidate backend is registered besides the reference; install an adapter "
-            "or pass --diffcheck-backends"
+            "no candidate backend is available here besides the reference; install an "
+            "adapter ('diffcheck backends' says how) or name one with --diffcheck-backends"
         )
     if names:
         metafunc.parametrize(_FIXTURE, names, ids=names, indirect=True)
@@ -186,9 +242,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         )
 
 
-def _adapter(config: pytest.Config, name: str) -> Adapter:
-    """The adapter for ``name``, probed once per session; skip or fail when it cannot run."""
-    __tracebackhide__ = True
+def _probed(config: pytest.Config, name: str) -> tuple[Adapter | None, Probe | None, str | None]:
+    """The adapter for ``name`` and its probe, once per session; or why it cannot load."""
     cache = config.stash[_ADAPTERS]
     if name not in cache:
         from .adapters import resolve
@@ -200,7 +255,13 @@ def _adapter(config: pytest.Config, name: str) -> Adapter:
             cache[name] = (None, None, str(error))
         else:
             cache[name] = (adapter, adapter.probe(), None)
-    adapter_or_none, probe, problem = cache[name]
+    return cache[name]
+
+
+def _adapter(config: pytest.Config, name: str) -> Adapter:
+    """The adapter for ``name``, probed once per session; skip or fail when it cannot run."""
+    __tracebackhide__ = True
+    adapter_or_none, probe, problem = _probed(config, name)
     if adapter_or_none is None or probe is None:
         pytest.fail(f"diffcheck backend {name}: {problem}", pytrace=False)
     if probe.status == "unavailable":

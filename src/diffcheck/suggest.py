@@ -26,6 +26,7 @@ def nearest(word: str, choices: Iterable[str]) -> str | None:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """``; did you mean "gemm"?`` for the nearest choice, or an empty string."""
+    """`` (did you mean "gemm"?)`` for the nearest choice, or an empty string: in
+    parentheses, so the clause after it (``; 'diffcheck ops' lists every op``) reads on."""
     found = nearest(word, choices)
-    return f'; did you mean "{found}"?' if found is not None and found != word else ""
+    return f' (did you mean "{found}"?)' if found is not None and found != word else ""

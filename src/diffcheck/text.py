@@ -6,6 +6,10 @@ rejects the whole ``junit.xml``), raw in HTML they hide or garble text, and a li
 an error message breaks the promise of one line. :func:`printable` spells each one as a
 visible escape (``\\x07``, ``\\ufffe``), keeping newlines and tabs; :func:`html_text` adds
 HTML escaping on top; :func:`one_line` spells newlines, tabs and line separators too.
+
+Figures too: a stored reason keeps the contract's exact digits, which replay re-derives;
+:func:`rounded` shows it to a person at three significant digits
+(:func:`diffcheck._numbers.short_float`), and :func:`ulps` a ULP count.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["html_text", "one_line", "printable"]
+from ._numbers import short_float
+
+__all__ = ["html_text", "one_line", "printable", "rounded", "ulps"]
 
 # C0 controls but tab and newline, DEL and C1 controls, surrogates, and U+FFFE/U+FFFF.
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -39,3 +45,24 @@ def one_line(text: str) -> str:
 def html_text(text: str, quote: bool = True) -> str:
     """``text`` escaped for HTML content and attributes, control characters made visible."""
     return html.escape(printable(text), quote=quote)
+
+
+#: A decimal with five or more digits after the point (``0.0000000000001666267867029068``):
+#: Rust's ``Display``, which the contract's reasons use, never writes an exponent.
+_LONG_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def rounded(text: str) -> str:
+    """``text`` (a stored reason) with each long decimal at three significant digits.
+
+    A person is shown ``NMSE 1.67e-13 is not below tolerance 1e-15``; the report keeps
+    ``NMSE 0.0000000000001666267867029068 ...``. Short numbers and integers (indices,
+    element counts) are left as they are.
+    """
+    return _LONG_DECIMAL.sub(lambda match: short_float(float(match.group())), text)
+
+
+def ulps(count: int) -> str:
+    """A ULP count as a person reads it: exact up to a million, then three significant
+    digits (``4.61e+18``: a float64 pair across zero counts every double between them)."""
+    return str(count) if count < 1_000_000 else short_float(float(count))

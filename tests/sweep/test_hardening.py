@@ -15,6 +15,7 @@ import pytest
 from sweep_helpers import STRICT, SweepRun, write_matrix
 
 from diffcheck.cli import main
+from diffcheck.install import core_install
 from diffcheck.report.replay import load_report
 from diffcheck.sweep.worker import FAULT_ENV
 
@@ -242,7 +243,7 @@ def test_dask_without_distributed_creates_nothing(
     )
     assert run.code == 1
     assert run.err == (
-        "diffcheck: --executor dask needs the distributed package: pip install 'diffcheck[dask]'\n"
+        f"diffcheck: --executor dask needs the distributed package: {core_install('dask')}\n"
     )
     assert not out.exists()
 

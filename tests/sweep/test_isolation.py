@@ -90,7 +90,7 @@ def test_no_report_is_left_incomplete_and_the_sweep_fails(fault_sweep: SweepRun)
     summary = fault_sweep.summary
     assert summary["counts"] == {"total": 12, "passed": 2, "failed": 4, "known": 0, "not_run": 6}
     assert summary["exit_reasons"] == ["4 checks failed"]
-    assert "sweep failed: 4 checks failed" in fault_sweep.out
+    assert "Sweep failed: 4 checks failed" in fault_sweep.out
     assert f"html: {fault_sweep.directory / 'index.html'}" in fault_sweep.out
     assert fault_sweep.err == ""
 

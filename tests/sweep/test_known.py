@@ -326,7 +326,7 @@ def test_the_console_shows_the_known_column_and_lines() -> None:
     assert (
         "3 checks: 2 passed, 0 failed, 1 known, 0 not_run, 1 known divergence(s) not seen" in text
     )
-    assert "sweep passed" in text
+    assert "Sweep passed: all 3 checks ran" in text
 
 
 # -- end to end: diffcheck sweep, real workers ---------------------------------------------
@@ -387,7 +387,7 @@ def test_a_sweep_with_a_known_failure_passes_and_reports_it(
     assert f"known {FAILS}: NMSE" in run.out
     assert f"known divergence not seen in {PASSES}: passed" in run.out
     assert f"known divergence of array_api_strict: {GEMM.reason}" in run.out
-    assert "sweep passed" in run.out
+    assert "Sweep passed: all " in run.out
     skipped = cases((run.directory / "junit.xml").read_bytes())[FAILS].find("skipped")
     assert skipped is not None
     assert skipped.get("message") == f"known divergence: {GEMM.reason} ({GEMM.upstream})"

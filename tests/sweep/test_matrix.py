@@ -245,5 +245,5 @@ def test_an_unknown_device_is_planned_not_run_with_the_known_devices(tmp_path: P
     (planned,) = _plan(tmp_path, text).checks
     assert (
         planned.pair.unresolved
-        == 'unsupported required backend "numpy:tpu"; known devices: numpy:cpu'
+        == 'unsupported required backend "numpy:tpu"; did you mean "numpy:cpu"? known devices: numpy:cpu'
     )

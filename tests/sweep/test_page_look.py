@@ -128,3 +128,47 @@ def test_every_op_of_many_gets_a_shape_and_shapes_repeat_only_past_ten() -> None
     legend = op_legend(marks)
     assert "op0 (1)" in legend  # past ten the legend numbers the ops...
     assert "op0 (1)" not in op_legend(op_marks(ops[:3]))  # ...and not before
+
+
+def _console(summary: SweepSummary) -> str:
+    from io import StringIO
+
+    from diffcheck.sweep.console import print_summary
+
+    stream = StringIO()
+    print_summary(summary, [], stream=stream)
+    return stream.getvalue()
+
+
+def test_the_console_says_passed_where_it_ran_as_the_page_does(fault_sweep: SweepRun) -> None:
+    summary = _summary(fault_sweep)
+    passed = summary.model_copy(update={"exit_status": 0, "exit_reasons": []})
+    ran = summary.counts.total - summary.counts.not_run
+    line = f"Sweep passed where it ran: {ran} of {summary.counts.total} checks ran"
+    assert line in _console(passed)
+    assert line in render_html(passed)
+    assert "Sweep passed: all" not in _console(passed)
+    everything = passed.model_copy(
+        update={"counts": summary.counts.model_copy(update={"not_run": 0})}
+    )
+    assert f"Sweep passed: all {summary.counts.total} checks ran" in _console(everything)
+
+
+def test_a_pair_that_never_ran_is_one_console_row(fault_sweep: SweepRun) -> None:
+    summary = _summary(fault_sweep)
+    idle = [g for g in summary.groups if g.candidate == "no_such_backend"]
+    assert len(idle) > 1
+    rows = [line for line in _console(summary).splitlines() if "no_such_backend" in line]
+    table = [line for line in rows if line.startswith("│")]
+    assert len(table) == 1
+    assert f"all {len(idle)} ops" in table[0]
+    assert f" {sum(g.not_run for g in idle)} " in table[0]
+
+
+def test_the_worst_check_is_named_by_its_shape_and_precision(fault_sweep: SweepRun) -> None:
+    summary = _summary(fault_sweep)
+    group = next(g for g in summary.groups if g.worst_check is not None and g.passed)
+    row = next(r for r in summary.checks if r.id == group.worst_check)
+    case = f"{row.shape} {row.precision}"
+    assert any(case in line and group.op in line for line in _console(summary).splitlines()), case
+    assert f"<td class='case'>{case}</td>" in render_html(summary)

@@ -200,7 +200,7 @@ def test_compare_on_mlx_measures_where_the_output_lives(monkeypatch: pytest.Monk
         lambda xp, v: xp.exp(v) * (1.001 if "mlx" in xp.__name__ else 1.0), x, candidate="mlx"
     )
     assert wrong.status == "failed"
-    assert (wrong.reason or "").startswith("NMSE")
+    assert (wrong.reason or "").startswith("mlx at f32 against numpy: NMSE")
 
 
 @pytest.mark.parametrize("nudge", [1.0, 1.0 + 1e-15, 1.0 - 1e-15])

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 from diffcheck.adapters import Adapter, resolve
+from diffcheck.install import plugin_install
 
 import diffcheck_mlx._probe as probe_module
 from diffcheck_mlx import MlxAdapter, probe_mlx
@@ -34,7 +35,7 @@ def test_gpu_probe_says_what_is_missing_and_how_to_get_it() -> None:
     assert probe.reason is not None
     assert probe.reason.startswith("MLX has no GPU device here")
     if sys.platform.startswith("linux"):
-        assert "pip install 'diffcheck-mlx[cuda]'" in probe.reason
+        assert plugin_install("adapters/mlx", "cuda") in probe.reason
     elif sys.platform == "darwin":
         assert "Metal" in probe.reason
     assert f"mlx {mx.__version__}" in probe.detail
@@ -67,7 +68,7 @@ def test_missing_mlx_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> Non
 
     assert probe.status == "unavailable"
     assert probe.reason is not None
-    assert "pip install 'diffcheck-mlx[cpu]'" in probe.reason
+    assert plugin_install("adapters/mlx", "cpu") in probe.reason
 
 
 def test_mlx_without_its_library_build_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 from .._installed import path_state
 from ..errors import UnknownBackendError
+from ..install import FIRST_PARTY_ADAPTERS
 from ._protocol import Adapter
 from .array_api import ARRAY_API_LIBRARIES, ArrayApiAdapter
 
@@ -88,9 +89,15 @@ def adapter_entry_points() -> dict[str, EntryPoint]:
 
 
 def known_backends() -> list[str]:
-    """Every name a backend can be addressed by, registered adapters first."""
+    """Every name a backend can be addressed by, registered adapters first.
+
+    A first-party adapter that is not installed is a name too: asking for it says how to
+    install it, and a typo of it is answered with it.
+    """
     registered = sorted(adapter_entry_points())
-    return registered + sorted(set(ARRAY_API_LIBRARIES) - set(registered))
+    return registered + sorted(
+        (set(ARRAY_API_LIBRARIES) | set(FIRST_PARTY_ADAPTERS)) - set(registered)
+    )
 
 
 def parse_backend(text: str) -> BackendName:
@@ -100,6 +107,9 @@ def parse_backend(text: str) -> BackendName:
     if not library or (text.count(":") > 1) or (":" in text and not device):
         raise UnknownBackendError(text, hint=f"it must be LIBRARY or LIBRARY:DEVICE; {listing}")
     if library not in adapter_entry_points() and library not in ARRAY_API_LIBRARIES:
+        if library in FIRST_PARTY_ADAPTERS:
+            install = FIRST_PARTY_ADAPTERS[library].install
+            raise UnknownBackendError(text, hint=f"its adapter is not installed: {install}")
         from ..suggest import nearest
 
         found = nearest(library, known_backends())
@@ -131,6 +141,10 @@ def resolve(text: str) -> Adapter:
             text, hint=f"entry point {entry.value} is not an Adapter subclass"
         )
     if name.device is not None and name.device not in cls.devices:
+        from ..suggest import nearest
+
         devices = ", ".join(f"{name.library}:{d}" for d in cls.devices) or "none"
-        raise UnknownBackendError(text, hint=f"known devices: {devices}")
+        found = nearest(name.device, cls.devices)
+        guess = f'did you mean "{name.library}:{found}"? ' if found else ""
+        raise UnknownBackendError(text, hint=f"{guess}known devices: {devices}")
     return cls(name.device)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -20,11 +21,15 @@ commands:
   backends  list backend adapters, their devices and availability
   ops       list operators and their options
   sweep     run a matrix of checks, each isolated in a worker (diffcheck sweep --help)
-  fuzz      draw many shapes of one op on one backend, shrink a failure (diffcheck fuzz --help)
+  fuzz      draw many shapes of one op on one backend, shrink a failure (diffcheck fuzz --help);
+            with --api, search every function of the Array API standard instead
   schema    print the report JSON Schema (or write every schema with --write DIR)
   upgrade   rewrite a replaying report in the current schema version
 
-Every error prints one line on stderr and exits nonzero."""
+Every error prints one line on stderr and exits nonzero. From Python:
+diffcheck.compare(fn, *inputs, candidate=...) checks your own function, and with
+locate=True (or diffcheck.locate) names the call inside it that went wrong
+(docs/locate.md); docs/guide.md covers every command."""
 
 
 def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
@@ -40,6 +45,11 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
 
         return show_report(argv)
 
+    def backends(argv: Sequence[str]) -> int:
+        from .backends_command import backends as list_backends
+
+        return list_backends(argv)
+
     def fuzz(argv: Sequence[str]) -> int:
         from .fuzz_command import fuzz as run_fuzz  # hypothesis loads only when a fuzz runs
 
@@ -49,7 +59,7 @@ def _commands() -> dict[str, Callable[[Sequence[str]], int]]:
         "run": commands.run,
         "replay": commands.replay,
         "show": show,
-        "backends": commands.backends,
+        "backends": backends,
         "ops": commands.ops,
         "schema": commands.schema,
         "upgrade": commands.upgrade,
@@ -111,7 +121,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     try:
-        return command(args[1:])
+        code = command(args[1:])
+        sys.stdout.flush()  # a reader that closed the pipe (| head) shows here, not at exit
+        return code
+    except BrokenPipeError:
+        # `diffcheck replay ... | head`: the reader has what it wanted. Nothing more can be
+        # written there, at exit either, so stdout goes to /dev/null; the status is a shell's
+        # for a process ended by SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except DiffcheckError as error:
         _error(str(error))
         return 1

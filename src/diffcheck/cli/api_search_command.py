@@ -2,7 +2,8 @@
 
 On a terminal a rich progress bar shows the functions done and the findings so far;
 without one, a short line per function finished goes to stderr. The summary (one line per
-finding, then the totals) goes to stdout. Exit status 0 when every finding is a declared
+finding with its input, the oracle's why, its bundle and a one-line repro, then the totals)
+goes to stdout. Exit status 0 when every finding is a declared
 known divergence (or there is none), 1 otherwise or for a bad option (one line on stderr).
 """
 
@@ -13,8 +14,14 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ..text import one_line
 from ._parser import OneLineParser
+
+if TYPE_CHECKING:
+    from ..search.findings import FindingEntry
 
 __all__ = ["api_search"]
 
@@ -90,6 +97,36 @@ def _terminated_by_flag(stop: KeyboardInterrupt) -> bool:
     return bool(_LAST_SIGNAL) and _LAST_SIGNAL[-1] == signal.SIGTERM
 
 
+def _finding(entry: FindingEntry, out: Path | None) -> list[str]:
+    """One finding as ``findings.json`` has it: its input, the oracle's why, and with
+    ``--out`` its bundle and the call as one line of Python (read back from the bundle)."""
+    from ..errors import ReportError
+    from ..search.bundle import read_bundle
+    from ..search.finding_text import finding_lines, repro
+
+    known = " (known)" if entry.known else ""
+    bundle = None if out is None else out / entry.bundle
+    call = namespace = None
+    if bundle is not None:
+        try:
+            written = read_bundle(bundle)
+            call, namespace = repro(written), written.candidate.library
+        except ReportError:  # the finding stands; only its one-line repro is missing
+            pass
+    return [
+        one_line(line)
+        for line in finding_lines(
+            head=f"{entry.function} [{entry.kind}] {entry.dtype}: blame {entry.blame}{known}: "
+            f"{entry.reason}",
+            example=entry.example,
+            why=entry.blame_why,
+            bundle=None if bundle is None else str(bundle),
+            call=call,
+            namespace=namespace,
+        )
+    ]
+
+
 def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
     """Run the search the parsed options ask for; return the exit status."""
     from ..search import DEFAULT_API_EXAMPLES, search_api
@@ -136,9 +173,7 @@ def api_search(parser: OneLineParser, options: argparse.Namespace) -> int:
         )
         return 143 if terminated else 130
     for entry in result.document.findings:
-        known = " (known)" if entry.known else ""
-        print(
-            f"{entry.function} [{entry.kind}] {entry.dtype}: blame {entry.blame}{known}: {entry.reason}"
-        )
+        for line in _finding(entry, options.out):
+            print(line)
     print(result.summary())
     return 0 if result.unexplained == 0 else 1

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import math
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._numbers import short_float
 from ..errors import ReportError
-from ..files import remove_stale_temporaries
+from ..files import fresh_name, remove_stale_temporaries
 from ..text import one_line
 from ._parser import OneLineParser
 
 if TYPE_CHECKING:
     from ..report.models import ReportDocument
 
-__all__ = ["backends", "ops", "replay", "run", "schema", "upgrade"]
+__all__ = ["ops", "replay", "run", "schema", "upgrade"]
 
 
 def run(argv: Sequence[str]) -> int:
@@ -31,6 +33,13 @@ def run(argv: Sequence[str]) -> int:
     if args is None:
         print(USAGE)
         return 0
+    if os.path.isdir(args.report):  # False for any name the OS refuses (too long...)
+        # A directory asks for a new name in it, so the same command can be run again.
+        check = args.check
+        args = replace(
+            args,
+            report=fresh_name(args.report, f"{check.op.name}-{check.require_backend}", ".json"),
+        )
     # A temporary left by an earlier run killed mid-write goes; SIGTERM unwinds like ^C, so
     # this run's own temporary is removed and its report holds one whole record.
     remove_stale_temporaries(args.report.parent)
@@ -162,6 +171,12 @@ def replay(argv: Sequence[str]) -> int:
         help="also re-run the candidate where it is available and say whether its bits reproduce",
     )
     parser.add_argument(
+        "--claims",
+        action="store_true",
+        help="print the values of the fields a report claims and replay cannot verify "
+        "(by default only their names)",
+    )
+    parser.add_argument(
         "--in-process",
         action="store_true",
         help="bundles: run the calls in this process, not in a worker (faster; a crash or "
@@ -214,11 +229,25 @@ def replay(argv: Sequence[str]) -> int:
             print(one_line(f"{path}: note: {outcome.computed_by}"))
         for note in outcome.notes:
             print(one_line(f"{path}: note: {note}"))
-        claims = ", ".join(f"{name}={value!r}" for name, value in outcome.claims)
+        if options.claims:
+            claims = ", ".join(f"{name}={value!r}" for name, value in outcome.claims)
+        else:  # names only: the values (platform, timings, versions) run to a screenful
+            claims = f"{_claim_names(name for name, _ in outcome.claims)} (--claims: their values)"
         print(one_line(f"{path}: claimed, not verified: {claims}"))
         if options.require_pass and not outcome.passed:
             exit_code = 1
     return exit_code
+
+
+def _claim_names(names: Iterable[str]) -> str:
+    """``environment(platform, python), execution_path``: the names, grouped by their head."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        head, _, rest = name.partition(".")
+        groups.setdefault(head, []).append(rest)
+    return ", ".join(
+        head if rest == [""] else f"{head}({', '.join(rest)})" for head, rest in groups.items()
+    )
 
 
 def _replay_sweep(directory: Path, require_pass: bool) -> int:
@@ -244,74 +273,6 @@ def _replay_sweep(directory: Path, require_pass: bool) -> int:
         )
     )
     return 1 if require_pass and derived.exit_status != 0 else 0
-
-
-def _library_row(name: str) -> tuple[str, str, str]:
-    """An array-api-compat library, found without importing it (metadata and module search)."""
-    import importlib.util
-    from importlib.metadata import PackageNotFoundError, version
-
-    from ..adapters.array_api import ARRAY_API_LIBRARIES
-
-    root = ARRAY_API_LIBRARIES[name][0].split(".")[0]
-    if importlib.util.find_spec(root) is None:
-        return (
-            name,
-            "unavailable",
-            f"{root} is not installed; install it (pip install {root.replace('_', '-')}) "
-            "to use it as a backend",
-        )
-    try:
-        found = f"{root} {version(root.replace('_', '-'))}"
-    except PackageNotFoundError:
-        found = root
-    return (
-        name,
-        "installed",
-        f"{found}, through array-api-compat (devices as {name}:DEVICE); not probed here, "
-        "'diffcheck backends --all' probes it",
-    )
-
-
-def backends(argv: Sequence[str]) -> int:
-    """``diffcheck backends``: every adapter and device, probed, then the array-api-compat libraries.
-
-    Registered adapters are probed. The libraries usable by name through array-api-compat
-    (torch, cupy, jax, dask, array_api_strict, ...) are listed as installed or not without
-    importing them; ``--all`` probes them too (importing each installed one).
-    """
-    from ..adapters import adapter_entry_points, resolve
-    from ..adapters.array_api import ARRAY_API_LIBRARIES
-    from ..errors import UnknownBackendError
-
-    parser = OneLineParser(prog="diffcheck backends", description=backends.__doc__)
-    parser.add_argument(
-        "--all", action="store_true", help="also probe the array-api-compat libraries"
-    )
-    options = parser.parse_args(argv)
-    rows: list[tuple[str, str, str]] = []
-    names: list[str] = []
-    for name in sorted(adapter_entry_points()):
-        try:
-            adapter = resolve(name)
-        except UnknownBackendError as error:
-            rows.append((name, "error", str(error)))
-            continue
-        names += [name] + [f"{name}:{device}" for device in adapter.devices]
-    for name in names:
-        probe = resolve(name).probe()
-        rows.append((name, probe.status, probe.reason or probe.detail))
-    for name in sorted(set(ARRAY_API_LIBRARIES) - set(adapter_entry_points())):
-        if options.all:
-            probe = resolve(name).probe()
-            rows.append((name, probe.status, probe.reason or probe.detail))
-        else:
-            rows.append(_library_row(name))
-    width = max(len(row[0]) for row in rows)
-    print(f"{'backend'.ljust(width)}  {'status'.ljust(11)}  detail / reason")
-    for name, status, text in rows:
-        print(f"{name.ljust(width)}  {status.ljust(11)}  {text}")
-    return 0
 
 
 def _option_default(value: object) -> str:

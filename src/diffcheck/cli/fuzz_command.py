@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .._numbers import parse_f64, parse_u64
+from ..install import core_install
 from ..text import one_line
 from ._parser import OneLineParser
 
@@ -53,7 +54,7 @@ def _parser() -> OneLineParser:
             "report on stderr) or when the backend is not_run. With --api (instead of --op): "
             "search every function of the Array API standard, exit 0 when every finding is a "
             "declared known divergence, 1 otherwise. Needs hypothesis "
-            "(pip install 'diffcheck[fuzz]')."
+            f"({core_install('fuzz')})."
         ),
     )
     parser.add_argument(

@@ -59,8 +59,10 @@ SPELLINGS = _respellings(ALLOWED)
 def _op_lines() -> str:
     lines = []
     for op in OPS.values():
+        # As typed on the command line (--causal true), as 'diffcheck ops' prints them.
         defaults = ", ".join(
-            f"{name} {field.default}" for name, field in op.params_model.model_fields.items()
+            f"{name} {str(field.default).lower() if isinstance(field.default, bool) else field.default}"
+            for name, field in op.params_model.model_fields.items()
         )
         alias = f" (alias: {', '.join(op.aliases)})" if op.aliases else ""
         lines.append(f"  {op.name}{alias}: {defaults}")
@@ -89,7 +91,8 @@ The candidate must not be the reference's own backend (numpy and numpy:cpu are o
 --max-memory (bytes, or 8G, 512MiB...) caps the check's estimated memory; by default half
 the memory available now. A check over it is refused before its report exists.
 Operator options cannot be combined with a different operator.
-The report must be a new file in an existing directory; it is never overwritten.
+The report must be a new file in an existing directory; it is never overwritten. A
+directory (--report reports/) gets a new name in it: <op>-<backend>-<UTC time>.json.
 not_run and failed exit nonzero. A pass covers only the selected op, shape and precision on
 the named backend, and says nothing about performance.
 Run 'diffcheck backends' to list backends and 'diffcheck ops' to list operators."""

@@ -13,9 +13,9 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
+from ..files import stamp
 from ..text import one_line
 from ._parser import OneLineParser
 
@@ -180,7 +180,7 @@ def sweep(argv: Sequence[str]) -> int:
     if options.only_available:
         left_out = unavailable_pairs(plan.pairs)
         plan = plan.without_pairs([pair for pair, _ in left_out])
-    out = options.out or Path("reports") / f"sweep-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+    out = options.out or Path("reports") / f"sweep-{stamp()}"
     pairs = Counter(f"{c.pair.reference} -> {c.pair.candidate}" for c in plan.checks)
     with SweepProgress(len(plan.checks), enabled=not options.quiet, pairs=pairs) as progress:
         summary, outputs = run_sweep(

@@ -15,6 +15,9 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from .._numbers import short_float
+from ..text import rounded, ulps
+
 if TYPE_CHECKING:
     from .verdict import Around, Metrics, SegmentVerdict, Verdict
 
@@ -40,8 +43,8 @@ _FAIL_COLOUR: Final = "#c62828"
 
 
 def _g(value: float) -> str:
-    """A short float: ``1e-07``, ``3.42e-15``, ``0.25`` (the reason keeps the exact digits)."""
-    return f"{value:.3g}"
+    """A short float: ``1e-07``, ``3.42e-15``, ``0.25`` (the report keeps the exact digits)."""
+    return short_float(value)
 
 
 def _e(value: float) -> str:
@@ -113,7 +116,7 @@ def index_in(flat: int, shape: Sequence[int] | None) -> str:
 def _where(metrics: Metrics, offset: int, shape: Sequence[int] | None = None) -> str:
     return (
         f"max |diff| {_e(metrics.max_abs)} at {index_in(offset + metrics.max_abs_index, shape)}, "
-        f"max {metrics.max_ulp} ulp"
+        f"max {ulps(metrics.max_ulp)} ulp"
     )
 
 
@@ -147,12 +150,12 @@ def _headline(verdict: Verdict) -> str:
         what = (
             _measure(first.metrics, verdict.tolerance)
             if first.metrics is not None
-            else (first.reason or "not measured")
+            else rounded(first.reason or "not measured")
         )
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
         cause = f"segment {first.segment.name}{more}: {what}"
     else:
-        cause = verdict.reason or "failed"
+        cause = rounded(verdict.reason or "failed")
     return f"{status}  {cause}; aggregate {aggregate}"
 
 
@@ -170,13 +173,13 @@ def _segment_rows(verdict: Verdict) -> list[str]:
         head = f"  {judged.segment.name.ljust(width)}  {where.ljust(span)}  {status:<6}  "
         metrics = judged.metrics
         if metrics is None:
-            rows.append(f"{head}not measured: {judged.reason}")
+            rows.append(f"{head}not measured: {rounded(judged.reason or '')}")
             continue
         rows.append(
             f"{head}{_text_bar(metrics.nmse, verdict.tolerance, judged.status == 'passed')} "
             f"{_e(metrics.nmse)}  {_ratio(metrics.nmse, verdict.tolerance):>7}  "
             f"{_e(metrics.max_abs)}  {judged.segment.start + metrics.max_abs_index:>6}  "
-            f"{metrics.max_ulp}"
+            f"{ulps(metrics.max_ulp)}"
         )
     return rows
 
@@ -184,7 +187,7 @@ def _segment_rows(verdict: Verdict) -> list[str]:
 def _clauses(reason: str) -> list[str]:
     """The reason's ``; ``-joined failures, one each, keeping ``max_abs=`` with its NMSE."""
     clauses: list[str] = []
-    for part in reason.split("; "):
+    for part in rounded(reason).split("; "):
         if clauses and part.startswith("max_abs="):
             clauses[-1] += f"; {part}"
         else:
@@ -329,8 +332,8 @@ def _html_row(
         _ratio(metrics.nmse, tolerance) if metrics else "",
         _e(metrics.max_abs) if metrics else "",
         str(offset + metrics.max_abs_index) if metrics else "",
-        str(metrics.max_ulp) if metrics else "",
-        html.escape(reason or ""),
+        ulps(metrics.max_ulp) if metrics else "",
+        html.escape(rounded(reason or "")),
     ]
     weight = ' style="font-weight:bold"' if bold else ""
     return f"<tr{weight}>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
@@ -382,7 +385,7 @@ def render_html(verdict: Verdict) -> str:
     )
     head = "".join(f'<th style="text-align:left">{html.escape(h)}</th>' for h in headers)
     reason = (
-        f'<div style="color:{_FAIL_COLOUR}">{html.escape(verdict.reason)}</div>'
+        f'<div style="color:{_FAIL_COLOUR}">{html.escape(rounded(verdict.reason))}</div>'
         if verdict.reason
         else ""
     )

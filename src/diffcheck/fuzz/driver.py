@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -30,6 +28,8 @@ from ..adapters import Adapter, parse_backend, resolve
 from ..config import Check, make_check
 from ..differ import Verdict
 from ..errors import ConfigError, DiffcheckError
+from ..files import fresh_name
+from ..install import core_install
 from ..ops import get_op
 from ..ops.space import MAX_ELEMENTS_LIMIT, Drawn, OpSpace
 from ..precision import PRECISIONS
@@ -76,6 +76,8 @@ class FuzzResult:
     history: tuple[Drawn, ...] = field(default=(), repr=False)
     #: The params of the largest example run (input plus output elements), if any.
     largest: dict[str, Any] | None = None
+    #: The examples asked for; a pass over fewer says so.
+    asked: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -92,7 +94,14 @@ class FuzzResult:
         count = f"{self.examples} example{'' if self.examples == 1 else 's'}"
         if self.status == "passed":
             largest = f" (largest {describe(self.largest)})" if self.largest else ""
-            return f"fuzz: {count} of {what} passed{largest}"
+            fewer = ""
+            if self.asked is not None and self.examples < self.asked:
+                # Hypothesis stops when it draws no new distinct shape, or at the deadline.
+                fewer = (
+                    f"; {self.asked - self.examples} fewer than the {self.asked} asked: the "
+                    "search ran out of new distinct shapes or time"
+                )
+            return f"fuzz: {count} of {what} passed{largest}{fewer}"
         assert self.check is not None
         report = f"; report: {self.report}" if self.report else ""
         if self.status == "not_run":
@@ -114,8 +123,7 @@ def _require_hypothesis() -> None:
         import hypothesis  # noqa: F401  (only whether it imports)
     except ImportError:
         raise DiffcheckError(
-            "diffcheck fuzz needs hypothesis, which is not installed; "
-            "run \"pip install 'diffcheck[fuzz]'\""
+            f"diffcheck fuzz needs hypothesis, which is not installed; run {core_install('fuzz')}"
         ) from None
 
 
@@ -185,14 +193,9 @@ def _check_limits(
 def _report_path(directory: Path, check: Check, space: OpSpace) -> Path:
     """A new file in ``directory`` named after the check (never an existing file)."""
     shape = space.shape_text(check.params.model_dump()).replace("=", "").replace(" ", "-")
-    backend = re.sub(r"[^A-Za-z0-9_.-]", "_", check.require_backend)
-    stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
-    stem = f"fuzz-{check.op.name}-{backend}-{shape}-seed{check.seed}-{stamp}"
-    path, count = directory / f"{stem}.json", 1
-    while path.exists():
-        count += 1
-        path = directory / f"{stem}-{count}.json"
-    return path
+    return fresh_name(
+        directory, f"fuzz-{check.op.name}-{check.require_backend}-{shape}-seed{check.seed}", ".json"
+    )
 
 
 def fuzz(
@@ -283,6 +286,7 @@ def fuzz(
         examples=len(history),
         shrink_runs=search.shrink_runs,
         history=history,
+        asked=examples,
         largest=max((values for values, _ in history), key=space.size, default=None),
     )
     if found is None:

@@ -64,7 +64,10 @@ class ReportWriter:
         base = f"create report {self.path}: {error.strerror} (os error {error.errno})"
         if error.errno == errno.EEXIST:
             # Say what the reader can do: reports are evidence and are never overwritten.
-            base += "; a report is never overwritten: give a new path or move the old report"
+            base += (
+                "; a report is never overwritten: give a new path, a directory to get a new "
+                "name in it (--report reports/), or move the old report"
+            )
         elif error.errno == errno.ENOENT:
             base += "; create the directory first"
         return ReportError(base)

@@ -21,6 +21,7 @@ import numpy as np
 from .._numbers import U64_MAX
 from ..adapters import same_backend
 from ..errors import BackendError, ConfigError, DiffcheckError
+from ..install import core_install
 from ..values.dtypes import dtype_name
 from ..values.spec import STANDARD_DTYPES
 from .arrays import Space
@@ -65,7 +66,11 @@ class SearchResult:
     def summary(self) -> str:
         """One line: functions searched and skipped, findings, known ones, where."""
         doc = self.document
-        where = f"; findings: {self.out / 'findings.json'}" if self.out else ""
+        where = (
+            f"; findings: {self.out / 'findings.json'}, page: {self.out / 'index.html'}"
+            if self.out
+            else "; --out DIR keeps findings.json, index.html and a bundle per finding"
+        )
         return (
             f"api search: {len(doc.functions_tried)} functions of {doc.candidate.backend} "
             f"against {doc.reference.backend} ({doc.examples_per_function} examples each, "
@@ -232,7 +237,7 @@ def search_api(
     except ImportError:
         raise DiffcheckError(
             "diffcheck fuzz --api needs hypothesis, which is not installed; "
-            "run \"pip install 'diffcheck[fuzz]'\""
+            f"run {core_install('fuzz')}"
         ) from None
     if api_version is not None:
         _version(api_version, _NO_REFERENCE)  # a bad version is refused before any backend
@@ -242,7 +247,7 @@ def search_api(
     names = _chosen(functions, version)
     if not allow_self_test and same_backend(ref, cand):
         raise ConfigError(
-            f'the candidate "{cand.spec}" is the reference "{ref.spec}"\'s own backend; '
+            f'candidate "{cand.spec}" and reference "{ref.spec}" are the same backend; '
             "a backend cannot vouch for itself (allow_self_test=True for a self-test)"
         )
     shared = tuple(d for d in STANDARD_DTYPES if _holds(ref, d) and _holds(cand, d))

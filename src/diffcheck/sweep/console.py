@@ -14,7 +14,10 @@ from typing import IO
 
 from rich.markup import escape
 
-from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
+from .._numbers import short_float
+from ..text import rounded
+from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
+from .words import verdict_text, worst_case
 
 __all__ = ["print_summary"]
 
@@ -22,14 +25,21 @@ __all__ = ["print_summary"]
 def _num(value: float | None) -> str:
     if value is None:
         return "-"
-    return "0" if value == 0 else f"{value:.3g}"
+    return "0" if value == 0 else short_float(value)
+
+
+def _total(group: GroupSummary) -> int:
+    return group.passed + group.failed + group.known + group.not_run
 
 
 def _known_lines(summary: SweepSummary) -> list[str]:
     """Known failures, known divergences not seen, then each divergence once, with why."""
     known = [row for row in summary.checks if row.outcome == "known"]
     unseen = [row for row in summary.checks if row.divergence_not_seen]
-    lines = [f"[yellow]known[/] {escape(row.id)}: {escape(row.reason or '')}" for row in known[:20]]
+    lines = [
+        f"[yellow]known[/] {escape(row.id)}: {escape(rounded(row.reason or ''))}"
+        for row in known[:20]
+    ]
     if len(known) > 20:
         lines.append(f"... and {len(known) - 20} more known failures (see summary.json)")
     lines += [
@@ -44,7 +54,7 @@ def _known_lines(summary: SweepSummary) -> list[str]:
         assert row.known_divergence is not None
         notes[(row.candidate, row.known_divergence)] = None
     lines += [
-        f"known divergence of {escape(candidate)}: {escape(note.reason)} "
+        f"known divergence of {escape(candidate)}: {escape(rounded(note.reason))} "
         f"(upstream: {escape(note.upstream)})"
         for candidate, note in notes
     ]
@@ -81,13 +91,20 @@ def print_summary(
         ("failed", "right"),
         ("known", "right"),
         ("not_run", "right"),
-        ("worst nmse", "right"),
-        ("tolerance", "right"),
+        ("worst check", "left"),
+        ("its nmse", "right"),
+        ("its tol", "right"),
         ("nmse/tol", "right"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    # A pair none of whose checks ran is one row, not one row of dashes per op.
+    ran = {(g.reference, g.candidate) for g in summary.groups if g.not_run < _total(g)}
+    idle: dict[tuple[str, str], list[GroupSummary]] = {}
     for group in summary.groups:
         pair = f"{group.reference} -> {group.candidate}" + (" (required)" if group.required else "")
+        if (group.reference, group.candidate) not in ran:
+            idle.setdefault((pair, group.candidate), []).append(group)
+            continue
         ratio = _num(group.worst_ratio)
         if group.worst_ratio is not None and group.worst_ratio >= 1.0:
             ratio = f"[red]{ratio}[/]"
@@ -98,15 +115,22 @@ def print_summary(
             f"[red]{group.failed}[/]" if group.failed else "0",
             f"[yellow]{group.known}[/]" if group.known else "0",
             f"[dim]{group.not_run}[/]" if group.not_run else "0",
+            escape(worst_case(summary, group)),
             _num(group.worst_nmse),
             _num(group.worst_tolerance),
             ratio,
         )
+    for (pair, _), groups in idle.items():
+        ops = f"all {len(groups)} ops" if len(groups) > 1 else groups[0].op
+        skipped = sum(g.not_run for g in groups)
+        table.add_row(pair, ops, "0", "0", "0", f"[dim]{skipped}[/]", "-", "-", "-", "-")
     console.print(table)
     failed = [row for row in summary.checks if row.outcome == "failed"]
     for row in failed[:20]:
         # Reasons are data: "[cuda]" in an install hint must print, not style the line.
-        console.print(f"[red]failed[/] {escape(row.id)}: {escape(row.why or '')}", soft_wrap=True)
+        console.print(
+            f"[red]failed[/] {escape(row.id)}: {escape(rounded(row.why or ''))}", soft_wrap=True
+        )
     if len(failed) > 20:
         console.print(f"... and {len(failed) - 20} more failed checks (see summary.json)")
     not_run: dict[tuple[str, str], str] = {}
@@ -114,7 +138,7 @@ def print_summary(
         if row.status == "not_run":
             not_run.setdefault((f"{row.reference} -> {row.candidate}", row.reason or ""), row.id)
     for (pair, reason), _ in list(not_run.items())[:20]:
-        console.print(f"[dim]not_run[/] {escape(pair)}: {escape(reason)}", soft_wrap=True)
+        console.print(f"[dim]not_run[/] {escape(pair)}: {escape(rounded(reason))}", soft_wrap=True)
     for line in _known_lines(summary):
         console.print(line, soft_wrap=True)
     for left in summary.left_out:
@@ -125,11 +149,8 @@ def print_summary(
         )
     unseen = [row for row in summary.checks if row.divergence_not_seen]
     console.print(_counts_line(summary, unseen), markup=False)
-    if summary.exit_status == 0:
-        console.print("[green]sweep passed[/]")
-    else:
-        console.print(
-            f"[red]sweep failed:[/] {escape('; '.join(summary.exit_reasons))}", soft_wrap=True
-        )
+    text, tone = verdict_text(summary)
+    colour = {"ok": "green", "partial": "yellow", "bad": "red"}[tone]
+    console.print(f"[{colour}]{escape(text)}[/]", soft_wrap=True)
     for label, path in paths:
         console.print(f"{label}: {path}", soft_wrap=True, markup=False)

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
+from ..install import core_install
 from .isolate import WorkerOutcome, run_isolated
 from .pool import DEFAULT_WORKER_CHECKS, WarmWorkers
 from .reaper import adopting
@@ -131,7 +132,7 @@ class DaskExecutor(Executor):
     and returns the report, which the parent writes (:mod:`.remote`).
 
     dask and distributed are imported only when a sweep runs with this executor (the
-    ``diffcheck[dask]`` extra).
+    ``dask`` extra of ``diffcheck-numerics``).
     """
 
     name = "dask"
@@ -200,7 +201,7 @@ class DaskExecutor(Executor):
             client.close()
 
 
-_NO_DISTRIBUTED = "--executor dask needs the distributed package: pip install 'diffcheck[dask]'"
+_NO_DISTRIBUTED = f"--executor dask needs the distributed package: {core_install('dask')}"
 
 #: Executor names accepted by ``--executor``.
 EXECUTORS = ("local", "dask")

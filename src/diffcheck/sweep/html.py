@@ -11,11 +11,12 @@ page, and only when a person follows it); a pass that matches one is listed as n
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from .._numbers import short_float
 from ..text import html_text as escape
-from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
+from ..text import rounded
+from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import (
     STATUS_COLOURS,
     LogRange,
@@ -26,6 +27,7 @@ from .svg import (
     phase_bars,
     ratio_overview,
 )
+from .words import verdict_text, worst_case
 
 __all__ = ["render_html"]
 
@@ -63,17 +65,7 @@ code{font-size:12px}
 def _num(value: float | None) -> str:
     if value is None:
         return "&ndash;"
-    return "0" if value == 0 else f"{value:.3g}"
-
-
-#: A decimal with five or more digits after the point (``0.00000014173460819139302``).
-_LONG_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
-
-
-def rounded(text: str) -> str:
-    """``text`` with its long decimals at three significant digits (``1.42e-07``); the
-    report and the folded full reason keep every digit."""
-    return _LONG_DECIMAL.sub(lambda match: f"{float(match.group()):.3g}", text)
+    return "0" if value == 0 else short_float(value)
 
 
 def _reason(reason: str | None, *, fold: int = 140) -> str:
@@ -136,12 +128,13 @@ def _not_seen(rows: Sequence[SummaryRow]) -> str:
     return f"<p id='not-seen'>Known divergences not seen (these checks passed):</p><ul>{items}</ul>"
 
 
-def _groups(groups: Sequence[GroupSummary]) -> str:
+def _groups(summary: SweepSummary) -> str:
     lines = [
         "<table class='groups'><thead><tr><th>pair</th><th>op</th><th>passed</th><th>failed</th>"
-        "<th>known</th><th>not_run</th><th>worst nmse</th><th>its tolerance</th><th>nmse / tol</th></tr></thead><tbody>"
+        "<th>known</th><th>not_run</th><th>worst check (by nmse / tol)</th><th>its nmse</th>"
+        "<th>its tolerance</th><th>nmse / tol</th></tr></thead><tbody>"
     ]
-    for g in groups:
+    for g in summary.groups:
         required = " <em>(required)</em>" if g.required else ""
         worst = (
             "status-failed"
@@ -153,7 +146,8 @@ def _groups(groups: Sequence[GroupSummary]) -> str:
         lines.append(
             f"<tr class='group {worst}'><td class='pair'>{escape(g.reference)} &rarr; {escape(g.candidate)}{required}</td>"
             f"<td class='op'>{escape(g.op)}</td><td class='num'>{g.passed}</td><td class='num'>{g.failed}</td>"
-            f"<td class='num'>{g.known}</td><td class='num'>{g.not_run}</td><td class='num'>{_num(g.worst_nmse)}</td>"
+            f"<td class='num'>{g.known}</td><td class='num'>{g.not_run}</td>"
+            f"<td class='case'>{escape(worst_case(summary, g))}</td><td class='num'>{_num(g.worst_nmse)}</td>"
             f"<td class='num'>{_num(g.worst_tolerance)}</td><td class='num'>{_num(g.worst_ratio)}</td></tr>"
         )
     lines.append("</tbody></table>")
@@ -164,7 +158,9 @@ def _groups(groups: Sequence[GroupSummary]) -> str:
 _CHECK_COLUMNS = 10
 
 
-def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
+def _checks(
+    rows: Sequence[SummaryRow], scale: LogRange, wheres: Mapping[str, str] | None = None
+) -> str:
     """Every check, under a header row per pair (so no column repeats the pair's names and
     the table fits a 1280 px screen)."""
     lines = [
@@ -183,6 +179,10 @@ def _checks(rows: Sequence[SummaryRow], scale: LogRange) -> str:
                 f"{escape(row.reference)} &rarr; {escape(row.candidate)}</th></tr>"
             )
         reason = f"{_reason(row.why)}{_divergence(row)}"
+        if (
+            wheres and row.id in wheres
+        ):  # as diffcheck show says it: the worst element by [row, col]
+            reason += f"<div class='where'>where: {escape(wheres[row.id])}</div>"
         if row.outcome == "not_run" and row.reason:
             first = first_with.setdefault(row.reason, row)
             if first.id != row.id:  # one not_run reason repeated on every check of a pair
@@ -223,24 +223,13 @@ def _phases(rows: Sequence[SummaryRow]) -> str:
     return f"<div class='phases'>{''.join(figures)}</div>"
 
 
-def render_html(summary: SweepSummary) -> str:
-    """The whole page for ``summary`` as one HTML string."""
+def render_html(summary: SweepSummary, wheres: Mapping[str, str] | None = None) -> str:
+    """The whole page for ``summary`` as one HTML string; ``wheres`` says where each failed
+    check (by id) is worst, as ``diffcheck show`` does (:func:`.where.failure_wheres`)."""
     rows = summary.checks
     counts = summary.counts
-    ok = summary.exit_status == 0
-    ran = counts.total - counts.not_run
-    if not ok:
-        verdict = "Sweep failed: " + "; ".join(escape(reason) for reason in summary.exit_reasons)
-        tone = "bad"
-    elif counts.not_run:
-        # Not green: a pass over the checks that ran says nothing about those that did not.
-        verdict = (
-            f"Sweep passed where it ran: {ran} of {counts.total} checks ran, "
-            f"{counts.not_run} not_run (see their reasons below)"
-        )
-        tone = "partial"
-    else:
-        verdict, tone = f"Sweep passed: all {counts.total} checks ran", "ok"
+    plain, tone = verdict_text(summary)
+    verdict = escape(plain)
     strip_scale = LogRange.covering(
         [r.nmse for r in rows] + [r.tolerance for r in rows], lo=-16, hi=-2
     )
@@ -270,7 +259,7 @@ def render_html(summary: SweepSummary) -> str:
 {_not_seen(rows)}
 {f"<p>Pairs left out (--only-available):</p><ul>{left_out}</ul>" if left_out else ""}
 <h2>Per pair and op</h2>
-{_groups(summary.groups)}
+{_groups(summary)}
 <h2>NMSE against tolerance, every check (log scale)</h2>
 <p class="meta">Colour is the status: {legend} (known: a failure with a known divergence of its adapter).
 Shape is the op: <span id="op-legend">{op_legend(marks)}</span></p>
@@ -283,7 +272,7 @@ implementation at its precision errs by (its floor); a check fails above the das
 its precision (docs/precision-floor.md). Honest candidates sit near 1.</p>
 <div class="scroll">{floor_overview(rows, marks)}</div>
 <h2 id="checks">Checks</h2>
-<div class="scroll">{_checks(rows, strip_scale)}</div>
+<div class="scroll">{_checks(rows, strip_scale, wheres or {})}</div>
 <h2 id="phases">Segments: lifecycle phases, attention heads, fused outputs (per-segment nmse, log scale)</h2>
 {_phases(rows)}
 </body></html>

@@ -66,6 +66,7 @@ from .summary import (
     group_rows,
     judge,
 )
+from .where import failure_wheres
 
 __all__ = ["SweepOutputs", "run_sweep"]
 
@@ -373,6 +374,7 @@ def _run_locked(
     # The summary goes last: it says how the sweep ended, so it is written only once the
     # other views are (a view that cannot be written leaves no summary claiming success).
     write_replacing(outputs.junit, junit_xml(summary))
-    write_replacing(outputs.html, render_html(summary).encode())
+    wheres = failure_wheres(outputs.directory, summary.checks)
+    write_replacing(outputs.html, render_html(summary, wheres).encode())
     write_replacing(outputs.summary, summary.to_json())
     return summary, outputs

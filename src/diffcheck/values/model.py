@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from ..provenance import Provenance
+from ..text import ulps
 
 __all__ = [
     "FAILURE_KINDS",
@@ -185,7 +186,7 @@ class ValueVerdict:
 
     def __str__(self) -> str:
         if self.passed:
-            ulp = f", max {self.max_ulp} ULP" if self.max_ulp is not None else ""
+            ulp = f", max {ulps(self.max_ulp)} ULP" if self.max_ulp is not None else ""
             return f"passed ({self.dtype or 'no output'}{ulp}; bound {self.bound})"
         blamed = f"; blame: {self.blame}" if self.blame is not None else ""
         return f"failed [{self.kind}]: {self.reason}{blamed}"

@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from diffcheck.adapters import Probe, installed_versions
+from diffcheck.install import FIRST_PARTY_ADAPTERS, plugin_install
 
 if TYPE_CHECKING:
     import mlx.core as mx
@@ -28,10 +29,7 @@ MLX_BUILDS: dict[str, str] = {
     "mlx-cuda": "CUDA 12",
 }
 
-_INSTALL = (
-    "install it with the adapter: pip install 'diffcheck-mlx[cpu]' on Linux without a GPU, "
-    "'diffcheck-mlx[cuda]' on Linux with an NVIDIA GPU, or 'diffcheck-mlx' on macOS"
-)
+_INSTALL = f"install it with the adapter: {FIRST_PARTY_ADAPTERS['mlx'].install}"
 
 
 def installed_builds() -> dict[str, str]:
@@ -81,12 +79,12 @@ def _gpu_reason(builds: dict[str, str]) -> str:
         return (
             f"{lead}: MLX uses Metal on macOS and CUDA on Linux, and this environment has {found} "
             "without CUDA; on a Linux machine with an NVIDIA GPU install the mlx[cuda13] extra "
-            "instead (pip uninstall mlx-cpu, then pip install 'diffcheck-mlx[cuda]')"
+            f"instead (pip uninstall mlx-cpu, then {plugin_install('adapters/mlx', 'cuda')})"
         )
     reason = (
         f"{lead}: the CUDA build ({', '.join(cuda)}) is installed but found no usable NVIDIA GPU; "
         "check nvidia-smi, and that the driver supports the build's CUDA version "
-        "(pip install 'diffcheck-mlx[cuda12]' for a CUDA 12 driver)"
+        f"({plugin_install('adapters/mlx', 'cuda12')} for a CUDA 12 driver)"
     )
     if len(builds) > 1:
         # They share mlx/lib/libmlx.so: the one installed last is the one loaded.
@@ -136,7 +134,7 @@ def probe_mlx(device: str | None) -> Probe:
     if device == "cpu" and not has_cpu:
         return Probe.unavailable(
             "this MLX build has no CPU backend; reinstall MLX with its CPU build "
-            "(pip install 'diffcheck-mlx[cpu]' on Linux)",
+            f"({plugin_install('adapters/mlx', 'cpu')} on Linux)",
             detail,
         )
     target = mx.default_device() if device is None else mx.Device(getattr(mx, device))
