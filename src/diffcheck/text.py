@@ -6,6 +6,14 @@ rejects the whole ``junit.xml``), raw in HTML they hide or garble text, and a li
 an error message breaks the promise of one line. :func:`printable` spells each one as a
 visible escape (``\\x07``, ``\\ufffe``), keeping newlines and tabs; :func:`html_text` adds
 HTML escaping on top; :func:`one_line` spells newlines, tabs and line separators too.
+
+Names are stricter than texts: an op, a backend, a bundle's function, a pair becomes a
+folder or file name in a sweep's output and is printed bare in tables, so :func:`check_name`
+is the one rule every such name meets where it enters (a plugin's op, a matrix, a report, a
+bundle): letters, digits and ``_ . + -``, starting with a letter or digit, at most
+:data:`MAX_NAME_CHARS` characters; a backend is one such name or two joined by ``:``. No
+name that passes can hold a path separator, ``..`` as a whole part, a control character or
+markup.
 """
 
 from __future__ import annotations
@@ -13,7 +21,12 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["html_text", "one_line", "printable"]
+__all__ = ["MAX_NAME_CHARS", "check_name", "html_text", "is_name", "one_line", "printable"]
+
+#: The longest name (an op, a backend part, a function) any folder or table is made from.
+MAX_NAME_CHARS = 64
+_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.+-]{{0,{MAX_NAME_CHARS - 1}}}")
+_BACKEND = re.compile(rf"{_NAME.pattern}(?::{_NAME.pattern})?")
 
 # C0 controls but tab and newline, DEL and C1 controls, surrogates, and U+FFFE/U+FFFF.
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -39,3 +52,28 @@ def one_line(text: str) -> str:
 def html_text(text: str, quote: bool = True) -> str:
     """``text`` escaped for HTML content and attributes, control characters made visible."""
     return html.escape(printable(text), quote=quote)
+
+
+def is_name(text: object, *, backend: bool = False) -> bool:
+    """True when ``text`` is a name :func:`check_name` accepts."""
+    pattern = _BACKEND if backend else _NAME
+    return isinstance(text, str) and pattern.fullmatch(text) is not None
+
+
+def check_name(kind: str, text: object, where: str = "", *, backend: bool = False) -> str:
+    """``text`` when it may become a path part and be printed bare, else one ValueError line.
+
+    ``kind`` says what the name is (``op``, ``backend``, ``function``); ``where`` where it was
+    found. ``backend`` allows one ``:`` between two names (``mlx:gpu``). The error is a
+    ValueError so that callers raise their own kind (ConfigError, ReportError) from it.
+    """
+    if is_name(text, backend=backend):
+        assert isinstance(text, str)
+        return text
+    shown = one_line(repr(text)[:80]) if isinstance(text, str) else type(text).__name__
+    form = "NAME or NAME:NAME" if backend else "a name"
+    at = f"{where}: " if where else ""
+    raise ValueError(
+        f"{at}{kind} {shown} is not {form} (letters, digits and _ . + -, starting with a "
+        f"letter or digit, at most {MAX_NAME_CHARS} characters each); rename it"
+    )

@@ -58,10 +58,10 @@ def show(argv: Sequence[str]) -> int:
         raw, _size = load_document(options.report)
         outcome = replay(report_from(raw, str(options.report)))
     except ReportError as error:
-        print(f"diffcheck: {error}", file=sys.stderr)
+        print(one_line(f"diffcheck: {error}"), file=sys.stderr)
         return 1
     document = outcome.document
-    print(f"{options.report}: {_header(document)}")
+    print(one_line(f"{options.report}: {_header(document)}"))
     if outcome.verdict is not None:
         print(render_text(outcome.verdict, tuple(document.output_shape)))
     elif document.result is not None:
