@@ -34,7 +34,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, ReportError
 from ..files import read_regular
-from ..text import check_name, one_line
+from ..text import one_line
+from .fields import check_fields
 from .limits import report_read_limit
 from .models import MODELS, READABLE_VERSIONS, OutputArray, OutputBits, ReportDocument
 
@@ -43,7 +44,6 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "MAX_UNSTORED_ELEMENTS",
     "check_derived_sizes",
-    "check_names",
     "load_json",
     "parse_report",
     "read_report",
@@ -234,34 +234,9 @@ def report_from(parsed: Any, source: str) -> ReportDocument:
             f"report {source} does not match schema v{version} at {one_line(where)}: "
             f"{one_line(first['msg'])}"
         ) from None
-    check_names(document, source)
+    check_fields(document, source)
     check_derived_sizes(document, source)
     return document
-
-
-def check_names(document: ReportDocument, source: str) -> None:
-    """Refuse a report whose backend names could not be names (one rule, see text.check_name).
-
-    The names are shown in every replay, page and table and become a sweep's folder names: a
-    control character or a path separator there is an edit, never something a run writes.
-
-    Raises
-    ------
-    ReportError
-        One line naming ``source`` and the field.
-    """
-    config: Any = document.config
-    names = {
-        "config.require_backend": config.require_backend,
-        "reference_backend": document.reference_backend,
-    }
-    if document.result is not None:
-        names["result.backend"] = document.result.backend
-    for where, name in names.items():
-        try:
-            check_name("backend", name, backend=True)
-        except ValueError as error:
-            raise ReportError(f"report {source} does not name a backend at {where}: {error}") from None
 
 
 def parse_report(data: bytes, source: str) -> ReportDocument:
