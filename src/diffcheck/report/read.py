@@ -40,6 +40,8 @@ from .limits import report_read_limit
 from .models import MODELS, READABLE_VERSIONS, OutputArray, OutputBits, ReportDocument
 
 __all__ = [
+    "BYTES_PER_CONTAINER",
+    "MAX_FIXED_CONTAINERS",
     "MAX_KEYS",
     "MAX_TEXT_CHARS",
     "MAX_UNSTORED_ELEMENTS",
@@ -58,6 +60,13 @@ MAX_TEXT_CHARS = 1 << 20
 #: failed check can store a short output (a reference that returned fewer elements); past
 #: this many, what replay would build from the config is no longer bounded by the file.
 MAX_UNSTORED_ELEMENTS = 1 << 16
+#: Arrays and objects a report may open: a few fixed ones plus one per this many bytes. A
+#: real report opens about three per segment record (577 bytes) and two for its outputs;
+#: an empty list costs the decoder 64 bytes for its 3 bytes of text (10^7 ``[]`` in
+#: ``config``, 30 MB, took 800 MB before the schema refused them), so they are counted in
+#: the bytes, before anything is decoded.
+MAX_FIXED_CONTAINERS = 65_536
+BYTES_PER_CONTAINER = 64
 #: Keys whose text values are bounded only by the file's size: a report's outputs
 #: (``base64``) and a replay bundle's arrays (``data``), which `diffcheck replay` decodes
 #: through this reader too.
@@ -103,6 +112,14 @@ def _schema_version(data: Any, source: str) -> int:
 def load_json(data: bytes, source: str) -> Any:
     """The JSON value ``data`` holds (strict UTF-8); one ReportError line naming ``source``."""
     source = one_line(source)
+    # Counted in the bytes: a bracket inside a text counts too, so the bound is conservative.
+    containers = data.count(b"[") + data.count(b"{")
+    allowed = MAX_FIXED_CONTAINERS + len(data) // BYTES_PER_CONTAINER
+    if containers > allowed:
+        raise ReportError(
+            f"report {source} opens {containers} arrays and objects in {len(data)} bytes, over "
+            f"the {allowed} a report of its size has; it is refused before it is decoded"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
