@@ -12,9 +12,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 
+from ..text import one_line
 from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
+
+
+def escape(text: str) -> str:
+    """A data text for rich: control characters spelled (rich passes ESC and NUL through to
+    the terminal), line breaks spelled (one line per row), markup brackets escaped."""
+    return _markup_escape(one_line(text))
 
 __all__ = ["print_summary"]
 
@@ -73,7 +80,7 @@ def print_summary(
 
     out = stream or sys.stdout
     console = Console(file=out, width=None if out.isatty() else 140, highlight=False)
-    table = Table(title=f"diffcheck sweep: {summary.matrix}", title_justify="left")
+    table = Table(title=f"diffcheck sweep: {escape(summary.matrix)}", title_justify="left")
     for name, justify in (
         ("pair", "left"),
         ("op", "left"),
@@ -87,13 +94,15 @@ def print_summary(
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for group in summary.groups:
-        pair = f"{group.reference} -> {group.candidate}" + (" (required)" if group.required else "")
+        pair = escape(f"{group.reference} -> {group.candidate}") + (
+            " (required)" if group.required else ""
+        )
         ratio = _num(group.worst_ratio)
         if group.worst_ratio is not None and group.worst_ratio >= 1.0:
             ratio = f"[red]{ratio}[/]"
         table.add_row(
             pair,
-            group.op,
+            escape(group.op),
             f"[green]{group.passed}[/]" if group.passed else "0",
             f"[red]{group.failed}[/]" if group.failed else "0",
             f"[yellow]{group.known}[/]" if group.known else "0",
@@ -119,7 +128,7 @@ def print_summary(
         console.print(line, soft_wrap=True)
     for left in summary.left_out:
         console.print(
-            f"left out {left.reference} -> {left.candidate}: {left.reason}",
+            one_line(f"left out {left.reference} -> {left.candidate}: {left.reason}"),
             soft_wrap=True,
             markup=False,
         )
@@ -132,4 +141,4 @@ def print_summary(
             f"[red]sweep failed:[/] {escape('; '.join(summary.exit_reasons))}", soft_wrap=True
         )
     for label, path in paths:
-        console.print(f"{label}: {path}", soft_wrap=True, markup=False)
+        console.print(one_line(f"{label}: {path}"), soft_wrap=True, markup=False)
