@@ -41,6 +41,8 @@ from .models import MODELS, READABLE_VERSIONS, OutputArray, OutputBits, ReportDo
 
 __all__ = [
     "BYTES_PER_CONTAINER",
+    "BYTES_PER_TEXT",
+    "BYTES_PER_VALUE",
     "MAX_FIXED_CONTAINERS",
     "MAX_KEYS",
     "MAX_TEXT_CHARS",
@@ -67,6 +69,13 @@ MAX_UNSTORED_ELEMENTS = 1 << 16
 #: the bytes, before anything is decoded.
 MAX_FIXED_CONTAINERS = 65_536
 BYTES_PER_CONTAINER = 64
+#: Values (commas) and texts (quote pairs) likewise: a report written by diffcheck (indented,
+#: outputs as base64 or one indented integer a line) has far fewer. A text costs the decoder
+#: about 50 bytes and a number 32, plus the list's pointer, so a file of bare ``"ab",`` or
+#: ``1000,`` held 12 or 7 times its size; at most one value per 8 bytes and one text per
+#: 16, the decoded file holds at most a few times its size.
+BYTES_PER_VALUE = 8
+BYTES_PER_TEXT = 16
 #: Keys whose text values are bounded only by the file's size: a report's outputs
 #: (``base64``) and a replay bundle's arrays (``data``), which `diffcheck replay` decodes
 #: through this reader too.
@@ -112,14 +121,19 @@ def _schema_version(data: Any, source: str) -> int:
 def load_json(data: bytes, source: str) -> Any:
     """The JSON value ``data`` holds (strict UTF-8); one ReportError line naming ``source``."""
     source = one_line(source)
-    # Counted in the bytes: a bracket inside a text counts too, so the bound is conservative.
-    containers = data.count(b"[") + data.count(b"{")
-    allowed = MAX_FIXED_CONTAINERS + len(data) // BYTES_PER_CONTAINER
-    if containers > allowed:
-        raise ReportError(
-            f"report {source} opens {containers} arrays and objects in {len(data)} bytes, over "
-            f"the {allowed} a report of its size has; it is refused before it is decoded"
-        )
+    # Counted in the bytes: a bracket, comma or quote inside a text counts too, so each
+    # bound is conservative.
+    for what, count, per in (
+        ("arrays and objects", data.count(b"[") + data.count(b"{"), BYTES_PER_CONTAINER),
+        ("values", data.count(b","), BYTES_PER_VALUE),
+        ("texts", data.count(b'"') // 2, BYTES_PER_TEXT),
+    ):
+        allowed = MAX_FIXED_CONTAINERS + len(data) // per
+        if count > allowed:
+            raise ReportError(
+                f"report {source} holds {count} {what} in {len(data)} bytes, over the "
+                f"{allowed} a report of its size has; it is refused before it is decoded"
+            )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
