@@ -35,13 +35,12 @@ from diffcheck.errors import DiffcheckError
 
 from ._harness import assert_one_line, cli, cli_subprocess
 from ._hostile import HOSTILE_TEXT, SPECIAL_PATHS, Edit, edits
-from .test_properties import (  # noqa: F401 - fixtures, used by name
+from .test_properties import (  # noqa: F401 - the autouse fixtures apply here too
     TOTAL,
     _case_dir,
     _check,
     _entry_points_read_once,
     _rss_baseline,
-    session_dir,
 )
 
 SHARES = {"journal": 0.1, "findings": 0.05, "path": 0.05, "terminal": 0.05}
@@ -130,7 +129,7 @@ def test_any_edited_journal_resumes_as_its_run_or_is_one_line(
         assert all((out / e.bundle).is_file() for d in records for e in d.entries)
         return 0, "", ""
 
-    code, _, err = _check(session_dir, root, run, len(text))
+    code, _, _err = _check(session_dir, root, run, len(text))
     event(f"journal line {index} {edit.kind}: exit {code}")
     # A damaged last line is the one a kill cuts short: its function is searched again.
     if edit.surely_bad and index < len(lines) - 1:
@@ -150,7 +149,9 @@ def test_any_edited_findings_file_is_refused_by_replay_in_one_line(
     path.write_bytes(edited)
     code, out, err = _check(session_dir, root, lambda: cli(["replay", str(path)]), len(edited))
     event(f"findings {edit.kind}: exit {code}")
-    assert code == 1 and err and out == ""
+    assert code == 1
+    assert err
+    assert out == ""
 
 
 # -- path payloads ---------------------------------------------------------------------------
@@ -188,13 +189,16 @@ def test_any_path_payload_is_read_or_refused_in_one_line(
                 name = check_name("op", payload)
             except ValueError as error:
                 return 1, "", f"diffcheck: {error}\n"
-            assert "/" not in name and name not in (".", "..")
+            assert "/" not in name
+            assert name not in (".", "..")
             return 0, "", ""
         if command == "upgrade":  # asked to write under out/ ("..": a path the user chose)
-            return cli(["upgrade", "input", "--out", f"out/{payload.replace('..', '__')}"], cwd=root)
+            return cli(
+                ["upgrade", "input", "--out", f"out/{payload.replace('..', '__')}"], cwd=root
+            )
         return cli([command, payload], cwd=root)
 
-    code, out, err = _check(session_dir, root, run, 4096)
+    code, out, _err = _check(session_dir, root, run, 4096)
     event(f"path {command}: exit {code}")
     assert not _raw(out)
     if command in ("replay", "show") and payload != "input" and not payload.startswith("-"):
@@ -234,9 +238,9 @@ _TEXT_FIELDS = [
 def _set(document: dict[str, Any], path: tuple[Any, ...], value: Any) -> bool:
     target: Any = document
     for part in path[:-1]:
-        if isinstance(target, dict) and part in target:
-            target = target[part]
-        elif isinstance(target, list) and isinstance(part, int) and part < len(target):
+        if (isinstance(target, dict) and part in target) or (
+            isinstance(target, list) and isinstance(part, int) and part < len(target)
+        ):
             target = target[part]
         else:
             return False
@@ -269,14 +273,18 @@ def test_no_text_of_a_report_reaches_the_terminal_raw(
     path.write_bytes(data)
     code, out, err = _check(session_dir, root, lambda: cli([command, str(path)]), len(data))
     event(f"terminal {command} {field[-1]}: exit {code}")
-    assert not _raw(out) and not _raw(err)
-    assert "\u2028" not in out and "\u2029" not in out
+    assert not _raw(out)
+    assert not _raw(err)
+    assert "\u2028" not in out
+    assert "\u2029" not in out
     if code == 0:  # read: as many lines as the genuine report's (no payload added one)
         assert out.count("\n") <= genuine_lines[command], out
 
 
 @pytest.fixture(scope="module")
-def genuine_lines(report_texts: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory) -> dict[str, int]:
+def genuine_lines(
+    report_texts: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, int]:
     path = tmp_path_factory.mktemp("genuine") / "r.json"
     path.write_bytes(report_texts["attention"])
     counts = {}
@@ -300,7 +308,8 @@ def test_the_console_script_writes_no_raw_control_byte(
         done = cli_subprocess([command, str(path)])
         for stream in (done.stdout, done.stderr):
             assert not [b for b in stream if b < 0x20 and b not in b"\n\t"], stream[-500:]
-            assert b"\xc2\x9b" not in stream and b"\xe2\x80\xa8" not in stream
+            assert b"\xc2\x9b" not in stream
+            assert b"\xe2\x80\xa8" not in stream
         assert_one_line(done.stderr.decode())
 
 

@@ -41,7 +41,7 @@ def test_many_tables_or_arrays_are_refused_before_the_parser(
     path.write_bytes(data)
     tracemalloc.start()
     try:
-        with pytest.raises(ConfigError, match="over the .* a matrix may hold"):
+        with pytest.raises(ConfigError, match=r"over the .* a matrix may hold"):
             load_matrix(path)
         peak = tracemalloc.get_traced_memory()[1]
     finally:

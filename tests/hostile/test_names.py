@@ -61,12 +61,16 @@ def test_a_name_the_rule_accepts_is_one_plain_path_part(text: str) -> None:
     if not is_name(text):
         with pytest.raises(ValueError, match="rename it") as raised:
             check_name("op", text)
-        assert "\n" not in str(raised.value) and not _raw_controls(str(raised.value))
+        assert "\n" not in str(raised.value)
+        assert not _raw_controls(str(raised.value))
         return
     assert check_name("op", text) == text
-    assert os.path.basename(text) == text and text not in (".", "..")
-    assert not text.startswith(("-", ".")) and len(text) <= MAX_NAME_CHARS
-    assert text.isascii() and text.isprintable()
+    assert os.path.basename(text) == text
+    assert text not in (".", "..")
+    assert not text.startswith(("-", "."))
+    assert len(text) <= MAX_NAME_CHARS
+    assert text.isascii()
+    assert text.isprintable()
 
 
 @pytest.mark.parametrize("name", ["mlx:cpu", "numpy", "array_api_strict", "torch:cuda"])
@@ -144,7 +148,7 @@ def test_a_sweep_never_plans_a_folder_from_a_path_named_op(site: Path, tmp_path:
         'schema_version = 1\n[[pairs]]\nreference = "numpy"\ncandidate = "array_api_strict"\n'
         f'[[ops."{name}".shapes]]\nrows = 2\ncols = 4\n'
     )
-    with pytest.raises(ConfigError, match="unknown op '../../../escape'"):
+    with pytest.raises(ConfigError, match=r"op '\.\./\.\./\.\./escape'"):
         plan_matrix(load_matrix(matrix), tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.toml", "site"]
 
@@ -153,10 +157,13 @@ def test_a_sweep_never_plans_a_folder_from_a_path_named_op(site: Path, tmp_path:
 
 
 def test_ops_lists_a_plugins_texts_escaped(site: Path) -> None:
-    _plugin(site, "noisy-op", _softmax_named("noisy-op", execution_path="bell\x07nul\x00esc\x1b[2J"))
+    _plugin(
+        site, "noisy-op", _softmax_named("noisy-op", execution_path="bell\x07nul\x00esc\x1b[2J")
+    )
     code, out, err = cli(["ops"])
     assert code == 0, err
-    assert "noisy-op" in out and "bell\\x07nul\\x00esc\\x1b[2J" in out
+    assert "noisy-op" in out
+    assert "bell\\x07nul\\x00esc\\x1b[2J" in out
     assert not _raw_controls(out + err)
 
 
@@ -170,7 +177,8 @@ def test_ops_says_a_refused_plugin_name_in_one_escaped_line(site: Path) -> None:
     code, out, err = cli(["ops"])
     assert code == 1
     assert_one_line(err)
-    assert "bad\\x07op" in err and not _raw_controls(out)
+    assert "bad\\x07op" in err
+    assert not _raw_controls(out)
 
 
 # -- S2 and L3: a report's backend names -----------------------------------------------------

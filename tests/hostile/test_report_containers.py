@@ -34,7 +34,7 @@ def test_many_empty_containers_are_refused_before_decoding(
     data = _filled(report_json, filler, 10**6)
     tracemalloc.start()
     try:
-        with pytest.raises(ReportError, match="holds .* arrays and objects in .* refused before"):
+        with pytest.raises(ReportError, match=r"holds .* arrays and objects in .* refused before"):
             load_json(data, "r.json")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -59,7 +59,10 @@ def test_a_report_at_the_bound_still_decodes(report_json: dict[str, Any]) -> Non
     assert isinstance(load_json(data, "r.json"), dict)
 
 
-@pytest.mark.parametrize(("filler", "what"), [('"abcdef"', "texts"), ('"ab"', "values"), ("1000", "values"), ("0.5", "values")])
+@pytest.mark.parametrize(
+    ("filler", "what"),
+    [('"abcdef"', "texts"), ('"ab"', "values"), ("1000", "values"), ("0.5", "values")],
+)
 def test_dense_texts_and_numbers_are_refused_before_decoding(
     report_json: dict[str, Any], filler: str, what: str
 ) -> None:
@@ -75,7 +78,9 @@ def test_dense_texts_and_numbers_are_refused_before_decoding(
     assert peak < (1 << 20), peak
 
 
-def test_every_version_of_a_written_report_is_under_the_bounds(report_texts: dict[str, bytes]) -> None:
+def test_every_version_of_a_written_report_is_under_the_bounds(
+    report_texts: dict[str, bytes],
+) -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).parents[1]))

@@ -88,7 +88,11 @@ def test_whatever_times_are_read_keep_the_rules(
     try:
         report = parse_report(json.dumps(document).encode(), "r")
     except ReportError as error:
-        assert "\n" not in str(error)
+        refused = str(error)
+    else:
+        refused = ""
+    if refused:
+        assert "\n" not in refused
         return
     begun = datetime.fromisoformat(report.started_at)
     assert begun.utcoffset() == timedelta(0)

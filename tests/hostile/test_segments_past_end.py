@@ -32,7 +32,8 @@ def test_any_segment_past_the_reference_is_one_config_error(
     with pytest.raises(ConfigError, match="past the reference's 64 elements") as raised:
         diff(_REF, _REF, max_nmse=1e-7, segments=segments)
     message = str(raised.value)
-    assert "\n" not in message and "\x1b" not in message
+    assert "\n" not in message
+    assert "\x1b" not in message
 
 
 def test_segments_ending_at_the_reference_end_are_judged() -> None:

@@ -116,8 +116,10 @@ def test_an_edited_journal_is_refused_in_one_line_and_nothing_is_written(
     before = sorted(p.name for p in (out / "bundles").iterdir())
     with pytest.raises(ConfigError, match="the journal is not the run it claims to be") as raised:
         search_api(FaultyAdapter("ulp3"), out=out, resume=True, **OPTIONS)
-    assert "\n" not in str(raised.value) and len(str(raised.value)) < 1000
-    assert not (out / "findings.json").exists() and not (out / "index.html").exists()
+    assert "\n" not in str(raised.value)
+    assert len(str(raised.value)) < 1000
+    assert not (out / "findings.json").exists()
+    assert not (out / "index.html").exists()
     assert sorted(p.name for p in (out / "bundles").iterdir()) == before
 
 
@@ -145,7 +147,8 @@ def test_the_cut_last_line_resumes_and_is_dropped_from_the_journal(
     cut = json.dumps(records[2])[:30]
     _write(out, records[:2], tail=cut)  # a kill while the last line was written
     result = search_api(FaultyAdapter("ulp3"), out=out, resume=True, **OPTIONS)
-    assert result.document.complete and result.document.resumed_functions == 2
+    assert result.document.complete
+    assert result.document.resumed_functions == 2
     again = _lines(out)  # the cut text is gone, the new line stands alone
     assert [r["run"]["function"] for r in again] == [r["run"]["function"] for r in records]
     assert again[:2] == records[:2]
@@ -200,7 +203,11 @@ def test_any_edited_record_is_refused_or_is_the_run(
     try:
         result = search_api(FaultyAdapter("ulp3"), out=out, resume=True, **OPTIONS)
     except ConfigError as error:
-        assert "\n" not in str(error)
+        refused = str(error)
+    else:
+        refused = ""
+    if refused:
+        assert "\n" not in refused
         assert not (out / "findings.json").exists()
         return
     # Accepted: then the edit changed nothing that is evidence, and the totals are true.

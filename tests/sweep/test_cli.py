@@ -211,7 +211,9 @@ def test_the_summary_table_prints_no_raw_control_character(
     for row in data["checks"]:
         row["reason"] = "clear\x1b[2J nul\x00 line\nbreak"
     stream = io.StringIO()
-    print_summary(SweepSummary.model_validate(data), [("reports", tmp_path / "o\x1b[31m")], stream=stream)
+    print_summary(
+        SweepSummary.model_validate(data), [("reports", tmp_path / "o\x1b[31m")], stream=stream
+    )
     text = stream.getvalue()
     assert not [c for c in text if ord(c) < 0x20 and c != "\n"], text
     assert "clear\\x1b[2J nul\\x00 line\\x0abreak" in text, text

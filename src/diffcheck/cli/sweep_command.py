@@ -154,7 +154,7 @@ def sweep(argv: Sequence[str]) -> int:
     from ..sweep.capacity import capped_jobs
     from ..sweep.executors import make_executor
     from ..sweep.matrix import load_matrix
-    from ..sweep.plan import Pair, plan_matrix
+    from ..sweep.plan import plan_matrix
 
     options = _parser().parse_args(argv)
     if options.max_checks < 1:

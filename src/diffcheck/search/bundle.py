@@ -120,7 +120,7 @@ def _no_foreign_dtype(text: str | None) -> str | None:
         return text
     try:
         np.dtype(text)
-    except Exception:  # noqa: BLE001 - whatever NumPy cannot read as a dtype is a plain text
+    except Exception:
         return text
     raise ValueError(
         f"text {one_line(repr(text))} names a NumPy dtype outside the standard's; a bundle "

@@ -97,7 +97,9 @@ def _check(record: JournalRecord, start: int, directory: Path) -> str | None:
             return f"an entry of {entry.function!r} in the record of {run.function!r}"
         expected = f"bundles/{bundle_file(start + offset, entry.function, entry.kind, entry.dtype)}"
         if entry.bundle != expected or entry.bundle in seen:
-            return f"entry {offset} names bundle {entry.bundle!r}, but the run names it {expected!r}"
+            return (
+                f"entry {offset} names bundle {entry.bundle!r}, but the run names it {expected!r}"
+            )
         seen.add(entry.bundle)
         try:
             mode = os.lstat(directory / entry.bundle).st_mode

@@ -17,13 +17,13 @@ from rich.markup import escape as _markup_escape
 from ..text import one_line
 from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
 
+__all__ = ["print_summary"]
+
 
 def escape(text: str) -> str:
     """A data text for rich: control characters spelled (rich passes ESC and NUL through to
     the terminal), line breaks spelled (one line per row), markup brackets escaped."""
     return _markup_escape(one_line(text))
-
-__all__ = ["print_summary"]
 
 
 def _num(value: float | None) -> str:
