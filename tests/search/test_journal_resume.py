@@ -214,3 +214,18 @@ def test_any_edited_record_is_refused_or_is_the_run(
     assert [r["entries"] for r in records] == [r["entries"] for r in original]
     assert [r["run"]["function"] for r in records] == OPTIONS["functions"]
     assert result.document.counts.findings == len(result.document.findings) == 2
+
+
+def test_a_last_record_without_its_newline_resumes_on_a_line_of_its_own(
+    finished: Path, tmp_path: Path
+) -> None:
+    out = _copy(finished, tmp_path)
+    records = _lines(out)
+    header = (out / JOURNAL).read_text().splitlines()[0]
+    text = "\n".join([header, *(json.dumps(r) for r in records[:2])])  # no final newline
+    (out / JOURNAL).write_text(text)
+    result = search_api(FaultyAdapter("ulp3"), out=out, resume=True, **OPTIONS)
+    assert result.document.resumed_functions == 2
+    again = _lines(out)
+    assert [r["run"]["function"] for r in again] == OPTIONS["functions"]
+    assert again[:2] == records[:2]

@@ -116,7 +116,8 @@ def read_journal(
     """The header, every function's record and the bytes up to the last whole record.
 
     A line a kill cut short is not counted in the bytes: the caller truncates the journal
-    there, so the next record starts on a line of its own. ``check_header`` sees the decoded
+    there, so the next record starts on a line of its own (one past the file's size: the
+    last record lacks its newline, which the caller appends). ``check_header`` sees the decoded
     header line before any record is read (a journal of other options says so first).
 
     Parameters
@@ -170,4 +171,4 @@ def read_journal(
         records.append(record)
         findings += len(record.entries)
         whole += len(line) + 1
-    return records, min(whole, len(data))
+    return records, whole

@@ -137,7 +137,11 @@ class Journal:
             journal.done[record.run.function] = Done(record.run, record.entries, record.fragments)
         try:
             # A line a kill cut short is dropped, so the next record starts a line of its own.
-            os.truncate(path, whole)
+            if whole > path.stat().st_size:
+                with path.open("ab") as handle:
+                    handle.write(b"\n")
+            else:
+                os.truncate(path, whole)
         except OSError as error:
             raise ConfigError(f"--resume: cannot open {path} for appending: {error}") from None
         journal._forget_unjournaled_bundles()
