@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,9 +39,7 @@ SECOND = f"{STRICT}/gemm/gemm-4x3x5-f32-s7"
 
 def _sweep(tmp_path: Path, fault: str, *options: str) -> subprocess.Popen[bytes]:
     matrix = write_matrix(tmp_path, MATRIX)
-    temporary = tmp_path / "tmp"
-    temporary.mkdir(exist_ok=True)
-    environment = dict(os.environ, **{FAULT_ENV: fault, "TMPDIR": str(temporary)})
+    environment = dict(os.environ, **{FAULT_ENV: fault, "TMPDIR": str(_temporary(tmp_path))})
     argv = [sys.executable, "-m", "diffcheck", "sweep", str(matrix), "--out"]
     argv += [str(tmp_path / "out"), "--quiet", *options]
     return subprocess.Popen(
@@ -48,6 +49,22 @@ def _sweep(tmp_path: Path, fault: str, *options: str) -> subprocess.Popen[bytes]
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, as a CI job's
     )
+
+
+def _temporary(tmp_path: Path) -> Path:
+    # Short: the fork server's socket lives there, and a socket path has at most 107 bytes.
+    link = tmp_path / "tmp"
+    if not link.exists():
+        link.symlink_to(tempfile.mkdtemp(prefix="dc-"))
+    return link.resolve()
+
+
+@pytest.fixture(autouse=True)
+def _remove_temporary(tmp_path: Path) -> Iterator[None]:
+    yield
+    link = tmp_path / "tmp"
+    if link.is_symlink():
+        shutil.rmtree(link.resolve(), ignore_errors=True)
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
@@ -97,14 +114,14 @@ def test_sigterm_to_a_warm_sweep_s_group_leaves_no_pymp_folder(tmp_path: Path) -
             time.sleep(0.05)
         else:
             pytest.fail("the worker never reached its hanging check")
-        assert list((tmp_path / "tmp").glob("pymp-*")), "the fork server made no folder"
+        assert list(_temporary(tmp_path).glob("pymp-*")), "the fork server made no folder"
         os.killpg(sweep.pid, signal.SIGTERM)
         _, err = sweep.communicate(timeout=60)
     finally:
         if sweep.poll() is None:
             os.killpg(sweep.pid, signal.SIGKILL)
-            sweep.wait()
+            sweep.communicate()  # reaps it and closes its pipes
     assert sweep.returncode != 0
     assert err.decode().count("\n") <= 1, err.decode()[-3000:]
     time.sleep(0.5)  # the fork server, signalled too, is gone by now
-    assert not list((tmp_path / "tmp").glob("pymp-*"))
+    assert not list(_temporary(tmp_path).glob("pymp-*"))

@@ -62,12 +62,13 @@ MAX_TEXT_CHARS = 1 << 20
 #: failed check can store a short output (a reference that returned fewer elements); past
 #: this many, what replay would build from the config is no longer bounded by the file.
 MAX_UNSTORED_ELEMENTS = 1 << 16
-#: Arrays and objects a report may open: a few fixed ones plus one per this many bytes. A
+#: Arrays and objects a report may open: a fixed allowance (room for any small report; a
+#: 100,000-deep nesting still reads as nested too deeply) plus one per this many bytes. A
 #: real report opens about three per segment record (577 bytes) and two for its outputs;
 #: an empty list costs the decoder 64 bytes for its 3 bytes of text (10^7 ``[]`` in
 #: ``config``, 30 MB, took 800 MB before the schema refused them), so they are counted in
 #: the bytes, before anything is decoded.
-MAX_FIXED_CONTAINERS = 65_536
+MAX_FIXED_CONTAINERS = 131_072
 BYTES_PER_CONTAINER = 64
 #: Values (commas) and texts (quote pairs) likewise: a report written by diffcheck (indented,
 #: outputs as base64 or one indented integer a line) has far fewer. A text costs the decoder
