@@ -44,6 +44,7 @@ __all__ = [
     "remove_stale_temporaries",
     "replace_if_unchanged",
     "stamp",
+    "stored_path",
     "write_replacing",
     "write_temporary",
 ]
@@ -52,6 +53,33 @@ __all__ = [
 MAX_MATRIX_BYTES = 16 * 1024 * 1024
 
 FileIdentity = tuple[int, int]
+
+#: The longest path a stored file may name, in bytes, and the longest part (Linux's
+#: PATH_MAX and NAME_MAX): past them the system refuses the name with an OSError.
+MAX_PATH_BYTES = 4096
+MAX_PART_BYTES = 255
+
+
+def stored_path(text: str, what: str) -> Path:
+    """A path that a stored file names (a summary's matrix), checked before the system sees it.
+
+    A path from a file is hostile input: a NUL byte, a name longer than the system takes
+    (``OSError: File name too long``) or an undecodable one is one ReportError line naming
+    ``what``, the length and what to do, before any ``stat`` or ``open``.
+    """
+    shown = ascii(text[:120]) + ("..." if len(text) > 120 else "")
+    try:
+        encoded = os.fsencode(text)
+    except UnicodeError:
+        raise ReportError(f"{what} {shown} cannot be a file name here (not encodable)") from None
+    longest = max((len(part) for part in encoded.split(b"/")), default=0)
+    if b"\0" in encoded or len(encoded) > MAX_PATH_BYTES or longest > MAX_PART_BYTES:
+        raise ReportError(
+            f"{what} {shown} ({len(encoded)} bytes, a part of {longest}) is no file name: a "
+            f"path has at most {MAX_PATH_BYTES} bytes, a part {MAX_PART_BYTES}, and no NUL; "
+            "the file naming it was edited"
+        )
+    return Path(text)
 
 
 def stamp() -> str:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,3 +34,18 @@ def report_json(report_texts: dict[str, bytes]) -> dict[str, Any]:
     """A fresh decoded copy of the passing gemm report, to be edited by a test."""
     parsed: dict[str, Any] = json.loads(report_texts["gemm"])
     return parsed
+
+
+@pytest.fixture(scope="module")
+def session_dir() -> Iterator[Path]:
+    """One directory for the module's cases: a case may create files only in its ``out``."""
+    # In memory where the machine has it: thousands of small files, no disk in the way.
+    memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="hostile-", dir=memory) as directory:
+        session = Path(directory)
+        root = session / "case"
+        root.mkdir()
+        (root / "out").mkdir()
+        (root / "dir").mkdir()
+        os.mkfifo(root / "fifo")
+        yield session

@@ -23,7 +23,6 @@ import json
 import os
 import resource
 import shutil
-import tempfile
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,21 +61,6 @@ def _settings(kind: str) -> settings:
             HealthCheck.function_scoped_fixture,
         ],
     )
-
-
-@pytest.fixture(scope="module")
-def session_dir() -> Iterator[Path]:
-    """One directory for the module's cases: a case may create files only in its ``out``."""
-    # In memory where the machine has it: thousands of small files, no disk in the way.
-    memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-    with tempfile.TemporaryDirectory(prefix="hostile-", dir=memory) as directory:
-        session = Path(directory)
-        root = session / "case"
-        root.mkdir()
-        (root / "out").mkdir()
-        (root / "dir").mkdir()
-        os.mkfifo(root / "fifo")
-        yield session
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -191,3 +191,29 @@ def test_reasons_print_literally_even_with_brackets(tmp_path: Path, sweep_cli: S
     stream = io.StringIO()
     print_summary(SweepSummary.model_validate(data), [], stream=stream)
     assert "'diffcheck-mlx[cuda]' [bold]here[/bold]" in stream.getvalue()
+
+
+def test_the_summary_table_prints_no_raw_control_character(
+    tmp_path: Path, sweep_cli: Sweep
+) -> None:
+    # Issue 34 S2's class: rich passes ESC, OSC and NUL through; a reason (a backend's own
+    # error text) or a matrix path must reach the terminal spelled, on one line.
+    import io
+
+    from diffcheck.sweep.console import print_summary
+    from diffcheck.sweep.summary import SweepSummary
+
+    run = sweep_cli(
+        write_matrix(tmp_path, TWO.replace("array_api_strict", "cupy"), "m.toml"), tmp_path / "o"
+    )
+    data = run.summary
+    data["matrix"] = "m\x1b]0;owned\x07.toml"
+    for row in data["checks"]:
+        row["reason"] = "clear\x1b[2J nul\x00 line\nbreak"
+    stream = io.StringIO()
+    print_summary(
+        SweepSummary.model_validate(data), [("reports", tmp_path / "o\x1b[31m")], stream=stream
+    )
+    text = stream.getvalue()
+    assert not [c for c in text if ord(c) < 0x20 and c != "\n"], text
+    assert "clear\\x1b[2J nul\\x00 line\\x0abreak" in text, text

@@ -204,20 +204,23 @@ def test_planted_symlinks_cannot_redirect_the_views(tmp_path: Path, sweep_cli: S
 
 
 def test_control_characters_are_escaped_in_junit_and_html(tmp_path: Path, sweep_cli: Sweep) -> None:
-    text = (
-        'description = "bell \\u0007 and \\u001b[31m escape"\n'
-        + TWO
-        + '[[pairs]]\ncandidate = "no\\u0001such\\u000bbackend"\n'
-    )
+    text = 'description = "bell \\u0007 and \\u001b[31m escape"\n' + TWO
     run = sweep_cli(write_matrix(tmp_path, text), tmp_path / "out")
     assert run.code == 0, run.err
     junit = (tmp_path / "out" / "junit.xml").read_bytes()
-    root = ET.fromstring(junit)  # parses: no raw control character left
-    names = [suite.get("name") for suite in root.iter("testsuite")]
-    assert "numpy -> no\\x01such\\x0bbackend" in names
+    ET.fromstring(junit)  # parses: no raw control character left
+    assert b"\x07" not in junit
+    assert b"\x1b" not in junit
     html = (tmp_path / "out" / "index.html").read_text()
     assert not any(ch in html for ch in "\x01\x07\x0b\x1b")
     assert "bell \\x07 and \\x1b[31m escape" in html
+    # A pair's backend names never carry them: the matrix refuses them (issue 34, S1's rule).
+    bad = TWO + '[[pairs]]\ncandidate = "no\\u0001such\\u000bbackend"\n'
+    refused = sweep_cli(write_matrix(tmp_path, bad, "bad.toml"), tmp_path / "out2")
+    assert refused.code == 1
+    assert refused.err.count("\n") == 1
+    assert "no\\x01such\\x0bbackend" in refused.err
+    assert not (tmp_path / "out2").exists()
 
 
 def test_booleans_are_not_numbers_in_a_matrix(tmp_path: Path, sweep_cli: Sweep) -> None:

@@ -162,3 +162,23 @@ def test_a_summary_object_with_many_keys_is_refused_as_it_is_decoded(
     assert out == ""
     assert err.count("\n") == 1, err
     assert "200000 keys" in err, err
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    ["m" * 100_000, "/" + "d/" * 2100 + "m.toml", "/tmp/" + "n" * 256 + ".toml", "nul\x00.toml"],
+    ids=["100k-characters", "path-over-4096-bytes", "part-over-255-bytes", "nul-byte"],
+)
+def test_a_matrix_path_no_system_takes_is_one_line(
+    genuine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], matrix: str
+) -> None:
+    # Issue 34 T4: a 100,000-character matrix path was `OSError: File name too long`.
+    directory, summary = _copy(genuine, tmp_path)
+    summary["matrix"] = matrix
+    (directory / "summary.json").write_text(json.dumps(summary))
+    code, out, err = _replay(directory, capsys)
+    assert (code, out, err.count("\n")) == (1, "", 1), err
+    assert "is no file name" in err
+    assert "Traceback" not in err
+    assert "\x00" not in err
+    assert len(err) < 1000

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TextIO
 
 from ..errors import DiffcheckError
-from ..text import one_line
+from ..text import one_line, printable
 
 __all__ = ["main"]
 
@@ -79,6 +81,38 @@ def _escaping_streams() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+class _Terminal(io.TextIOBase):
+    """A stream that spells every control character but newline and tab as an escape.
+
+    Every command but ``sweep`` and ``fuzz`` (whose rich progress writes its own terminal
+    codes) prints through it: a name or reason from a report, a bundle or a plugin can never
+    clear the screen, set the window title or ring the bell, whichever print forgot to escape
+    it. Names cannot break a line either: :func:`diffcheck.text.check_name` refuses them where
+    they enter.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(printable(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def writable(self) -> bool:
+        return True
+
+
+#: Commands that draw with rich and escape their own texts.
+_DRAWING = frozenset({"sweep", "fuzz"})
+
+
 def _memory_limit() -> str:
     try:
         import resource
@@ -120,6 +154,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "run 'diffcheck --help' for the commands"
         )
         return 1
+    with contextlib.ExitStack() as stack:
+        if args[0] not in _DRAWING:
+            stack.enter_context(contextlib.redirect_stdout(_Terminal(sys.stdout)))
+            stack.enter_context(contextlib.redirect_stderr(_Terminal(sys.stderr)))
+        return _dispatch(command, args)
+
+
+def _dispatch(command: Callable[[Sequence[str]], int], args: list[str]) -> int:
+    """Run one command: a DiffcheckError, no memory or deep nesting is one line, exit 1."""
     try:
         code = command(args[1:])
         sys.stdout.flush()  # a reader that closed the pipe (| head) shows here, not at exit

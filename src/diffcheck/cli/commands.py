@@ -298,8 +298,9 @@ def ops(argv: Sequence[str]) -> int:
             for name, field in op.params_model.model_fields.items()
         )
         alias = f" (alias {', '.join(op.aliases)})" if op.aliases else ""
-        print(f"{op.name}{alias} ({OPS.source(op.name).package}): {options}")
-        print(f"    {op.execution_path}")
+        # A plugin's package, execution path and defaults are its own texts: escaped.
+        print(one_line(f"{op.name}{alias} ({OPS.source(op.name).package}): {options}"))
+        print(f"    {one_line(op.execution_path)}")
         own = [
             f"{p} {op.default_max_nmse(p):g}"
             for p in PRECISIONS
@@ -309,7 +310,7 @@ def ops(argv: Sequence[str]) -> int:
             print(f"    default --max-nmse: {', '.join(own)} (others by precision)")
     problems = OPS.problems()
     for problem in problems:
-        print(f"error: {problem}", file=sys.stderr)
+        print(one_line(f"error: {problem}"), file=sys.stderr)
     return 1 if problems else 0
 
 

@@ -79,10 +79,10 @@ def _show_one(path: Path) -> int:
             return 0
         outcome = replay(report_from(raw, str(path)))
     except ReportError as error:
-        print(f"diffcheck: {error}", file=sys.stderr)
+        print(one_line(f"diffcheck: {error}"), file=sys.stderr)
         return 1
     document = outcome.document
-    print(f"{path}: {_header(document)}")
+    print(one_line(f"{path}: {_header(document)}"))
     if outcome.verdict is not None:
         print(render_text(outcome.verdict, tuple(document.output_shape)))
     elif document.result is not None:

@@ -9,11 +9,13 @@ existing report without ``--resume`` is one line on stderr and exit 1, before an
 from __future__ import annotations
 
 import importlib.util
+import signal
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..files import stamp
 from ..text import one_line
@@ -22,6 +24,10 @@ from ._parser import OneLineParser
 # The dispatcher leaves "sweep" out when this import fails: rich draws its progress and table.
 if importlib.util.find_spec("rich") is None:
     raise ImportError("diffcheck sweep needs rich (pip install rich)")
+
+if TYPE_CHECKING:
+    from ..sweep.executors import Executor
+    from ..sweep.plan import Pair, SweepPlan
 
 __all__ = ["sweep"]
 
@@ -146,12 +152,9 @@ def sweep(argv: Sequence[str]) -> int:
     from ..errors import ConfigError
     from ..sweep.availability import unavailable_pairs
     from ..sweep.capacity import capped_jobs
-    from ..sweep.console import print_summary
     from ..sweep.executors import make_executor
     from ..sweep.matrix import load_matrix
-    from ..sweep.plan import Pair, plan_matrix
-    from ..sweep.progress import SweepProgress
-    from ..sweep.run import run_sweep
+    from ..sweep.plan import plan_matrix
 
     options = _parser().parse_args(argv)
     if options.max_checks < 1:
@@ -181,6 +184,33 @@ def sweep(argv: Sequence[str]) -> int:
         left_out = unavailable_pairs(plan.pairs)
         plan = plan.without_pairs([pair for pair, _ in left_out])
     out = options.out or Path("reports") / f"sweep-{stamp()}"
+    # SIGTERM unwinds like ^C: the workers are killed and the report left incomplete for
+    # --resume, and the interpreter exits normally, so multiprocessing removes its pymp-*
+    # folder (a process ended by the signal's default action left it in the system's temp).
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _run(options, plan, timeout_s, left_out, out, executor)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _run(
+    options: Any,
+    plan: SweepPlan,
+    timeout_s: float,
+    left_out: list[tuple[Pair, str]],
+    out: Path,
+    executor: Executor,
+) -> int:
+    """Run the planned sweep and print its summary; the exit status."""
+    from ..sweep.console import print_summary
+    from ..sweep.progress import SweepProgress
+    from ..sweep.run import run_sweep
+
     pairs = Counter(f"{c.pair.reference} -> {c.pair.candidate}" for c in plan.checks)
     with SweepProgress(len(plan.checks), enabled=not options.quiet, pairs=pairs) as progress:
         summary, outputs = run_sweep(

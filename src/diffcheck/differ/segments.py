@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy.typing as npt
 
+from ..errors import ConfigError
+from ..text import one_line
 from .judge import _check_tolerance, _compare, compare_outputs, to_host
 from .tolerance import strict_tolerance
 from .verdict import Segment, SegmentVerdict, Verdict, _Failure
@@ -102,6 +104,21 @@ def _validate_segments(segments: Sequence[Segment]) -> None:
             )
 
 
+def _check_within(segments: Sequence[Segment], elements: int) -> None:
+    """Every segment ends inside the reference: one past it names elements nobody has.
+
+    A shorter *actual* output is a divergence (the verdict fails); a segment past the
+    reference's own end is a mistake of the caller, refused before anything is judged.
+    """
+    for segment in segments:
+        if segment.stop > elements:
+            raise ConfigError(
+                f"segment {one_line(repr(segment.name))[:80]} is [{segment.start}, "
+                f"{segment.stop}), past the reference's {elements} elements; give segments "
+                f"within [0, {elements})"
+            )
+
+
 def _check_segment_count(count: int, elements: int) -> None:
     """A count of equal segments is checked before a name is made for any of them.
 
@@ -171,7 +188,8 @@ def diff(
     Raises
     ------
     ValueError
-        When ``segments`` or ``ulp_dtype`` is malformed (misuse, not a divergence).
+        When ``segments`` or ``ulp_dtype`` is malformed (misuse, not a divergence); a
+        segment past the reference's end is a ConfigError (a ValueError).
     ConfigError
         When ``max_nmse`` is not a number (``True`` and ``"0.5"`` are refused, not read as
         1.0 and 0.5); a NumPy scalar is taken as the Python float it equals.
@@ -188,6 +206,7 @@ def diff(
         segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
     segments = _as_segments(segments)
     _validate_segments(segments)
+    _check_within(segments, ref.size)
     return bind_segments(verdict, ref, act, segments, ulp_dtype=ulp_dtype)
 
 

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from .._distribution import DISTRIBUTION, IMPORT_PACKAGE
 from ..errors import ConfigError, UnknownOpError
+from ..text import check_name, one_line
 from ._base import Op
 
 __all__ = [
@@ -122,6 +123,14 @@ def _load(source: OpSource) -> Op[Any]:
             f'op "{source.name}" ({source.label}) cannot be instantiated: '
             f"{type(error).__name__}: {error}".replace("\n", " ")
         ) from None
+    for name in (source.name, *op.aliases):
+        # An op's name becomes a folder of a sweep's output and is printed in listings.
+        try:
+            check_name("op", name)
+        except ValueError as error:
+            raise OpPluginError(
+                f"op {one_line(repr(source.name)[:80])} ({source.label}) cannot be used: {error}"
+            ) from None
     if op.name != source.name:
         raise OpPluginError(
             f'op "{source.name}" ({source.label}) names itself "{op.name}"; '

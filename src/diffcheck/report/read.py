@@ -35,10 +35,15 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ConfigError, ReportError
 from ..files import read_regular
 from ..text import one_line
+from .fields import check_fields
 from .limits import report_read_limit
 from .models import MODELS, READABLE_VERSIONS, OutputArray, OutputBits, ReportDocument
 
 __all__ = [
+    "BYTES_PER_CONTAINER",
+    "BYTES_PER_TEXT",
+    "BYTES_PER_VALUE",
+    "MAX_FIXED_CONTAINERS",
     "MAX_KEYS",
     "MAX_TEXT_CHARS",
     "MAX_UNSTORED_ELEMENTS",
@@ -57,6 +62,21 @@ MAX_TEXT_CHARS = 1 << 20
 #: failed check can store a short output (a reference that returned fewer elements); past
 #: this many, what replay would build from the config is no longer bounded by the file.
 MAX_UNSTORED_ELEMENTS = 1 << 16
+#: Arrays and objects a report may open: a fixed allowance (room for any small report; a
+#: 100,000-deep nesting still reads as nested too deeply) plus one per this many bytes. A
+#: real report opens about three per segment record (577 bytes) and two for its outputs;
+#: an empty list costs the decoder 64 bytes for its 3 bytes of text (10^7 ``[]`` in
+#: ``config``, 30 MB, took 800 MB before the schema refused them), so they are counted in
+#: the bytes, before anything is decoded.
+MAX_FIXED_CONTAINERS = 131_072
+BYTES_PER_CONTAINER = 64
+#: Values (commas) and texts (quote pairs) likewise: a report written by diffcheck (indented,
+#: outputs as base64 or one indented integer a line) has far fewer. A text costs the decoder
+#: about 50 bytes and a number 32, plus the list's pointer, so a file of bare ``"ab",`` or
+#: ``1000,`` held 12 or 7 times its size; at most one value per 8 bytes and one text per
+#: 16, the decoded file holds at most a few times its size.
+BYTES_PER_VALUE = 8
+BYTES_PER_TEXT = 16
 #: Keys whose text values are bounded only by the file's size: a report's outputs
 #: (``base64``) and a replay bundle's arrays (``data``), which `diffcheck replay` decodes
 #: through this reader too.
@@ -102,6 +122,19 @@ def _schema_version(data: Any, source: str) -> int:
 def load_json(data: bytes, source: str) -> Any:
     """The JSON value ``data`` holds (strict UTF-8); one ReportError line naming ``source``."""
     source = one_line(source)
+    # Counted in the bytes: a bracket, comma or quote inside a text counts too, so each
+    # bound is conservative.
+    for what, count, per in (
+        ("arrays and objects", data.count(b"[") + data.count(b"{"), BYTES_PER_CONTAINER),
+        ("values", data.count(b","), BYTES_PER_VALUE),
+        ("texts", data.count(b'"') // 2, BYTES_PER_TEXT),
+    ):
+        allowed = MAX_FIXED_CONTAINERS + len(data) // per
+        if count > allowed:
+            raise ReportError(
+                f"report {source} holds {count} {what} in {len(data)} bytes, over the "
+                f"{allowed} a report of its size has; it is refused before it is decoded"
+            )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -233,6 +266,7 @@ def report_from(parsed: Any, source: str) -> ReportDocument:
             f"report {source} does not match schema v{version} at {one_line(where)}: "
             f"{one_line(first['msg'])}"
         ) from None
+    check_fields(document, source)
     check_derived_sizes(document, source)
     return document
 

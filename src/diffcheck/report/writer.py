@@ -48,6 +48,8 @@ class ReportWriter:
             pass
         except OSError as error:
             raise self._create_error(error) from None
+        except ValueError:  # a NUL byte: no system call takes the name
+            raise self._create_error(OSError(errno.EINVAL, "the path holds a NUL byte")) from None
         else:
             raise self._create_error(OSError(errno.EEXIST, os.strerror(errno.EEXIST)))
         directory = self.path.parent

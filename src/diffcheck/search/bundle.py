@@ -108,6 +108,26 @@ class ArrayData(_Strict):
     )
 
 
+def _no_foreign_dtype(text: str | None) -> str | None:
+    """A text NumPy would read as a dtype must be a standard dtype's name.
+
+    A dtype reaches the call through ``call.dtypes`` (the standard's names only); a text
+    argument is passed to NumPy as it is, and ``asarray(x, dtype="V400000000")`` makes each
+    element 400 MB, past every estimate of :mod:`.bundle_memory` (which counts 16 bytes an
+    element). Texts the standard passes (``"ortho"``, ``"left"``, ``"fro"``) are no dtype.
+    """
+    if text is None or text in _DTYPES:
+        return text
+    try:
+        np.dtype(text)
+    except Exception:
+        return text
+    raise ValueError(
+        f"text {one_line(repr(text))} names a NumPy dtype outside the standard's; a bundle "
+        "gives dtypes in call.dtypes, by the standard's names"
+    )
+
+
 class Value(_Strict):
     """One argument: exactly one of its fields is set."""
 
@@ -119,7 +139,7 @@ class Value(_Strict):
         None, min_length=2, max_length=2, description="float.hex of the real and imaginary parts"
     )
     ints: list[int] | None = Field(None, max_length=_MAX_DIMS, description="a tuple of ints")
-    text: str | None = Field(None, max_length=64)
+    text: Annotated[str | None, AfterValidator(_no_foreign_dtype)] = Field(None, max_length=64)
     none: Literal[True] | None = None
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,8 +38,9 @@ _JOURNAL_KIND = "diffcheck-api-search-journal"
 
 def bundle_name(index: int, finding: Finding) -> str:
     """``003-linalg.vecdot-value-float32.json``: numbered, so names never collide."""
-    stem = f"{index:03d}-{finding.function}-{finding.kind}-{finding.dtype}"
-    return re.sub(r"[^A-Za-z0-9_.,-]", "_", stem) + ".json"
+    from .journal_check import bundle_file
+
+    return bundle_file(index, finding.function, finding.kind, finding.dtype)
 
 
 def _short(value: Any) -> str:
@@ -109,39 +109,41 @@ class Journal:
     @classmethod
     def resume(cls, directory: Path, header: dict[str, Any]) -> Journal:
         """Open an interrupted run's directory: the same command's, or a one-line error."""
+        from .journal_check import read_journal
+
         path = directory / JOURNAL
         if path.is_symlink() or not path.is_file():
             raise ConfigError(
                 f"--resume: {directory} holds no {JOURNAL}; give the --out of an earlier "
                 "diffcheck fuzz --api run"
             )
-        try:
-            with path.open("rb") as handle:
-                lines = handle.read().split(b"\n")
-            first = json.loads(lines[0])
-        except (OSError, ValueError) as error:
-            raise ConfigError(f"--resume: cannot read {path}: {error}") from None
-        if not isinstance(first, dict) or first.get("kind") != _JOURNAL_KIND:
-            raise ConfigError(f"--resume: {path} is not an API search journal")
-        theirs = {k: v for k, v in first.items() if k != "kind"}
-        if theirs != json.loads(json.dumps(header)):
-            differ = sorted(k for k in set(theirs) | set(header) if theirs.get(k) != header.get(k))
-            raise ConfigError(
-                f"--resume: {directory} was searched with other options ({', '.join(differ)}); "
-                "repeat that run's options, or give a new --out"
-            )
-        journal = cls(directory, header)
-        for line in lines[1:]:
-            try:
-                record = json.loads(line)
-                done = Done(
-                    FunctionRun.model_validate(record["run"]),
-                    [FindingEntry.model_validate(e) for e in record["entries"]],
-                    [str(f) for f in record["fragments"]],
+
+        def same_run(first: Any) -> None:
+            if not isinstance(first, dict) or first.get("kind") != _JOURNAL_KIND:
+                raise ConfigError(f"--resume: {path} is not an API search journal")
+            theirs = {k: v for k, v in first.items() if k != "kind"}
+            if theirs != json.loads(json.dumps(header)):
+                keys = set(theirs) | set(header)
+                differ = sorted(k for k in keys if theirs.get(k) != header.get(k))
+                raise ConfigError(
+                    f"--resume: {directory} was searched with other options "
+                    f"({', '.join(map(str, differ))[:400]}); repeat that run's options, or "
+                    "give a new --out"
                 )
-            except (ValueError, KeyError, TypeError):
-                continue  # the line a kill cut short (the last one): that function runs again
-            journal.done[done.run.function] = done
+
+        records, whole = read_journal(path, list(header.get("functions", [])), same_run)
+        journal = cls(directory, header)
+        for record in records:
+            journal.done[record.run.function] = Done(record.run, record.entries, record.fragments)
+        try:
+            # A line a kill cut short is dropped, so the next record starts a line of its own.
+            if whole > path.stat().st_size:
+                with path.open("ab") as handle:
+                    handle.write(b"\n")
+            else:
+                os.truncate(path, whole)
+        except OSError as error:
+            raise ConfigError(f"--resume: cannot open {path} for appending: {error}") from None
         journal._forget_unjournaled_bundles()
         return journal
 

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from ..adapters import KnownDivergence
 from ..errors import ReportError
-from ..files import MAX_MATRIX_BYTES, read_regular
+from ..files import MAX_MATRIX_BYTES, read_regular, stored_path
 from ..report.read import load_json
 from ..text import one_line
 from .isolate import WorkerOutcome
@@ -122,7 +122,7 @@ def _stored_summary(directory: Path) -> tuple[SweepSummary, int]:
 
 def _plan(summary: SweepSummary, directory: Path) -> SweepPlan:
     """The checks the sweep planned: its matrix, planned again, less the pairs left out."""
-    matrix = Path(summary.matrix)
+    matrix = stored_path(summary.matrix, f"sweep {one_line(str(directory))}: the matrix")
     if not matrix.is_absolute() and not matrix.exists():
         matrix = directory / matrix  # a sweep directory copied with its matrix beside it
     try:

@@ -12,14 +12,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 
 from .._numbers import short_float
-from ..text import rounded
+from ..text import one_line, rounded
 from .summary import GroupSummary, KnownDivergenceNote, SummaryRow, SweepSummary
 from .words import verdict_text, worst_case
 
 __all__ = ["print_summary"]
+
+
+def escape(text: str) -> str:
+    """A data text for rich: control characters spelled (rich passes ESC and NUL through to
+    the terminal), line breaks spelled (one line per row), markup brackets escaped."""
+    return _markup_escape(one_line(text))
 
 
 def _num(value: float | None) -> str:
@@ -83,7 +89,7 @@ def print_summary(
 
     out = stream or sys.stdout
     console = Console(file=out, width=None if out.isatty() else 140, highlight=False)
-    table = Table(title=f"diffcheck sweep: {summary.matrix}", title_justify="left")
+    table = Table(title=f"diffcheck sweep: {escape(summary.matrix)}", title_justify="left")
     for name, justify in (
         ("pair", "left"),
         ("op", "left"),
@@ -101,7 +107,9 @@ def print_summary(
     ran = {(g.reference, g.candidate) for g in summary.groups if g.not_run < _total(g)}
     idle: dict[tuple[str, str], list[GroupSummary]] = {}
     for group in summary.groups:
-        pair = f"{group.reference} -> {group.candidate}" + (" (required)" if group.required else "")
+        pair = escape(f"{group.reference} -> {group.candidate}") + (
+            " (required)" if group.required else ""
+        )
         if (group.reference, group.candidate) not in ran:
             idle.setdefault((pair, group.candidate), []).append(group)
             continue
@@ -110,7 +118,7 @@ def print_summary(
             ratio = f"[red]{ratio}[/]"
         table.add_row(
             pair,
-            group.op,
+            escape(group.op),
             f"[green]{group.passed}[/]" if group.passed else "0",
             f"[red]{group.failed}[/]" if group.failed else "0",
             f"[yellow]{group.known}[/]" if group.known else "0",
@@ -143,7 +151,7 @@ def print_summary(
         console.print(line, soft_wrap=True)
     for left in summary.left_out:
         console.print(
-            f"left out {left.reference} -> {left.candidate}: {left.reason}",
+            one_line(f"left out {left.reference} -> {left.candidate}: {left.reason}"),
             soft_wrap=True,
             markup=False,
         )
@@ -153,4 +161,4 @@ def print_summary(
     colour = {"ok": "green", "partial": "yellow", "bad": "red"}[tone]
     console.print(f"[{colour}]{escape(text)}[/]", soft_wrap=True)
     for label, path in paths:
-        console.print(f"{label}: {path}", soft_wrap=True, markup=False)
+        console.print(one_line(f"{label}: {path}"), soft_wrap=True, markup=False)

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import remove_stale_temporaries
 from . import reaper
 from .descendants import TOKEN_ENV, end_tagged, new_token
 from .records import OWN_IO_STATUS, ReportState, read_state, set_aside, settle_report
@@ -239,6 +240,12 @@ def conclude(
     moved: Path | None,
 ) -> WorkerOutcome:
     """Settle a check's report after its worker ended, and say how it went."""
+    if ended.killed is not None or ended.reported or ended.returncode:
+        # A worker killed (a timeout, an interrupt) or dead while it wrote leaves its
+        # temporary (.dc-<pid>-<hex>.tmp) beside the report: its process is gone now, so
+        # it goes (another worker's, still alive, stays).
+        with contextlib.suppress(OSError):
+            remove_stale_temporaries(Path(spec.report).parent)
     if ended.killed == INTERRUPTED:
         # Left incomplete on purpose: the check did not fail, it was stopped, and --resume
         # moves an incomplete report aside and runs the check again.

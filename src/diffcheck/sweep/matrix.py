@@ -29,6 +29,7 @@ from pydantic import (
     Field,
     ValidationError,
     create_model,
+    field_validator,
     model_validator,
 )
 
@@ -38,7 +39,7 @@ from ..errors import ConfigError, ReportError, UnknownOpError
 from ..files import MAX_MATRIX_BYTES, read_regular
 from ..ops import OPS, get_op
 from ..precision import PrecisionName
-from ..text import one_line
+from ..text import check_name, one_line
 from .matrix_scan import check_matrix_text
 
 __all__ = [
@@ -162,6 +163,12 @@ class PairEntry(_ToleranceLayer):
         description="The precisions this pair runs; requested precisions outside it are skipped.",
     )
 
+    @field_validator("reference", "candidate")
+    @classmethod
+    def _a_backend_name(cls, value: str) -> str:
+        # The pair becomes a folder of the sweep's output and a label of every table.
+        return check_name("backend", value, backend=True)
+
 
 class ShapeEntry(_Strict):
     """Keys every shape table accepts besides its op's parameters."""
@@ -274,6 +281,17 @@ class MatrixFile(_Strict):
     """A sweep matrix, schema version 1."""
 
     schema_version: Literal[1] = Field(description="Always 1 for this layout.")
+
+    @field_validator("schema_version", mode="before")
+    @classmethod
+    def _an_integer(cls, value: Any) -> Any:
+        # 1.0 == 1 and true == 1 in Python, but neither is a schema version.
+        if type(value) is not int:
+            raise ValueError(
+                f"schema_version = {str(value)[:40]!r} is not an integer; write schema_version = 1"
+            )
+        return value
+
     description: str = Field("", description="What this matrix is for (shown in the summary).")
     defaults: Defaults = Field(default_factory=Defaults)
     pairs: list[PairEntry] = Field(min_length=1, description="Backend pairs to compare.")

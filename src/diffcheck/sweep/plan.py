@@ -36,6 +36,7 @@ from ..adapters import Adapter, KnownDivergence, parse_backend, resolve, same_ba
 from ..adapters._registry import entry_point_snapshot
 from ..config import Check, make_check
 from ..errors import ConfigError, UnknownBackendError
+from ..memory import DEFAULT_FRACTION, default_budget, format_bytes
 from ..ops import get_op
 from ..precision import PrecisionName
 from .matrix import MatrixFile, OpEntry, PairEntry, ShapeEntry
@@ -54,6 +55,9 @@ __all__ = [
 DEFAULT_MAX_CHECKS = 100_000
 #: How often (in checks) planning reports progress.
 PROGRESS_EVERY = 10_000
+#: What a sweep holds per planned check for its whole run: the planned check (0.5 to 0.8 KB
+#: measured), its summary row, its page and JUnit entries. A sweep of 10^6 checks took 4 GB.
+SWEEP_BYTES_PER_CHECK = 4096
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -297,6 +301,22 @@ def count_checks(matrix: MatrixFile) -> int:
     return total
 
 
+def _check_memory(total: int, source: str) -> None:
+    """Refuse, before anything is planned, a sweep whose checks would not fit the budget.
+
+    The budget is the runner's default (:func:`diffcheck.memory.default_budget`, a share of
+    the memory available now): ``--max-checks`` lifts the count limit, never this one.
+    """
+    budget = default_budget()
+    need = total * SWEEP_BYTES_PER_CHECK
+    if budget is not None and need > budget:
+        raise ConfigError(
+            f"{source}: the matrix expands to {total} checks, which a sweep holds in about "
+            f"{format_bytes(need)}, over the {format_bytes(budget)} budget ({DEFAULT_FRACTION:.0%}"
+            " of the memory available now); split the matrix or run it on a larger machine"
+        )
+
+
 def plan_matrix(
     matrix: MatrixFile,
     *,
@@ -335,6 +355,7 @@ def plan_matrix(
             f"{source}: the matrix expands to {total} checks, over the limit of {max_checks}; "
             f"pass --max-checks {total} to run it anyway"
         )
+    _check_memory(total, source)
     if on_progress is not None and total >= PROGRESS_EVERY:
         on_progress(0, total)
     checks: list[PlannedCheck] = []

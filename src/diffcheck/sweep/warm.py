@@ -83,13 +83,24 @@ def _run_one(task: Task) -> int:
             inject(candidate, task.fault)
         run_guarded(check, Path(spec.report), candidate)
     except OwnIOError as error:
-        print(f"diffcheck sweep worker: {str(error).splitlines()[0]}", file=sys.stderr, flush=True)
+        _say(f"diffcheck sweep worker: {str(error).splitlines()[0]}")
         return OWN_IO_STATUS
     except (DiffcheckError, ValidationError) as error:
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
-        print(f"diffcheck sweep worker: {text}", file=sys.stderr, flush=True)
+        _say(f"diffcheck sweep worker: {text}")
         return 2
     return 0
+
+
+def _say(text: str) -> None:
+    """One line into the check's log; a log on a full disk takes nothing, and says nothing.
+
+    The line is the log's, not the parent's: the status sent back tells the parent how the
+    check ended, and the parent says it in one line (a failed print must not become a
+    traceback chained onto the error it was reporting).
+    """
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr, flush=True)
 
 
 def serve(connection: Any, lifeline: Any) -> None:
@@ -130,8 +141,9 @@ def serve(connection: Any, lifeline: Any) -> None:
             try:
                 status = _run_one(task)
             except BaseException:  # a bug: its traceback goes to the check's log, then exit
-                traceback.print_exc()
-                sys.stderr.flush()
+                with contextlib.suppress(BaseException):  # a log on a full disk: no traceback
+                    traceback.print_exc()
+                    sys.stderr.flush()
                 end_descendants(os.getpid())
                 os._exit(1)
             watchdog.disarm()

@@ -76,6 +76,14 @@ def _disk_full() -> None:
     files.write_temporary = write_temporary
 
 
+def _full_log() -> None:
+    """The check's log is on the full disk too: every write to stdout and stderr fails."""
+    full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, 1)
+    os.dup2(full, 2)
+    os.close(full)
+
+
 def _daemon_helper() -> None:
     """Start a helper that leaves the worker's session and parent (a double-forked daemon)."""
     import subprocess
@@ -147,6 +155,7 @@ FAULTS: Final[dict[str, Callable[[], None]]] = {
     "hang": _hang,
     "exit": lambda: os._exit(3),
     "enospc": _disk_full,
+    "fulllog": _full_log,
     "helper": _daemon_helper,
     "setsid": _setsid_helper,
     "envless": _envless_helper,
@@ -251,12 +260,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return _run(args[0])
     except OwnIOError as error:
-        print(f"diffcheck sweep worker: {str(error).splitlines()[0]}", file=sys.stderr)
+        _say(f"diffcheck sweep worker: {str(error).splitlines()[0]}")
         return OWN_IO_STATUS
     except (DiffcheckError, ValidationError) as error:
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
-        print(f"diffcheck sweep worker: {text}", file=sys.stderr)
+        _say(f"diffcheck sweep worker: {text}")
         return 2
+
+
+def _say(text: str) -> None:
+    """One line into the check's log, which may be on the full disk the error is about.
+
+    A print that fails there must not turn the exit status into 1 (a failed check, a
+    verdict on the backend) in place of the status that says diffcheck's own I/O failed.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
