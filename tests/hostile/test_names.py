@@ -232,8 +232,8 @@ def test_a_command_that_forgets_to_escape_is_escaped(monkeypatch: pytest.MonkeyP
         print("bell\x07", file=sys.stderr)
         return 0
 
-    monkeypatch.setattr(commands, "backends", careless)
-    code, out, err = cli(["backends"])
+    monkeypatch.setattr(commands, "ops", careless)
+    code, out, err = cli(["ops"])
     assert code == 0
     assert out == "title\\x1b]0;owned\\x07 clear\\x1b[2J nul\\x00\n"
     assert err == "bell\\x07\n"
