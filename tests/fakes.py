@@ -178,3 +178,32 @@ class NumpyUnderAnotherName(NumpyAdapter):
     name = "fastlib"
     namespace_label = "fastlib"
     description = "NumPy under another name"
+
+
+class JitterLib(NumpyAdapter):
+    """A backend whose output bits change run to run (an atomic reduction's order), and which
+    says so: ``Capabilities.deterministic`` is False. Each run nudges one element by a few
+    float32 ULPs, far inside any tolerance."""
+
+    name = "jitterlib"
+    namespace_label = "jitterlib"
+    description = "NumPy with run-to-run jitter, declared non-deterministic"
+    runs = 0
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(deterministic=False)
+
+    def execute(
+        self,
+        op: Op[Any],
+        params: Any,
+        inputs: HostInputs,
+        precision: PrecisionName,
+        *,
+        role: Any = "candidate",
+    ) -> Execution:
+        run = super().execute(op, params, inputs, precision, role=role)
+        type(self).runs += 1
+        output = run.output.copy()
+        output[0] = np.nextafter(output[0], np.float32(np.inf) * (type(self).runs % 2 * 2 - 1))
+        return dataclasses.replace(run, output=output)

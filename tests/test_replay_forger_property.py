@@ -224,8 +224,12 @@ def _check(
 ) -> None:
     if outcome is None or not outcome.agrees:
         return  # refused or disagrees
-    if testimony and any("do not reproduce" in line for line in outcome.checked):
-        return  # the candidate's word, shown not to hold by running it again
+    if testimony:
+        # Re-run, the candidate must reproduce its stored bits (or they disagree): an edit of
+        # its testimony that agrees is the same evidence, or a declared non-determinism.
+        assert not any("do not reproduce" in line for line in outcome.checked) or any(
+            "declared non-deterministic" in line for line in outcome.checked
+        ), outcome.checked
     if rerun_bound and _reproduced(outcome.checked):
         # Both sides of the edited check were run again and gave the stored bits: the edited
         # document is true evidence about the check it names.

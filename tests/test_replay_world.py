@@ -268,22 +268,26 @@ def test_rerun_says_whether_the_stored_candidate_bits_reproduce(
     path = tmp_path / "rerun.json"
     assert main(["replay", "--rerun", str(path)]) == 0
     assert "stored bits reproduce bit-exact" in capsys.readouterr().out
-    # Stored candidate bits a little off (still a pass): they do not reproduce.
+    # Stored candidate bits a little off (still a pass): they do not reproduce, and the
+    # candidate declares its output deterministic, so --rerun disagrees (exit 1).
     set_output(data, "actual", _nudged(output(data, "actual"), 3, 4))
     restamp(data)
     assert data["result"]["status"] == "passed"
     outcome = replay(document(data), rerun=True)
-    assert outcome.agrees
     assert (
         "stored bits do not reproduce: 1 of 32 elements differ, NMSE between"
         in (outcome.checked[-1])
     )
-    # Stored candidate bits forged into a failure: the re-run passes, which disagrees.
+    assert len(outcome.disagreements) == 1
+    assert outcome.disagreements[0].startswith("re-run: stored bits do not reproduce (1 of 32")
+    path.write_text(json.dumps(data))
+    assert main(["replay", "--rerun", str(path)]) == 1
+    # Stored candidate bits forged into a failure: the re-run passes, which disagrees too.
     set_output(data, "actual", output(data, "actual") * 2)
     restamp(data)
     assert data["result"]["status"] == "failed"
     outcome = replay(document(data), rerun=True)
-    assert outcome.disagreements == ["re-run: stored failed, the candidate now passed"]
+    assert outcome.disagreements[1:] == ["re-run: stored failed, the candidate now passed"]
 
 
 def test_a_candidate_name_unknown_here_is_marked_not_trusted(tmp_path: Path) -> None:

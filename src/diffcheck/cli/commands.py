@@ -147,7 +147,9 @@ def replay(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--rerun",
         action="store_true",
-        help="also re-run the candidate where it is available and say whether its bits reproduce",
+        help="also re-run the candidate; a stored output it does not reproduce bit for bit "
+        "(or, where its adapter declares non-deterministic output, whose verdict it does not "
+        "reproduce), or cannot re-run here, disagrees",
     )
     parser.add_argument(
         "--in-process",

@@ -311,7 +311,8 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
     """Recompute the verdict of ``document`` and list every way the stored one disagrees.
 
     The reference is recomputed from the config first (:mod:`.world`); with ``rerun`` the
-    candidate runs again too, and replay says whether its stored bits reproduce.
+    candidate runs again too, and its stored bits must reproduce (its verdict, where its
+    adapter declares non-deterministic output; :func:`.world.rerun_candidate`).
     """
     result = document.result
     if not document.completed or result is None:
@@ -339,6 +340,7 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
     if rerun:
         again = rerun_candidate(check, actual)
         checked.append(again.line)
+        problems += [again.problem] if again.problem else []
         if again.status is not None and again.status != result.status:
             problems.append(f"re-run: stored {result.status}, the candidate now {again.status}")
         computed_by = computed_by_of(document)
