@@ -27,6 +27,8 @@ from .isolate import WorkerOutcome
 from .plan import PlannedCheck
 
 __all__ = [
+    "RESUMED",
+    "RESUMED_RERUN",
     "SUMMARY_SCHEMA_VERSION",
     "Counts",
     "GroupSummary",
@@ -45,6 +47,11 @@ __all__ = [
 ]
 
 SUMMARY_SCHEMA_VERSION: Literal[2] = 2
+
+#: How a reused report's row names its worker: reused as stored (its candidate's output is
+#: the report's word), or reused after its candidate was re-run and reproduced it.
+RESUMED = "not run: resumed"
+RESUMED_RERUN = "not run: resumed, its candidate re-run reproduced it"
 
 #: How a check counts: its status, except that a failure with a known divergence is "known"
 #: and a pass with both sides from one library is "failed".
