@@ -207,3 +207,50 @@ class JitterLib(NumpyAdapter):
         output = run.output.copy()
         output[0] = np.nextafter(output[0], np.float32(np.inf) * (type(self).runs % 2 * 2 - 1))
         return dataclasses.replace(run, output=output)
+
+
+class RegisteredChainsFake(FakeAdapter):
+    """The backend ``fakechains``: a fake without command contexts (lifecycles as chains)."""
+
+    name = "fakechains"
+    namespace_label = "fakechains"
+
+    def __init__(self, device: str | None = None, fault: str = "none") -> None:
+        super().__init__(fault, contexts=False)
+
+
+def _registered(fault: str) -> type[FakeAdapter]:
+    """The fake with ``fault`` as the backend ``fake<fault>`` (``fake`` for none)."""
+
+    class Registered(FakeAdapter):
+        name = fake_name(fault)
+        namespace_label = fake_name(fault)
+
+        def __init__(self, device: str | None = None) -> None:
+            super().__init__(fault)
+
+    Registered.__name__ = Registered.__qualname__ = f"Registered_{fault}"
+    return Registered
+
+
+def fake_name(fault: str, contexts: bool = True) -> str:
+    """The backend name of a fake with ``fault`` (``fakechains``: no command contexts)."""
+    if not contexts:
+        return "fakechains"
+    return "fake" if fault == "none" else f"fake{fault.replace('_', '')}"
+
+
+#: Every fault as a backend of its own (tests/conftest.py registers them by these names).
+REGISTERED = {fake_name(fault): f"fakes:Registered_{fault}" for fault in FAULTS}
+for _fault in FAULTS:
+    globals()[f"Registered_{_fault}"] = _registered(_fault)
+REGISTERED["fakechains"] = "fakes:RegisteredChainsFake"
+
+
+def named_for(check: Any, candidate: Any) -> Any:
+    """``check`` naming the registered fake it runs on when ``candidate`` is a
+    :class:`FakeAdapter` (see :func:`fake_name`): a report names what computed it."""
+    if not isinstance(candidate, FakeAdapter):
+        return check
+    name = fake_name(candidate.fault, candidate.contexts)
+    return dataclasses.replace(check, require_backend=name)

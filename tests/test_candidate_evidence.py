@@ -23,6 +23,9 @@ from diffcheck.report import replay
 from diffcheck.runner import run_check
 from forgery import document, output, restamp, set_output
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 SMALL = {"m": 4, "n": 8, "k": 5}
 
 
@@ -101,3 +104,146 @@ def test_a_declared_non_deterministic_candidate_is_held_to_its_verdict(
     restamp(data)
     forged = replay(document(data), rerun=True)
     assert "re-run: stored failed, the candidate now passed" in forged.disagreements
+
+
+# -- the candidate's identity is bound like the reference's ----------------------------------
+
+
+def _has(backend: str) -> bool:
+    from diffcheck.adapters import resolve
+
+    return resolve(backend).probe().is_available
+
+
+MLX = "mlx:cpu" if _has("mlx:cpu") else None
+
+
+def _renamed(data: dict[str, Any], backend: str, *, copy_library: bool = False) -> dict[str, Any]:
+    """``data`` relabelled as ``backend``, as a careful forger does it (config and result
+    together; with ``copy_library``, the candidate's recorded namespace made the one that
+    backend's adapter declares)."""
+    from diffcheck.adapters import resolve
+
+    forged: dict[str, Any] = json.loads(json.dumps(data))
+    forged["config"]["require_backend"] = forged["result"]["backend"] = backend
+    if copy_library and forged["computed_by"]["candidate"] is not None:
+        library = resolve(backend).identity()[0]
+        forged["computed_by"]["candidate"] |= {"namespace": library, "module": library}
+    return forged
+
+
+@pytest.mark.parametrize("source", [s for s in ("array_api_strict", MLX) if s])
+@pytest.mark.parametrize("target", ["metal", "torch:cpu", "wgpu", "example:cpu"])
+def test_a_pass_relabelled_as_a_backend_that_did_not_compute_it_is_refused(
+    tmp_path: Path, source: str, target: str
+) -> None:
+    data = json.loads(_report(tmp_path, "genuine", source).read_text())
+    assert data["result"]["status"] == "passed"
+    assert replay(document(data)).agrees
+    outcome = replay(document(_renamed(data, target)))
+    assert not outcome.agrees
+    assert outcome.disagreements[0].startswith(f"result.backend: {target} computes through ")
+
+
+@pytest.mark.skipif(MLX is None, reason="mlx:cpu is not available here")
+def test_an_mlx_cpu_pass_relabelled_as_its_gpu_is_claimed_and_rerun_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One namespace for both devices: nothing in the report says which ran, so the device is
+    # listed as claimed (it was not), and --rerun, which cannot run mlx:gpu here, refuses it.
+    data = json.loads(_report(tmp_path, "mlx", "mlx:cpu").read_text())
+    path = _write(tmp_path / "gpu.json", _renamed(data, "mlx:gpu"))
+    assert main(["replay", str(path)]) == 0
+    claimed = next(line for line in capsys.readouterr().out.splitlines() if "claimed" in line)
+    assert "result.backend='mlx:gpu (not available here" in claimed
+    assert "result.backend device='gpu" in claimed
+    assert main(["replay", "--rerun", str(path)]) == 1
+
+
+def test_a_relabelled_report_that_copies_the_declared_library_is_only_claimed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # metal is not here: its declared library can be copied into computed_by, so its name is
+    # the report's word, said so beside the verdict; --rerun refuses it.
+    data = json.loads(_report(tmp_path, "strict", "array_api_strict").read_text())
+    path = _write(tmp_path / "metal.json", _renamed(data, "metal", copy_library=True))
+    assert main(["replay", str(path)]) == 0
+    claimed = next(line for line in capsys.readouterr().out.splitlines() if "claimed" in line)
+    assert "result.backend='metal (not available here: what computed it is its word)'" in claimed
+    assert main(["replay", "--rerun", str(path)]) == 1
+
+
+def test_an_erased_or_edited_candidate_library_never_makes_a_pass(tmp_path: Path) -> None:
+    # fake computes with NumPy, the reference's library: one library, never a pass.
+    data = json.loads(_report(tmp_path, "fake", "fake").read_text())
+    assert data["result"]["status"] == "passed"
+    honest = replay(document(data))
+    assert honest.agrees
+    assert honest.one_library
+    assert not honest.passed
+    for module in ("fastlib", "torch", "array_api_strict"):
+        edited = json.loads(json.dumps(data))
+        edited["computed_by"]["candidate"]["module"] = module
+        outcome = replay(document(edited))
+        assert outcome.agrees  # the module is claimed ...
+        assert not outcome.passed  # ... and never turns the pair into a pass
+    erased = json.loads(json.dumps(data))
+    erased["computed_by"]["candidate"] = None
+    outcome = replay(document(erased))
+    assert outcome.disagreements == [
+        "computed_by.candidate: null, but fake computes through a namespace and returns its "
+        "arrays: which library computed it was removed"
+    ]
+
+
+def _phases_of(chains: dict[str, Any]) -> dict[str, Any]:
+    """A lifecycle report of four chains relabelled as command-context phases."""
+    from diffcheck.ops import get_op
+    from diffcheck.ops.lifecycle import PHASES
+
+    forged: dict[str, Any] = json.loads(json.dumps(chains))
+    forged["submission_phases"] = list(PHASES)
+    forged["coverage"] = get_op("context-lifecycle").coverage
+    restamp(forged)
+    return forged
+
+
+def _chains_of(phases: dict[str, Any]) -> dict[str, Any]:
+    """A lifecycle report of command-context phases downgraded to four chains."""
+    from diffcheck.ops.lifecycle import CHAIN_COVERAGE
+
+    forged: dict[str, Any] = json.loads(json.dumps(phases))
+    forged.pop("submission_phases")
+    forged.pop("submission_metrics", None)
+    forged["coverage"] = CHAIN_COVERAGE
+    restamp(forged)
+    return forged
+
+
+LIFECYCLE = {"tokens": 1, "intermediate": 2, "k": 3}
+
+
+def test_lifecycle_chains_relabelled_as_phases_are_refused(tmp_path: Path) -> None:
+    # example:cpu has no command contexts: it ran four chains, whatever the report says.
+    path = _report(tmp_path, "example", "example:cpu", "context-lifecycle", **LIFECYCLE)
+    data = json.loads(path.read_text())
+    assert "submission_phases" not in data
+    assert replay(document(data)).agrees
+    outcome = replay(document(_phases_of(data)))
+    assert outcome.disagreements == [
+        "submission_phases: example:cpu records no command contexts, so it runs the lifecycle "
+        "as four independent chains; a report of phases is not its run"
+    ]
+
+
+@pytest.mark.parametrize("backend", [b for b in ("fake", MLX) if b])
+def test_lifecycle_phases_downgraded_to_chains_are_refused(tmp_path: Path, backend: str) -> None:
+    path = _report(tmp_path, "phases", backend, "context-lifecycle", **LIFECYCLE)
+    data = json.loads(path.read_text())
+    assert "submission_phases" in data
+    assert replay(document(data)).agrees
+    outcome = replay(document(_chains_of(data)))
+    assert any(
+        p.startswith(f"submission_phases: {backend} records command contexts at f32 here")
+        for p in outcome.disagreements
+    ), outcome.disagreements

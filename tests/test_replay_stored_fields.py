@@ -33,6 +33,9 @@ from diffcheck.report.world import Recomputed, recompute_reference
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 Forgery = Callable[[dict[str, Any]], None]
 
 
@@ -71,7 +74,7 @@ def lifecycle_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
 
     report = tmp_path_factory.mktemp("lifecycle") / "r.json"
     run_check(
-        make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4),
+        make_check("fake", "context-lifecycle", tokens=2, intermediate=3, k=4),
         report,
         candidate=FakeAdapter(),
     )
@@ -301,7 +304,7 @@ def test_phase_metrics_added_to_a_failed_lifecycle_make_replay_disagree(
     from fakes import FakeAdapter
 
     path = tmp_path / "failed.json"
-    check = make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4)
+    check = make_check("fakereuseoutput", "context-lifecycle", tokens=2, intermediate=3, k=4)
     run_check(check, path, candidate=FakeAdapter("reuse_output"))
     data = json.loads(path.read_text())
     assert data["result"]["status"] == "failed"

@@ -24,6 +24,9 @@ from diffcheck.runner import run_check
 from fakes import FakeAdapter
 from forgery import as_v1, document, output, restamp, set_output
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 CANDIDATE = "array_api_strict"
 
 
@@ -35,7 +38,7 @@ def _report(tmp_path: Path, name: str, check: Any, **kwargs: Any) -> dict[str, A
 
 @pytest.fixture
 def failing_gemm(tmp_path: Path) -> dict[str, Any]:
-    check = make_check(CANDIDATE, "gemm", m=4, n=8, k=6, seed=7)
+    check = make_check("fakescalesegment", "gemm", m=4, n=8, k=6, seed=7)
     data = _report(tmp_path, "failing", check, candidate=FakeAdapter("scale_segment"))
     assert data["result"]["status"] == "failed"
     assert replay(document(data)).agrees
@@ -198,7 +201,7 @@ def test_outputs_not_representable_in_the_executed_storage_do_not_replay(
 ) -> None:
     # NumPy (the fake) stores f16; torch on the CPU stores bf16.
     fake = {"candidate": FakeAdapter()} if precision == "f16" else {}
-    candidate = CANDIDATE if fake else "torch:cpu"
+    candidate = "fake" if fake else "torch:cpu"
     check = make_check(candidate, "gemm", m=4, n=8, k=6, precision=precision)
     data = _report(tmp_path, precision, check, **fake)
     assert data["executed_precision"]["backend_output_storage"] == precision

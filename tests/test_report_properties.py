@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
@@ -39,6 +40,9 @@ from diffcheck.config import make_check
 from diffcheck.report import load_report, replay
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter, perturb
+
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
 
 FIELD_CASES = 300
 TEXT_CASES = 150
@@ -62,7 +66,7 @@ def _slightly_off(values: Any, precision: Any) -> Any:
 @functools.cache
 def _reports() -> dict[str, str]:
     """The text of each seed report (written once per test session)."""
-    from fakes import FakeAdapter
+    from fakes import FakeAdapter, named_for
 
     strict = resolve("array_api_strict")
     cases = {
@@ -80,7 +84,7 @@ def _reports() -> dict[str, str]:
     with tempfile.TemporaryDirectory() as directory:
         for name, (check, candidate) in cases.items():
             path = Path(directory) / f"{name}.json"
-            run_check(check, path, candidate=candidate)
+            run_check(named_for(check, candidate), path, candidate=candidate)
             texts[name] = path.read_text()
             texts[f"{name} (v1)"] = json.dumps(_as_v1(json.loads(texts[name])), indent=2)
     return texts

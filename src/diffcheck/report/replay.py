@@ -14,7 +14,8 @@ is the same.
 
 Which library computed each side (``computed_by``, v3) is bound where replay runs it
 itself (the reference; the candidate under ``--rerun``) and printed otherwise; a pair of
-one library counts like a self-test (:mod:`.identity`).
+one library counts like a self-test (:mod:`.identity`). The candidate's name is bound to
+what computed it and to what the adapter of that name is here (:mod:`.candidate`).
 
 What cannot be derived is never taken as evidence: a result without both outputs (a
 candidate that raised, a backend that was not there) is reported as such by :attr:`Replay.notes`,
@@ -45,6 +46,7 @@ from ..files import read_regular
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
+from .candidate import candidate_identity
 from .figures import compare_metrics, compare_segments, compare_submission_metrics
 from .identity import bind_library, computed_by_of, identity_problem, independence
 from .limits import report_read_limit
@@ -337,10 +339,22 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
     if (problem := identity_problem(document)) is not None:
         problems.append(problem)
     problems += _check_world(document, check, reference, actual, checked)
+    reproduced = False
     if rerun:
         again = rerun_candidate(check, actual)
         checked.append(again.line)
         problems += [again.problem] if again.problem else []
+        reproduced = again.reproduced
+        executed = document.executed_precision
+        stored_storages = (
+            None
+            if executed is None
+            else (executed.backend_input_storage, executed.backend_output_storage)
+        )
+        if again.storages is not None and again.storages != stored_storages:
+            problems.append(
+                f"executed_precision: stored {stored_storages}, the re-run stored {again.storages}"
+            )
         if again.status is not None and again.status != result.status:
             problems.append(f"re-run: stored {result.status}, the candidate now {again.status}")
         computed_by = computed_by_of(document)
@@ -349,6 +363,8 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
             problem = bind_library("computed_by.candidate", stored, again.computed_by, "the re-run")
             problems += [problem] if problem else []
 
+    bound = candidate_identity(document, check, chains, reproduced=reproduced)
+    problems += bound.problems
     verdict: Verdict | None = None
     if result.reference is not None and result.actual is not None:
         if reference is not None and actual is not None:
@@ -385,7 +401,8 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
             f"{check.reference}'s own backend; it is never a pass for the backend"
         )
     pair, line = independence(document)
-    if document.one_library:
+    one_library = document.one_library or bound.one_library
+    if one_library:
         notes.append(
             f"NOT INDEPENDENT: the candidate {check.require_backend} returned the reference's "
             "own library's arrays; like a self-test, it is never a pass for the backend"
@@ -397,8 +414,8 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
         notes,
         self_test=check.allow_self_test,
         checked=checked,
-        claims=claimed_fields(document),
-        one_library=document.one_library,
-        independent=None if pair is None else pair.independent,
+        claims=claimed_fields(document) + bound.claims,
+        one_library=one_library,
+        independent=False if bound.one_library else None if pair is None else pair.independent,
         computed_by=line,
     )

@@ -17,7 +17,7 @@ float32 ULP per element. Non-finite elements must match bit for bit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -133,6 +133,10 @@ class Rerun:
     computed_by: Fingerprint | None = None
     #: Why the re-run does not confirm the stored output (a disagreement), or None.
     problem: str | None = None
+    #: Whether the re-run reproduced the stored output bit for bit.
+    reproduced: bool = False
+    #: The storages the re-run reported (input, output); None when it left no output.
+    storages: tuple[str, str] | None = None
 
 
 def _declares_deterministic(adapter: Any) -> bool:
@@ -173,6 +177,20 @@ def rerun_candidate(check: Check, stored: npt.NDArray[np.float32] | None) -> Rer
     fresh = np.ascontiguousarray(outcome.actual, np.float32).reshape(-1)
     run = outcome.candidate_execution
     library = None if run is None else run.computed_by
+    storages = None if run is None else (run.input_storage, run.output_storage)
+    found = _reproduction(check, stored, fresh, status, library, adapter)
+    return replace(found, storages=storages)
+
+
+def _reproduction(
+    check: Check,
+    stored: npt.NDArray[np.float32] | None,
+    fresh: npt.NDArray[np.float32],
+    status: str,
+    library: Fingerprint | None,
+    adapter: Any,
+) -> Rerun:
+    """Whether the re-run's output ``fresh`` is the ``stored`` one (see rerun_candidate)."""
     if stored is None:
         return Rerun(
             f"candidate re-run: {status}; no stored output to compare with", status, library
@@ -183,7 +201,10 @@ def rerun_candidate(check: Check, stored: npt.NDArray[np.float32] | None) -> Rer
     differs = int(np.count_nonzero(stored.view(np.uint32) != fresh.view(np.uint32)))
     if differs == 0:
         return Rerun(
-            f"candidate re-run: {status}; stored bits reproduce bit-exact", status, library
+            f"candidate re-run: {status}; stored bits reproduce bit-exact",
+            status,
+            library,
+            reproduced=True,
         )
     wide_stored, wide_fresh = stored.astype(np.float64), fresh.astype(np.float64)
     with np.errstate(all="ignore"):
