@@ -372,3 +372,73 @@ def test_every_op_replays_with_its_reference_recomputed(
         if data["result"]["reference"] is not None:
             assert outcome.checked[0].startswith("reference recomputed from config"), name
         assert outcome.self_test == name.startswith("self-test"), name
+
+
+# -- the candidate's side: a report renamed to another backend --------------------------------
+
+#: Names a forger relabels a genuine report with: absent here, another library here, another
+#: device of the same library, a fake under another fault, and the real name's variants.
+RENAMES = (
+    "metal",
+    "mlx:gpu",
+    "mlx:cpu",
+    "mlx",
+    "torch:cpu",
+    "wgpu",
+    "example:cpu",
+    "array_api_strict",
+    "fake",
+    "fakescalesegment",
+    "fakechains",
+    "cupy",
+)
+
+
+def _same_adapter(first: str, second: str) -> bool:
+    """Whether two names resolve to one adapter class and identity (a true alias)."""
+    from diffcheck.adapters import resolve
+
+    a, b = resolve(first), resolve(second)
+    return type(a) is type(b) and a.identity() == b.identity()
+
+
+@st.composite
+def renames(draw: st.DrawFn) -> tuple[str, str, bool]:
+    names = sorted(
+        n
+        for n in _reports()
+        if not n.endswith((" (v1)", " (v2)")) and _reports()[n]["result"]["actual"] is not None
+    )
+    return draw(st.sampled_from(names)), draw(st.sampled_from(RENAMES)), draw(st.booleans())
+
+
+@settings(max_examples=max(60, CASES // 5), deadline=None)
+@given(rename=renames())
+def test_no_renamed_candidate_replays_as_a_pass_of_the_new_name(
+    rename: tuple[str, str, bool],
+) -> None:
+    from diffcheck.adapters import resolve
+
+    name, target, copy_library = rename
+    original = _reports()[name]
+    source = original["config"]["require_backend"]
+    data = json.loads(json.dumps(original))
+    data["config"]["require_backend"] = data["result"]["backend"] = target
+    candidate = (data.get("computed_by") or {}).get("candidate")
+    if copy_library and candidate is not None:
+        library = resolve(target).identity()[0]
+        candidate |= {"namespace": library, "module": library.split(".")[0]}
+    try:
+        forged = document(data)
+    except ReportError:
+        return
+    outcome = replay(forged)
+    if not outcome.agrees or _same_adapter(source, target):
+        return
+    # Agreeing under another name is allowed only as that name's word, said beside it ...
+    claimed = dict(outcome.claims)
+    assert "result.backend" in claimed or "result.backend device" in claimed, outcome.claims
+    # ... and --rerun, which runs the named backend here, refuses it unless it reproduces
+    # the stored output bit for bit (then the name computed it).
+    again = replay(forged, rerun=True)
+    assert not again.agrees or any("reproduce bit-exact" in c for c in again.checked), again.checked

@@ -13,11 +13,11 @@ Metal. So the name is checked against what the adapter of that name is here:
   runs the lifecycle as four independent chains, so a report of phases under its name
   disagrees; one that records them here on this precision never runs chains, so a report
   of chains under its name disagrees;
-* what cannot be bound is listed as claimed, never taken: a name no adapter answers to
-  here, a candidate whose library is not recorded (v1, v2, host values only), and the
-  device of a library with several (``mlx:cpu`` and ``mlx:gpu`` compute through one
-  namespace, and nothing in a report says which ran), unless ``--rerun`` reproduced the
-  stored output on that device here.
+* what cannot be bound is listed as claimed, never taken: without ``--rerun`` the name
+  itself (the recorded library is the candidate's word too, and a careful forger copies
+  the one the adapter declares), and the device of a library with several (``mlx:cpu`` and
+  ``mlx:gpu`` compute through one namespace, and nothing in a report says which ran);
+  ``--rerun`` binds both by reproducing the stored output with the named backend here.
 """
 
 from __future__ import annotations
@@ -140,11 +140,15 @@ def candidate_identity(
             )
     else:
         available = _bind_library(found, name, adapter, recorded)
-        if not available and not reproduced:
-            # Bound only to the library its adapter declares, which a report can copy.
-            found.claims.append(
-                ("result.backend", f"{name} (not available here: what computed it is its word)")
+        if not reproduced:
+            # The recorded library is the candidate's own word, which a report can copy from
+            # the adapter: the name is bound only by running it (--rerun).
+            why = (
+                "its library as recorded, itself the candidate's word; --rerun binds it"
+                if available
+                else "not available here: what computed it is its word"
             )
+            found.claims.append(("result.backend", f"{name} ({why})"))
         reference = None if computed_by is None else computed_by.reference
         theirs = None if reference is None else reference.namespace
         found.one_library = (
