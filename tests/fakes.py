@@ -180,6 +180,35 @@ class NumpyUnderAnotherName(NumpyAdapter):
     description = "NumPy under another name"
 
 
+class _WrapNamespace:
+    """NumPy's namespace under the module name ``wraplib``, with a sum of its own: it
+    accumulates in float64, so the one-sum probe differs from NumPy's."""
+
+    __name__ = "wraplib"
+
+    def __getattr__(self, name: str) -> Any:
+        import array_api_compat.numpy as xp
+
+        return getattr(xp, name)
+
+    def sum(self, x: Any, **kwargs: Any) -> Any:
+        import array_api_compat.numpy as xp
+
+        return xp.asarray(xp.sum(xp.astype(x, xp.float64), **kwargs), dtype=x.dtype)
+
+
+class WrapLib(NumpyAdapter):
+    """A plugin computing with NumPy behind a namespace named ``wraplib`` whose ``sum``
+    accumulates in float64: one sum says independent, exp and matmul are NumPy's bits."""
+
+    name = "wraplib"
+    namespace_label = "wraplib"
+    description = "NumPy behind another namespace, with a float64 sum"
+
+    def namespace(self) -> Any:
+        return _WrapNamespace()
+
+
 class JitterLib(NumpyAdapter):
     """A backend whose output bits change run to run (an atomic reduction's order), and which
     says so: ``Capabilities.deterministic`` is False. Each run nudges one element by a few
@@ -245,6 +274,7 @@ REGISTERED = {fake_name(fault): f"fakes:Registered_{fault}" for fault in FAULTS}
 for _fault in FAULTS:
     globals()[f"Registered_{_fault}"] = _registered(_fault)
 REGISTERED["fakechains"] = "fakes:RegisteredChainsFake"
+REGISTERED["wraplib"] = "fakes:WrapLib"
 
 
 def named_for(check: Any, candidate: Any) -> Any:

@@ -247,3 +247,68 @@ def test_lifecycle_phases_downgraded_to_chains_are_refused(tmp_path: Path, backe
         p.startswith(f"submission_phases: {backend} records command contexts at f32 here")
         for p in outcome.disagreements
     ), outcome.disagreements
+
+
+# -- independence is decided from what computed ----------------------------------------------
+
+
+def _exp(xp: Any, x: Any) -> Any:
+    return xp.exp(x)
+
+
+X = np.linspace(-3.0, 3.0, 256, dtype=np.float32)
+
+
+def test_a_numpy_adapter_subclass_on_either_side_is_never_a_true_verdict() -> None:
+    import diffcheck
+    from fakes import NumpyUnderAnotherName
+
+    for sides in (
+        {"candidate": NumpyUnderAnotherName()},
+        {"reference": NumpyUnderAnotherName(), "candidate": "numpy"},
+    ):
+        verdict = diffcheck.compare(_exp, X, **sides)
+        assert verdict.passed  # the numbers agree: it is NumPy
+        assert verdict.provenance is not None
+        assert verdict.provenance.one_library
+        assert not bool(verdict), sides
+        values = diffcheck.compare(_exp, X, mode="values", **sides)
+        assert values.passed
+        assert not bool(values), sides
+
+
+@pytest.mark.parametrize("backend", ["example:cpu", "wraplib"])
+def test_numpy_inside_another_namespace_is_no_pass_anywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backend: str
+) -> None:
+    import diffcheck
+    from diffcheck.pytest_plugin import assert_verdict
+
+    verdict = diffcheck.compare(_exp, X, candidate=backend)
+    assert verdict.passed
+    assert not bool(verdict)
+    with pytest.raises(AssertionError, match="NOT INDEPENDENT"):
+        assert_verdict(verdict)  # what the pytest fixture asserts
+    path = _report(tmp_path, backend, backend)
+    outcome = replay(document(json.loads(path.read_text())))
+    assert outcome.agrees
+    assert outcome.status == "passed"
+    assert outcome.one_library
+    assert not outcome.passed
+    capsys.readouterr()
+    assert main(["replay", "--require-pass", str(path)]) == 1
+    assert "NOT INDEPENDENT" in capsys.readouterr().out
+
+
+def test_a_claimed_probe_never_turns_numpy_inside_into_a_pass(tmp_path: Path) -> None:
+    # example:cpu's stored probe sums edited to differ: the report alone would now say
+    # independent; replay probes the adapter of that name here and still finds NumPy.
+    data = json.loads(_report(tmp_path, "example", "example:cpu").read_text())
+    data["computed_by"]["probe"]["candidate_sum_bits"] = "00000000"
+    forged = document(data)
+    assert forged.computed_by is not None
+    assert not forged.computed_by.one_library
+    outcome = replay(forged)
+    assert outcome.agrees
+    assert outcome.one_library
+    assert not outcome.passed

@@ -28,7 +28,7 @@ from ..adapters import Adapter, resolve
 from ..adapters.raw_kernels import RawKernelAdapter
 from ..config import Check
 from ..ops import ContextLifecycle
-from ..provenance import namespace_name
+from ..provenance import namespace_name, pattern_one_library, probe_patterns
 from .identity import computed_by_of
 from .models import ReportDocument
 
@@ -163,4 +163,19 @@ def candidate_identity(
             )
         )
     _bind_submissions(found, check, adapter, chains, available)
+    if available and ran and not found.problems and not found.one_library:
+        found.one_library = _one_library_here(check, adapter)
     return found
+
+
+def _one_library_here(check: Check, adapter: Adapter) -> bool:
+    """Whether the candidate's adapter here computes as the reference's does, by the pattern
+    probes (:func:`~diffcheck.provenance.probe_patterns`), not by the report's claimed probe:
+    a namespace over NumPy whose sum alone is its own is still NumPy for exp and matmul."""
+    try:
+        reference = resolve(check.reference)
+    except Exception:  # the reference's own replay says it cannot run here
+        return False
+    if not reference.probe().is_available:
+        return False
+    return pattern_one_library(probe_patterns(reference), probe_patterns(adapter))

@@ -85,21 +85,26 @@ def plan_mismatch(check: Check, document: ReportDocument) -> str | None:
     return None
 
 
-def replay_problem(document: ReportDocument, *, rerun: bool = False) -> str | None:
-    """None when replaying ``document`` agrees with every stored field, else the first
-    disagreement as one line (a forged field replay cannot interpret is one too). With
-    ``rerun`` the candidate runs again and must reproduce its stored output (``--rerun``)."""
+def _replayed(document: ReportDocument, rerun: bool) -> tuple[str | None, bool]:
+    """(the first disagreement as one line or None, whether replay finds one library)."""
     from ..report.replay import replay
 
     try:
         outcome = replay(document, rerun=True) if rerun else replay(document)
     except (ReportError, ValueError, ArithmeticError, LookupError, TypeError) as error:
         text = str(error).splitlines()[0] if str(error) else ""
-        return f"replay failed: {type(error).__name__}: {text}"
+        return f"replay failed: {type(error).__name__}: {text}", False
     if outcome.agrees:
-        return None
+        return None, bool(getattr(outcome, "one_library", False))
     more = len(outcome.disagreements) - 1
-    return outcome.disagreements[0] + (f" (and {more} more)" if more else "")
+    return outcome.disagreements[0] + (f" (and {more} more)" if more else ""), False
+
+
+def replay_problem(document: ReportDocument, *, rerun: bool = False) -> str | None:
+    """None when replaying ``document`` agrees with every stored field, else the first
+    disagreement as one line (a forged field replay cannot interpret is one too). With
+    ``rerun`` the candidate runs again and must reproduce its stored output (``--rerun``)."""
+    return _replayed(document, rerun)[0]
 
 
 def independence_problem(document: ReportDocument) -> str | None:
@@ -133,7 +138,13 @@ def reuse_problem(check: Check, document: ReportDocument, *, rerun: bool = False
     mismatch = plan_mismatch(check, document)
     if mismatch is not None:
         return f"it is not a report of the planned check: {mismatch}"
-    problem = replay_problem(document, rerun=rerun and result.status == "passed")
+    problem, one_library = _replayed(document, rerun and result.status == "passed")
     if problem is not None:
         return f"it does not replay ({problem})"
-    return independence_problem(document)
+    if (recorded := independence_problem(document)) is not None:
+        return recorded
+    if one_library and result.status == "passed":
+        # Judged by replay from what computes here (bound namespaces, pattern probes), not
+        # only from the report's claimed probe: a claimed field never makes a pass.
+        return "replay finds both sides one library (NOT INDEPENDENT): it is never reused as a pass"
+    return None
