@@ -312,3 +312,22 @@ def test_a_claimed_probe_never_turns_numpy_inside_into_a_pass(tmp_path: Path) ->
     assert outcome.agrees
     assert outcome.one_library
     assert not outcome.passed
+
+
+def test_a_failure_whose_bits_became_the_references_is_refused_by_rerun(tmp_path: Path) -> None:
+    # A failing candidate's output replaced by the reference's and every figure re-stamped:
+    # a pass by its own bits, which replay alone cannot tell from the candidate's word.
+    path = tmp_path / "failing.json"
+    run_check(make_check("fakescalesegment", "gemm", **SMALL), path)
+    data = json.loads(path.read_text())
+    assert data["result"]["status"] == "failed"
+    set_output(data, "actual", output(data, "reference"))
+    restamp(data)
+    assert data["result"]["status"] == "passed"
+    assert replay(document(data)).agrees
+    again = replay(document(data), rerun=True)
+    assert again.disagreements[:2] == [
+        again.disagreements[0],
+        "re-run: stored passed, the candidate now failed",
+    ]
+    assert again.disagreements[0].startswith("re-run: stored bits do not reproduce (")

@@ -72,3 +72,39 @@ def test_rerun_without_resume_is_one_line(tmp_path: Path, sweep_cli: Sweep) -> N
     assert run.err.count("\n") == 1
     assert "pass --resume with it" in run.err
     assert not (tmp_path / "out").exists()
+
+
+MLX_LIFECYCLE = """
+schema_version = 1
+[[pairs]]
+candidate = "mlx:cpu"
+[ops.context-lifecycle]
+shapes = [{ tokens = 1, intermediate = 2, k = 3 }]
+"""
+
+
+def test_a_lifecycle_downgraded_to_chains_is_not_reused_for_the_planned_phases(
+    tmp_path: Path, sweep_cli: Sweep
+) -> None:
+    import pytest
+
+    from diffcheck.adapters import resolve
+    from diffcheck.ops.lifecycle import CHAIN_COVERAGE
+
+    if not resolve("mlx:cpu").probe().is_available:
+        pytest.skip("mlx:cpu is not available here")
+    out = tmp_path / "out"
+    assert sweep_cli(write_matrix(tmp_path, MLX_LIFECYCLE), out).code == 0
+    report = next(p for p in out.rglob("context-lifecycle-*.json"))
+    data = json.loads(report.read_text())
+    assert "submission_phases" in data
+    data.pop("submission_phases")
+    data.pop("submission_metrics", None)
+    data["coverage"] = CHAIN_COVERAGE
+    restamp(data)
+    report.unlink()
+    report.write_text(json.dumps(data))
+    again = sweep_cli(write_matrix(tmp_path, MLX_LIFECYCLE), out, "--resume")
+    assert "it does not replay (" in again.err
+    (row,) = again.rows().values()
+    assert row["resumed"] is False
