@@ -24,15 +24,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..adapters import Adapter, resolve
 from ..adapters.raw_kernels import RawKernelAdapter
 from ..config import Check
 from ..ops import ContextLifecycle
 from ..provenance import namespace_name, pattern_one_library, probe_patterns
-from .identity import computed_by_of
+from .identity import bind_library, computed_by_of
 from .models import ReportDocument
+from .world import rerun_candidate
 
-__all__ = ["CandidateIdentity", "candidate_identity"]
+__all__ = ["CandidateIdentity", "bind_rerun", "candidate_identity"]
 
 _COMPAT = "array_api_compat."
 
@@ -179,3 +183,36 @@ def _one_library_here(check: Check, adapter: Adapter) -> bool:
     if not reference.probe().is_available:
         return False
     return pattern_one_library(probe_patterns(reference), probe_patterns(adapter))
+
+
+def bind_rerun(
+    document: ReportDocument,
+    check: Check,
+    actual: npt.NDArray[np.float32] | None,
+    problems: list[str],
+    checked: list[str],
+) -> bool:
+    """``--rerun``: run the candidate again and bind its bits, verdict, storages and library
+    to the stored ones (:func:`.world.rerun_candidate`); whether its output reproduced."""
+    assert document.result is not None
+    status = document.result.status
+    again = rerun_candidate(check, actual)
+    checked.append(again.line)
+    problems += [again.problem] if again.problem else []
+    executed = document.executed_precision
+    stored = (
+        None
+        if executed is None
+        else (executed.backend_input_storage, executed.backend_output_storage)
+    )
+    if again.storages is not None and again.storages != stored:
+        problems.append(f"executed_precision: stored {stored}, the re-run stored {again.storages}")
+    if again.status is not None and again.status != status:
+        problems.append(f"re-run: stored {status}, the candidate now {again.status}")
+    computed_by = computed_by_of(document)
+    if computed_by is not None:
+        problem = bind_library(
+            "computed_by.candidate", computed_by.candidate, again.computed_by, "the re-run"
+        )
+        problems += [problem] if problem else []
+    return again.reproduced

@@ -12,10 +12,9 @@ epsilons relative, the summed figures within the bound of another summation orde
 (:func:`.figures.sum_allowance`), and a non-finite stored float only where the derived one
 is the same.
 
-Which library computed each side (``computed_by``, v3) is bound where replay runs it
-itself (the reference; the candidate under ``--rerun``) and printed otherwise; a pair of
-one library counts like a self-test (:mod:`.identity`). The candidate's name is bound to
-what computed it and to what the adapter of that name is here (:mod:`.candidate`).
+Which library computed each side (``computed_by``, v3) is bound where replay runs it itself
+(the reference; the candidate under ``--rerun``), its name to the adapter of that name here
+(:mod:`.candidate`); a pair of one library counts like a self-test (:mod:`.identity`).
 
 What cannot be derived is never taken as evidence: a result without both outputs (a
 candidate that raised, a backend that was not there) is reported as such by :attr:`Replay.notes`,
@@ -46,13 +45,13 @@ from ..files import read_regular
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
-from .candidate import candidate_identity
+from .candidate import bind_rerun, candidate_identity
 from .figures import compare_metrics, compare_segments, compare_submission_metrics
 from .identity import bind_library, computed_by_of, identity_problem, independence
 from .limits import report_read_limit
 from .models import CheckResult, MetricsRecord, ReportDocument
 from .read import load_json, report_from
-from .world import compare_reference, recompute_reference, rerun_candidate
+from .world import compare_reference, recompute_reference
 
 __all__ = ["Replay", "load_document", "load_report", "replay"]
 
@@ -341,28 +340,7 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
     problems += _check_world(document, check, reference, actual, checked)
     reproduced = False
     if rerun:
-        again = rerun_candidate(check, actual)
-        checked.append(again.line)
-        problems += [again.problem] if again.problem else []
-        reproduced = again.reproduced
-        executed = document.executed_precision
-        stored_storages = (
-            None
-            if executed is None
-            else (executed.backend_input_storage, executed.backend_output_storage)
-        )
-        if again.storages is not None and again.storages != stored_storages:
-            problems.append(
-                f"executed_precision: stored {stored_storages}, the re-run stored {again.storages}"
-            )
-        if again.status is not None and again.status != result.status:
-            problems.append(f"re-run: stored {result.status}, the candidate now {again.status}")
-        computed_by = computed_by_of(document)
-        if computed_by is not None:
-            stored = computed_by.candidate
-            problem = bind_library("computed_by.candidate", stored, again.computed_by, "the re-run")
-            problems += [problem] if problem else []
-
+        reproduced = bind_rerun(document, check, actual, problems, checked)
     bound = candidate_identity(document, check, chains, reproduced=reproduced)
     problems += bound.problems
     verdict: Verdict | None = None
