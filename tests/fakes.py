@@ -178,3 +178,109 @@ class NumpyUnderAnotherName(NumpyAdapter):
     name = "fastlib"
     namespace_label = "fastlib"
     description = "NumPy under another name"
+
+
+class _WrapNamespace:
+    """NumPy's namespace under the module name ``wraplib``, with a sum of its own: it
+    accumulates in float64, so the one-sum probe differs from NumPy's."""
+
+    __name__ = "wraplib"
+
+    def __getattr__(self, name: str) -> Any:
+        import array_api_compat.numpy as xp
+
+        return getattr(xp, name)
+
+    def sum(self, x: Any, **kwargs: Any) -> Any:
+        import array_api_compat.numpy as xp
+
+        return xp.asarray(xp.sum(xp.astype(x, xp.float64), **kwargs), dtype=x.dtype)
+
+
+class WrapLib(NumpyAdapter):
+    """A plugin computing with NumPy behind a namespace named ``wraplib`` whose ``sum``
+    accumulates in float64: one sum says independent, exp and matmul are NumPy's bits."""
+
+    name = "wraplib"
+    namespace_label = "wraplib"
+    description = "NumPy behind another namespace, with a float64 sum"
+
+    def namespace(self) -> Any:
+        return _WrapNamespace()
+
+
+class JitterLib(NumpyAdapter):
+    """A backend whose output bits change run to run (an atomic reduction's order), and which
+    says so: ``Capabilities.deterministic`` is False. Each run nudges one element by a few
+    float32 ULPs, far inside any tolerance."""
+
+    name = "jitterlib"
+    namespace_label = "jitterlib"
+    description = "NumPy with run-to-run jitter, declared non-deterministic"
+    runs = 0
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(deterministic=False)
+
+    def execute(
+        self,
+        op: Op[Any],
+        params: Any,
+        inputs: HostInputs,
+        precision: PrecisionName,
+        *,
+        role: Any = "candidate",
+    ) -> Execution:
+        run = super().execute(op, params, inputs, precision, role=role)
+        type(self).runs += 1
+        output = run.output.copy()
+        output[0] = np.nextafter(output[0], np.float32(np.inf) * (type(self).runs % 2 * 2 - 1))
+        return dataclasses.replace(run, output=output)
+
+
+class RegisteredChainsFake(FakeAdapter):
+    """The backend ``fakechains``: a fake without command contexts (lifecycles as chains)."""
+
+    name = "fakechains"
+    namespace_label = "fakechains"
+
+    def __init__(self, device: str | None = None, fault: str = "none") -> None:
+        super().__init__(fault, contexts=False)
+
+
+def _registered(fault: str) -> type[FakeAdapter]:
+    """The fake with ``fault`` as the backend ``fake<fault>`` (``fake`` for none)."""
+
+    class Registered(FakeAdapter):
+        name = fake_name(fault)
+        namespace_label = fake_name(fault)
+
+        def __init__(self, device: str | None = None) -> None:
+            super().__init__(fault)
+
+    Registered.__name__ = Registered.__qualname__ = f"Registered_{fault}"
+    return Registered
+
+
+def fake_name(fault: str, contexts: bool = True) -> str:
+    """The backend name of a fake with ``fault`` (``fakechains``: no command contexts)."""
+    if not contexts:
+        return "fakechains"
+    return "fake" if fault == "none" else f"fake{fault.replace('_', '')}"
+
+
+#: Every fault as a backend of its own (tests/conftest.py registers them by these names).
+REGISTERED = {fake_name(fault): f"fakes:Registered_{fault}" for fault in FAULTS}
+for _fault in FAULTS:
+    globals()[f"Registered_{_fault}"] = _registered(_fault)
+REGISTERED["fakechains"] = "fakes:RegisteredChainsFake"
+REGISTERED["wraplib"] = "fakes:WrapLib"
+
+
+def named_for(check: Any, candidate: Any) -> Any:
+    """``check`` naming the registered fake it runs on when ``candidate`` is a
+    :class:`FakeAdapter` (see :func:`fake_name`): a report names what computed it."""
+    if not isinstance(candidate, FakeAdapter):
+        return check
+    name = fake_name(candidate.fault, candidate.contexts)
+    return dataclasses.replace(check, require_backend=name)

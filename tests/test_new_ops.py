@@ -253,6 +253,16 @@ class Faulty(NumpyAdapter):
         return Execution(out, "f32", "f32", "faulty", "faulty")
 
 
+def _replays_but_for_its_name(document: Any) -> None:
+    """Replay re-derives the faulty candidate's verdict; the one disagreement is that the
+    report names mlx:cpu, which computes through a namespace, while its candidate returned
+    host values (a relabelled report, as these tests make it, is refused)."""
+    assert replay(document).disagreements == [
+        "computed_by.candidate: null, but mlx:cpu computes through a namespace and returns "
+        "its arrays: which library computed it was removed"
+    ]
+
+
 def _judge(op_name: str, fault: dict[str, Any], **params: Any) -> Any:
     check = make_check("mlx:cpu", op_name, seed=5, **params)
     outcome = execute_check(check, candidate=Faulty(**fault))
@@ -302,7 +312,7 @@ def test_one_head_reading_the_wrong_kv_head_is_named() -> None:
     assert document.result is not None
     assert document.result.status == "failed"
     assert [s.name for s in document.segments or [] if s.status == "failed"] == ["head1"]
-    assert replay(document).agrees
+    _replays_but_for_its_name(document)
 
 
 def test_a_residual_stream_that_was_not_added_fails_only_its_segment() -> None:
@@ -313,7 +323,7 @@ def test_a_residual_stream_that_was_not_added_fails_only_its_segment() -> None:
         "normed": "passed",
     }
     document = run_check(check, candidate=Faulty(residual_not_added=True))
-    assert replay(document).agrees
+    _replays_but_for_its_name(document)
 
 
 @pytest.mark.parametrize(("op_name", "params"), CASES[::2])

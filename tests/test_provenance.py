@@ -92,8 +92,15 @@ def test_judge_keeps_both_fingerprints_and_says_why() -> None:
     same = Fingerprint("numpy", "2", "numpy.ndarray", namespace="otherlib.xp")
     # One side's namespace unknown: the same module is one library, whatever the sums say.
     assert judge(a, same, (b"x", b"y")) == Provenance(
-        a, same, False, "NOT INDEPENDENT: both sides returned numpy arrays"
+        a, same, False, "NOT INDEPENDENT: both sides returned numpy arrays", one_library=True
     )
+    # Both namespaces known and different: NumPy's arrays with NumPy's sum is NumPy under
+    # another name; a sum of its own leaves the pair independent.
+    known = Fingerprint("numpy", "2", "numpy.ndarray", namespace="array_api_compat.numpy")
+    wrapped = judge(known, same, (b"x", b"x"))
+    assert wrapped.one_library
+    assert wrapped.note.endswith("a 131072-element float32 sum is bit-identical on both sides")
+    assert not judge(known, same, (b"x", b"y")).one_library
     assert judge(a, b, None) == Provenance(a, b, None, "independence probe did not run")
     identical = judge(a, b, (b"x", b"x"))
     assert (identical.reference, identical.candidate, identical.independent) == (a, b, False)

@@ -40,8 +40,11 @@ from diffcheck.config import make_check
 from diffcheck.ops import OPS
 from diffcheck.report import replay
 from diffcheck.runner import run_check
-from fakes import FakeAdapter
+from fakes import FakeAdapter, named_for
 from forgery import as_v1, as_v2, document, output, restamp, set_output
+
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
 
 #: Draws per schema version; three versions make the CI run's total (2,100).
 CASES = int(os.environ.get("DIFFCHECK_FORGER_CASES", "700"))
@@ -108,7 +111,7 @@ def _genuine(directory: Path) -> dict[str, dict[str, Any]]:
     reports = {}
     for name, (check, kwargs) in cases.items():
         path = directory / f"{name}.json"
-        run_check(check, path, **kwargs)
+        run_check(named_for(check, kwargs.get("candidate")), path, **kwargs)
         data = json.loads(path.read_text())
         assert replay(document(data)).agrees, name
         reports[name] = data
@@ -224,8 +227,12 @@ def _check(
 ) -> None:
     if outcome is None or not outcome.agrees:
         return  # refused or disagrees
-    if testimony and any("do not reproduce" in line for line in outcome.checked):
-        return  # the candidate's word, shown not to hold by running it again
+    if testimony:
+        # Re-run, the candidate must reproduce its stored bits (or they disagree): an edit of
+        # its testimony that agrees is the same evidence, or a declared non-determinism.
+        assert not any("do not reproduce" in line for line in outcome.checked) or any(
+            "declared non-deterministic" in line for line in outcome.checked
+        ), outcome.checked
     if rerun_bound and _reproduced(outcome.checked):
         # Both sides of the edited check were run again and gave the stored bits: the edited
         # document is true evidence about the check it names.
@@ -365,3 +372,73 @@ def test_every_op_replays_with_its_reference_recomputed(
         if data["result"]["reference"] is not None:
             assert outcome.checked[0].startswith("reference recomputed from config"), name
         assert outcome.self_test == name.startswith("self-test"), name
+
+
+# -- the candidate's side: a report renamed to another backend --------------------------------
+
+#: Names a forger relabels a genuine report with: absent here, another library here, another
+#: device of the same library, a fake under another fault, and the real name's variants.
+RENAMES = (
+    "metal",
+    "mlx:gpu",
+    "mlx:cpu",
+    "mlx",
+    "torch:cpu",
+    "wgpu",
+    "example:cpu",
+    "array_api_strict",
+    "fake",
+    "fakescalesegment",
+    "fakechains",
+    "cupy",
+)
+
+
+def _same_adapter(first: str, second: str) -> bool:
+    """Whether two names resolve to one adapter class and identity (a true alias)."""
+    from diffcheck.adapters import resolve
+
+    a, b = resolve(first), resolve(second)
+    return type(a) is type(b) and a.identity() == b.identity()
+
+
+@st.composite
+def renames(draw: st.DrawFn) -> tuple[str, str, bool]:
+    names = sorted(
+        n
+        for n in _reports()
+        if not n.endswith((" (v1)", " (v2)")) and _reports()[n]["result"]["actual"] is not None
+    )
+    return draw(st.sampled_from(names)), draw(st.sampled_from(RENAMES)), draw(st.booleans())
+
+
+@settings(max_examples=max(60, CASES // 5), deadline=None)
+@given(rename=renames())
+def test_no_renamed_candidate_replays_as_a_pass_of_the_new_name(
+    rename: tuple[str, str, bool],
+) -> None:
+    from diffcheck.adapters import resolve
+
+    name, target, copy_library = rename
+    original = _reports()[name]
+    source = original["config"]["require_backend"]
+    data = json.loads(json.dumps(original))
+    data["config"]["require_backend"] = data["result"]["backend"] = target
+    candidate = (data.get("computed_by") or {}).get("candidate")
+    if copy_library and candidate is not None:
+        library = resolve(target).identity()[0]
+        candidate |= {"namespace": library, "module": library.split(".")[0]}
+    try:
+        forged = document(data)
+    except ReportError:
+        return
+    outcome = replay(forged)
+    if not outcome.agrees or _same_adapter(source, target):
+        return
+    # Agreeing under another name is allowed only as that name's word, said beside it ...
+    claimed = dict(outcome.claims)
+    assert "result.backend" in claimed or "result.backend device" in claimed, outcome.claims
+    # ... and --rerun, which runs the named backend here, refuses it unless it reproduces
+    # the stored output bit for bit (then the name computed it).
+    again = replay(forged, rerun=True)
+    assert not again.agrees or any("reproduce bit-exact" in c for c in again.checked), again.checked

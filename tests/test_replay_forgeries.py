@@ -19,15 +19,18 @@ from diffcheck.config import make_check
 from diffcheck.differ import compare_outputs
 from diffcheck.report import MetricsRecord, replay
 from diffcheck.runner import run_check
-from fakes import FakeAdapter
+from fakes import FakeAdapter, fake_name
 from forgery import document, output, set_output
+
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
 
 CANDIDATE = "array_api_strict"
 
 
 def _report(tmp_path: Path, op: str, fault: str, **params: Any) -> dict[str, Any]:
     path = tmp_path / f"{op}-{fault}.json"
-    run_check(make_check(CANDIDATE, op, **params), path, candidate=FakeAdapter(fault))
+    run_check(make_check(fake_name(fault), op, **params), path, candidate=FakeAdapter(fault))
     return dict(json.loads(path.read_text()))
 
 

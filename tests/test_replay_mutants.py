@@ -27,8 +27,11 @@ from diffcheck.report.figures import _close
 from diffcheck.report.world import Recomputed
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
-from fakes import FakeAdapter
+from fakes import FakeAdapter, named_for
 from forgery import document
+
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
 
 GEMM = make_check("array_api_strict", "gemm", m=2, n=3, k=4)
 LIFECYCLE = make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4)
@@ -38,7 +41,7 @@ _SERIAL = itertools.count()
 
 def _report(tmp_path: Path, check: Any, **adapters: Any) -> dict[str, Any]:
     path = tmp_path / f"r{next(_SERIAL)}.json"
-    run_check(check, path, **adapters)
+    run_check(named_for(check, adapters.get("candidate")), path, **adapters)
     return dict(json.loads(path.read_text()))
 
 

@@ -33,6 +33,9 @@ from diffcheck.report.world import Recomputed, recompute_reference
 from diffcheck.runner import run_check
 from diffcheck.testing import WrappedAdapter
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 Forgery = Callable[[dict[str, Any]], None]
 
 
@@ -71,7 +74,7 @@ def lifecycle_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
 
     report = tmp_path_factory.mktemp("lifecycle") / "r.json"
     run_check(
-        make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4),
+        make_check("fake", "context-lifecycle", tokens=2, intermediate=3, k=4),
         report,
         candidate=FakeAdapter(),
     )
@@ -301,7 +304,7 @@ def test_phase_metrics_added_to_a_failed_lifecycle_make_replay_disagree(
     from fakes import FakeAdapter
 
     path = tmp_path / "failed.json"
-    check = make_check("array_api_strict", "context-lifecycle", tokens=2, intermediate=3, k=4)
+    check = make_check("fakereuseoutput", "context-lifecycle", tokens=2, intermediate=3, k=4)
     run_check(check, path, candidate=FakeAdapter("reuse_output"))
     data = json.loads(path.read_text())
     assert data["result"]["status"] == "failed"
@@ -517,21 +520,25 @@ def test_a_rerun_says_whether_the_stored_bits_status_and_library_hold(
     gemm_report: dict[str, Any], tmp_path: Path
 ) -> None:
     # The stored candidate was nudged by 1e-6 relative: array_api_strict re-run by name
-    # passes with other bits.
+    # passes with other bits, and its adapter declares its output deterministic, so the
+    # stored bits are not its output: --rerun decides, a disagreement.
     path = tmp_path / "r.json"
     path.write_text(json.dumps(gemm_report))
-    rerun_line = (
-        "candidate re-run: passed; stored bits do not reproduce: 23 of 24 elements differ, "
-        "NMSE between stored and re-run 1.200e-12"
+    found = "23 of 24 elements differ, NMSE between stored and re-run 1.200e-12"
+    rerun_line = f"candidate re-run: passed; stored bits do not reproduce: {found}"
+    bits = (
+        f"re-run: stored bits do not reproduce ({found}), and array_api_strict declares its "
+        "output deterministic"
     )
-    honest = replay(load_report(path), rerun=True)
-    assert (honest.disagreements, honest.checked[-1]) == ([], rerun_line)
+    nudged = replay(load_report(path), rerun=True)
+    assert (nudged.disagreements, nudged.checked[-1]) == ([bits], rerun_line)
     data = json.loads(json.dumps(gemm_report))
     data["computed_by"]["candidate"]["module"] = "otherlib"
     data["executed_precision"]["reference_storage"] = "f16"
     path.write_text(json.dumps(data))
     assert replay(load_report(path), rerun=True).disagreements == [
         "executed_precision.reference_storage: stored 'f16', recomputed 'f32'",
+        bits,
         "computed_by.candidate: stored otherlib (array_api_strict._array_object.Array via "
         "array_api_strict), the re-run returned array_api_strict arrays "
         "(array_api_strict._array_object.Array via array_api_strict)",
@@ -540,7 +547,7 @@ def test_a_rerun_says_whether_the_stored_bits_status_and_library_hold(
     data["result"] |= {"status": "failed", "reason": "forged"}
     path.write_text(json.dumps(data))
     forged = replay(load_report(path), rerun=True)
-    assert forged.disagreements[0] == "re-run: stored failed, the candidate now passed"
+    assert forged.disagreements[:2] == [bits, "re-run: stored failed, the candidate now passed"]
 
 
 def test_an_output_without_its_executed_precision_is_one_disagreement(

@@ -24,6 +24,9 @@ from diffcheck.runner import run_check
 from fakes import FakeAdapter
 from forgery import as_v1, document, output, restamp, set_output
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 CANDIDATE = "array_api_strict"
 
 
@@ -35,7 +38,7 @@ def _report(tmp_path: Path, name: str, check: Any, **kwargs: Any) -> dict[str, A
 
 @pytest.fixture
 def failing_gemm(tmp_path: Path) -> dict[str, Any]:
-    check = make_check(CANDIDATE, "gemm", m=4, n=8, k=6, seed=7)
+    check = make_check("fakescalesegment", "gemm", m=4, n=8, k=6, seed=7)
     data = _report(tmp_path, "failing", check, candidate=FakeAdapter("scale_segment"))
     assert data["result"]["status"] == "failed"
     assert replay(document(data)).agrees
@@ -204,7 +207,7 @@ def test_outputs_not_representable_in_the_executed_storage_do_not_replay(
 ) -> None:
     # NumPy (the fake) stores f16; torch on the CPU stores bf16.
     fake = {"candidate": FakeAdapter()} if precision == "f16" else {}
-    candidate = CANDIDATE if fake else "torch:cpu"
+    candidate = "fake" if fake else "torch:cpu"
     check = make_check(candidate, "gemm", m=4, n=8, k=6, precision=precision)
     data = _report(tmp_path, precision, check, **fake)
     assert data["executed_precision"]["backend_output_storage"] == precision
@@ -274,22 +277,26 @@ def test_rerun_says_whether_the_stored_candidate_bits_reproduce(
     path = tmp_path / "rerun.json"
     assert main(["replay", "--rerun", str(path)]) == 0
     assert "stored bits reproduce bit-exact" in capsys.readouterr().out
-    # Stored candidate bits a little off (still a pass): they do not reproduce.
+    # Stored candidate bits a little off (still a pass): they do not reproduce, and the
+    # candidate declares its output deterministic, so --rerun disagrees (exit 1).
     set_output(data, "actual", _nudged(output(data, "actual"), 3, 4))
     restamp(data)
     assert data["result"]["status"] == "passed"
     outcome = replay(document(data), rerun=True)
-    assert outcome.agrees
     assert (
         "stored bits do not reproduce: 1 of 32 elements differ, NMSE between"
         in (outcome.checked[-1])
     )
-    # Stored candidate bits forged into a failure: the re-run passes, which disagrees.
+    assert len(outcome.disagreements) == 1
+    assert outcome.disagreements[0].startswith("re-run: stored bits do not reproduce (1 of 32")
+    path.write_text(json.dumps(data))
+    assert main(["replay", "--rerun", str(path)]) == 1
+    # Stored candidate bits forged into a failure: the re-run passes, which disagrees too.
     set_output(data, "actual", output(data, "actual") * 2)
     restamp(data)
     assert data["result"]["status"] == "failed"
     outcome = replay(document(data), rerun=True)
-    assert outcome.disagreements == ["re-run: stored failed, the candidate now passed"]
+    assert outcome.disagreements[1:] == ["re-run: stored failed, the candidate now passed"]
 
 
 def test_a_candidate_name_unknown_here_is_marked_not_trusted(tmp_path: Path) -> None:

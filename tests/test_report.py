@@ -20,6 +20,9 @@ from diffcheck.runner import run_check
 from fakes import FakeAdapter
 from forgery import document, output, set_output
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 SCHEMA_DIR = Path(__file__).parents[1] / "reports" / "schema"
 SCHEMA_FILE = SCHEMA_DIR / f"v{SCHEMA_VERSION}.json"
 
@@ -78,7 +81,7 @@ def test_an_interrupted_check_leaves_an_incomplete_record_that_replay_rejects(
 
     with pytest.raises(KeyboardInterrupt):
         run_check(
-            make_check("array_api_strict", "gemm"),
+            make_check("fake", "gemm"),
             report,
             candidate=FakeAdapter(on_execute=interrupt),
         )
@@ -102,7 +105,7 @@ def test_replay_detects_tampered_metrics_status_and_bits(
 ) -> None:
     report = tmp_path / "r.json"
     # A candidate with command contexts, so the record has submission phases.
-    run_check(make_check("array_api_strict", "context-lifecycle"), report, candidate=FakeAdapter())
+    run_check(make_check("fake", "context-lifecycle"), report, candidate=FakeAdapter())
     original = json.loads(report.read_text())
     assert replay(document(original)).agrees
 
@@ -141,7 +144,7 @@ def test_replay_detects_tampered_metrics_status_and_bits(
 def test_unknown_fields_and_phase_names_are_rejected(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     # A candidate with command contexts, so the record has submission phases.
-    run_check(make_check("array_api_strict", "context-lifecycle"), report, candidate=FakeAdapter())
+    run_check(make_check("fake", "context-lifecycle"), report, candidate=FakeAdapter())
     data = json.loads(report.read_text())
     data["submission_phases"][0] = "unexecuted"
     bad = tmp_path / "bad.json"

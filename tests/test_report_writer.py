@@ -25,6 +25,9 @@ from diffcheck.report.writer import ReportWriter
 from diffcheck.runner import initial_document, run_check
 from fakes import FakeAdapter
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 CHECK = make_check("array_api_strict", "gemm", m=2, n=3, k=4)
 
 

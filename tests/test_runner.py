@@ -15,7 +15,10 @@ from diffcheck.config import make_check
 from diffcheck.report.models import MetricsRecord
 from diffcheck.report.replay import load_report, replay
 from diffcheck.runner import execute_check, run_check
-from fakes import FakeAdapter
+from fakes import FakeAdapter, fake_name
+
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
 
 
 def test_unavailable_backend_runs_neither_reference_nor_candidate() -> None:
@@ -40,7 +43,7 @@ def test_unavailable_backend_runs_neither_reference_nor_candidate() -> None:
 
 def test_probe_error_is_failed_not_skipped() -> None:
     outcome = execute_check(
-        make_check("array_api_strict", "gemm"),
+        make_check("fake", "gemm"),
         candidate=FakeAdapter(probe=Probe.error("driver query crashed")),
     )
     assert outcome.status == "failed"
@@ -58,7 +61,7 @@ def test_a_raising_probe_never_escapes() -> None:
 
 
 def test_candidate_exception_is_failed_with_the_message_and_reference_kept() -> None:
-    outcome = execute_check(make_check("array_api_strict", "gemm"), candidate=FakeAdapter("raise"))
+    outcome = execute_check(make_check("fakeraise", "gemm"), candidate=FakeAdapter("raise"))
     assert outcome.status == "failed"
     assert (
         outcome.reason
@@ -93,9 +96,7 @@ def test_empty_reference_prevents_candidate_dispatch() -> None:
 
 
 def test_unsupported_precision_is_not_run_with_the_reason() -> None:
-    outcome = execute_check(
-        make_check("array_api_strict", "gemm", precision="bf16"), candidate=FakeAdapter()
-    )
+    outcome = execute_check(make_check("fake", "gemm", precision="bf16"), candidate=FakeAdapter())
     assert outcome.status == "not_run"
     assert (
         outcome.reason
@@ -120,7 +121,7 @@ def test_every_fault_is_caught_with_the_right_status_and_reason(
     tmp_path: Path, fault: str, op: str, reason_part: str
 ) -> None:
     report = tmp_path / "r.json"
-    document = run_check(make_check("array_api_strict", op), report, candidate=FakeAdapter(fault))
+    document = run_check(make_check(fake_name(fault), op), report, candidate=FakeAdapter(fault))
     assert document.result is not None
     assert document.result.status == "failed"
     assert reason_part in (document.result.reason or "")
@@ -130,7 +131,7 @@ def test_every_fault_is_caught_with_the_right_status_and_reason(
 
 def test_scaled_last_quarter_of_a_plain_op_is_caught_by_the_aggregate() -> None:
     outcome = execute_check(
-        make_check("array_api_strict", "gemm"), candidate=FakeAdapter("scale_segment")
+        make_check("fakescalesegment", "gemm"), candidate=FakeAdapter("scale_segment")
     )
     assert outcome.status == "failed"
     assert (outcome.reason or "").startswith("NMSE")
@@ -138,7 +139,7 @@ def test_scaled_last_quarter_of_a_plain_op_is_caught_by_the_aggregate() -> None:
 
 def test_the_fault_free_fake_passes_through_the_lifecycle_program(tmp_path: Path) -> None:
     document = run_check(
-        make_check("array_api_strict", "context-lifecycle"),
+        make_check("fake", "context-lifecycle"),
         tmp_path / "r.json",
         candidate=FakeAdapter(),
     )
@@ -157,7 +158,7 @@ def test_truncated_pair_that_compares_equal_still_fails_shape_binding(tmp_path: 
             return type(run)(run.output[:-1], "f32", "f32", "x", "y")
 
     document = run_check(
-        make_check("array_api_strict", "gemm"),
+        make_check("faketruncate", "gemm"),
         reference=TruncatingReference(),
         candidate=FakeAdapter("truncate"),
     )
@@ -182,7 +183,7 @@ def test_live_and_replayed_verdicts_agree(
 ) -> None:
     # The written file is what is replayed: read back by load_report and by the CLI.
     path = tmp_path / "r.json"
-    live = run_check(make_check("array_api_strict", op), path, candidate=FakeAdapter(fault))
+    live = run_check(make_check(fake_name(fault), op), path, candidate=FakeAdapter(fault))
     assert live.result is not None
     stored = load_report(path)
     assert stored == live

@@ -31,6 +31,9 @@ from diffcheck.runner import run_check
 from diffcheck.runner.budget import estimate_memory, format_bytes, parse_size
 from fakes import FakeAdapter
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 CANDIDATE = "array_api_strict"
 
 
@@ -192,7 +195,7 @@ def test_a_gap_before_the_first_segment_is_judged_too() -> None:
 
 def test_a_lifecycle_run_as_independent_chains_claims_no_submission_phases(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    check = make_check(CANDIDATE, "context-lifecycle")
+    check = make_check("fakechains", "context-lifecycle")
     document = run_check(check, report, candidate=FakeAdapter(contexts=False))
     data = json.loads(report.read_text())
     assert document.result is not None

@@ -44,6 +44,9 @@ from diffcheck.sweep.summary import build_row, judge
 from diffcheck.testing import WrappedAdapter, perturb
 from fakes import FakeAdapter
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 KINDS = ("element", "segment", "phase", "dtype", "nan", "shape", "precision")
 CANDIDATE = "array_api_strict"
 #: Tiny shapes: every op's output has a few dozen elements at most.

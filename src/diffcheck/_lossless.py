@@ -56,7 +56,22 @@ def float32_input(host: npt.NDArray[Any], index: int) -> npt.NDArray[np.float32]
             f"input {index} holds {host.reshape(-1)[bad]} at flat index {bad}, which float32 "
             f"cannot hold exactly (nmse mode converts inputs to float32); {_VALUES_HINT}"
         )
-    return np.ascontiguousarray(host, dtype=np.float32)
+    converted = np.ascontiguousarray(host, dtype=np.float32)
+    if kind == "f" and (flushed := _flushed(host, converted)) is not None:
+        raise ConfigError(
+            f"input {index} holds {host.reshape(-1)[flushed].item()!r} at flat index {flushed}, which "
+            f"float32 flushes to zero (nmse mode converts inputs to float32); scale the inputs "
+            f"into float32's range or {_VALUES_HINT}"
+        )
+    return converted
+
+
+def _flushed(host: npt.NDArray[Any], converted: npt.NDArray[np.float32]) -> int | None:
+    """The flat index of the first non-zero value the float32 cast made zero, or None."""
+    if host.dtype.itemsize <= 4:  # float16/float32 values are all float32 values
+        return None
+    lost = np.flatnonzero((converted.reshape(-1) == 0) & (host.reshape(-1) != 0))
+    return int(lost[0]) if lost.size else None
 
 
 def _dtype_of(output: Any) -> str:

@@ -40,7 +40,9 @@ __all__ = [
     "namespace_name",
     "numpy_blas",
     "one_library",
+    "pattern_one_library",
     "probe_input",
+    "probe_patterns",
     "probe_sum",
     "provenance_of",
 ]
@@ -82,6 +84,9 @@ class Provenance:
     candidate: Fingerprint
     independent: bool | None
     note: str
+    #: Both sides one library (:func:`one_library`): never a pass, like a self-test; a
+    #: verdict that carries it is false (``bool(verdict)``).
+    one_library: bool = False
 
     def __str__(self) -> str:
         return f"reference {self.reference}; candidate {self.candidate}; {self.note}"
@@ -126,14 +131,21 @@ def fingerprint_of(array: Any, namespace: Any = None) -> Fingerprint:
     return Fingerprint(module, _version(module), qualified, blas, via)
 
 
-def one_library(reference: Fingerprint, candidate: Fingerprint) -> bool:
+def one_library(
+    reference: Fingerprint, candidate: Fingerprint, sums: tuple[bytes, bytes] | None = None
+) -> bool:
     """Whether both sides are one library: arrays of one module, computed through the same
-    namespace (or a namespace not known on a side). A backend that stores its values in
-    NumPy arrays but computes with functions of its own is left to the probe."""
+    namespace (or a namespace not known on a side), or through another namespace whose
+    probe sum is bit-identical (``sums``: a namespace over NumPy that returns NumPy's arrays
+    and sums as NumPy does, such as the example plugin, is NumPy under another name). A
+    backend that stores its values in NumPy arrays but sums with functions of its own is
+    independent by this rule."""
     if reference.module != candidate.module:
         return False
     known = reference.namespace is not None and candidate.namespace is not None
-    return not known or reference.namespace == candidate.namespace
+    if not known or reference.namespace == candidate.namespace:
+        return True
+    return sums is not None and sums[0] == sums[1]
 
 
 @functools.cache
@@ -160,12 +172,19 @@ def judge(
     sums: tuple[bytes, bytes] | None,
 ) -> Provenance:
     """The provenance of a comparison from both fingerprints and both probe sums' bits."""
-    if one_library(reference, candidate):
+    if one_library(reference, candidate, sums):
+        by_probe = one_library(reference, candidate) is False
+        probe = (
+            f", and a {PROBE_ELEMENTS}-element float32 sum is bit-identical on both sides"
+            if by_probe
+            else ""
+        )
         return Provenance(
             reference,
             candidate,
             False,
-            f"NOT INDEPENDENT: both sides returned {reference.module} arrays",
+            f"NOT INDEPENDENT: both sides returned {reference.module} arrays{probe}",
+            one_library=True,
         )
     if sums is None:
         return Provenance(reference, candidate, None, "independence probe did not run")
@@ -192,6 +211,51 @@ def probe_sum(adapter: Any) -> bytes | None:
             return bytes(adapter.host_float32(total).tobytes())
     except Exception:  # a namespace without sum or float32 cannot be probed: not a failure
         return None
+
+
+#: The pattern probes' sizes: an elementwise ``exp`` (its ULP pattern) and a matmul.
+PATTERN_ELEMENTS: Final = 4096
+PATTERN_MATMUL: Final = 48
+
+
+def probe_patterns(adapter: Any) -> tuple[str, tuple[bytes, bytes, bytes]] | None:
+    """What ``adapter``'s namespace computes here, beyond one sum: the top-level module of
+    the arrays it returns, and the bits of three results whose rounding is each library's
+    own: the probe's float32 sum (a summation order), ``exp`` over a span of magnitudes (an
+    ULP pattern) and a float32 matmul (a blocking and accumulation order). None when the
+    namespace cannot compute them.
+
+    A namespace that returns another library's arrays and matches it bit for bit in any of
+    the three computes with that library for that much (:func:`pattern_one_library`)."""
+    try:
+        with adapter.computing():
+            xp = adapter.namespace()
+            vector = probe_input()
+            values = xp.astype(adapter.to_device(vector), xp.float32)
+            total = xp.sum(values)
+            small = xp.astype(adapter.to_device(vector[:PATTERN_ELEMENTS] / 64), xp.float32)
+            exp = xp.exp(small)
+            side = PATTERN_MATMUL * PATTERN_MATMUL
+            square = vector[side : 2 * side].reshape(PATTERN_MATMUL, PATTERN_MATMUL)
+            matrix = xp.astype(adapter.to_device(np.ascontiguousarray(square)), xp.float32)
+            product = xp.matmul(matrix, matrix)
+            module = type(exp).__module__.split(".")[0]
+            bits = tuple(
+                bytes(adapter.host_float32(array).tobytes()) for array in (total, exp, product)
+            )
+            return module, (bits[0], bits[1], bits[2])
+    except Exception:  # a namespace without one of them cannot be probed: not a failure
+        return None
+
+
+def pattern_one_library(
+    reference: tuple[str, tuple[bytes, ...]] | None, candidate: tuple[str, tuple[bytes, ...]] | None
+) -> bool:
+    """Whether two :func:`probe_patterns` say one library: arrays of one module and any of
+    the three results bit-identical (False when either could not be probed)."""
+    if reference is None or candidate is None or reference[0] != candidate[0]:
+        return False
+    return any(ours == theirs for ours, theirs in zip(reference[1], candidate[1], strict=True))
 
 
 def provenance_of(reference: Any, candidate: Any, ref_output: Any, cand_output: Any) -> Provenance:

@@ -307,7 +307,7 @@ def assert_verdict(verdict: Verdict, *, context: str = "") -> Verdict:
         difference is, each segment and the reason) as its message.
     """
     __tracebackhide__ = True
-    if not verdict.passed:
+    if not bool(verdict):  # a pass of one library on both sides is no pass (bool(verdict))
         raise AssertionError(f"{context}\n{verdict}" if context else str(verdict))
     return verdict
 

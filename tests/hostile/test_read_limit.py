@@ -33,6 +33,9 @@ from forgery import as_v1
 
 from ._harness import assert_refused, cli
 
+#: Fake candidates are named as what they are (tests/conftest.py registers them).
+pytestmark = pytest.mark.usefixtures("fake_backends")
+
 _I32_MAX = 2**31 - 1
 
 

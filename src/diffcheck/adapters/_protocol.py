@@ -87,6 +87,10 @@ class Capabilities:
     #: (e.g. ``{"f16": "adapter 'llvmpipe' lacks the shader-f16 feature"}``); quoted in the
     #: not_run reason.
     refusals: Mapping[str, str] = field(default_factory=dict)
+    #: Whether the same inputs give the same output bits run after run. False for a device
+    #: whose reductions are ordered at run time (atomics, split-K): ``replay --rerun`` then
+    #: requires the re-run's verdict, not its bits, to reproduce the stored one.
+    deterministic: bool = True
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +19,8 @@ from ._parser import OneLineParser
 
 if TYPE_CHECKING:
     from ..report.models import ReportDocument
+
+from .replay_command import replay
 
 __all__ = ["ops", "replay", "run", "schema", "upgrade"]
 
@@ -130,149 +132,6 @@ def _status_line(document: ReportDocument) -> str:
         if floor.status == "failed" and floor.match is not None:
             line += f", like {floor.match}"
     return line
-
-
-def _is_directory(path: Path) -> bool:
-    """A real directory (a sweep's), not a link; False for a name the system refuses (too
-    long, say): reading it as a report then says why in one line."""
-    try:
-        return path.is_dir() and not path.is_symlink()
-    except OSError:
-        return False
-
-
-def replay(argv: Sequence[str]) -> int:
-    """``diffcheck replay REPORT``: recompute the reference from the config, re-derive the verdict."""
-    from ..report.read import report_from
-    from ..report.replay import load_document
-    from ..report.replay import replay as replay_document
-    from ..runner.budget import parse_size
-    from ..search.bundle import is_bundle
-    from ..search.replay import EPILOG, replay_bundle_command
-    from ..text import one_line
-    from .show_command import failure_where
-
-    parser = OneLineParser(prog="diffcheck replay", description=replay.__doc__, epilog=EPILOG)
-    parser.add_argument(
-        "report",
-        type=Path,
-        nargs="+",
-        help="report file(s) to re-check, or sweep directories (their summary.json and "
-        "junit.xml are re-derived from the reports)",
-    )
-    parser.add_argument(
-        "--require-pass",
-        action="store_true",
-        help="also exit 1 unless every report passed (a self-test never passes)",
-    )
-    parser.add_argument(
-        "--rerun",
-        action="store_true",
-        help="also re-run the candidate where it is available and say whether its bits reproduce",
-    )
-    parser.add_argument(
-        "--claims",
-        action="store_true",
-        help="print the values of the fields a report claims and replay cannot verify "
-        "(by default only their names)",
-    )
-    parser.add_argument(
-        "--in-process",
-        action="store_true",
-        help="bundles: run the calls in this process, not in a worker (faster; a crash or "
-        "hang then ends the replay)",
-    )
-    parser.add_argument(
-        "--max-memory",
-        metavar="SIZE",
-        help="refuse a bundle whose replay is estimated to need more, and a report larger "
-        "than a check within it writes (bytes, or 8G, 512MiB); default: half the memory "
-        "available",
-    )
-    options = parser.parse_args(argv)
-    max_memory = None if options.max_memory is None else parse_size(options.max_memory)
-    exit_code = 0
-    for path in options.report:
-        if _is_directory(path):
-            exit_code = max(exit_code, _replay_sweep(path, options.require_pass))
-            continue
-        try:
-            # Read and decoded once; a finding bundle of `diffcheck fuzz --api` runs again.
-            document, size = load_document(path, max_memory)
-            if is_bundle(document):
-                replayed = replay_bundle_command(
-                    path, document, size, max_memory, isolate=not options.in_process
-                )
-                exit_code = max(exit_code, replayed)
-                continue
-            outcome = replay_document(report_from(document, str(path)), rerun=options.rerun)
-        except ReportError as error:  # one line per unreadable report; the others still run
-            print(one_line(f"diffcheck: {error}"), file=sys.stderr)
-            exit_code = 1
-            continue
-        if not outcome.agrees:
-            # Stored strings (segment names, reasons) come from the report: keep it one line.
-            line = one_line(f"{path}: DISAGREES: {'; '.join(outcome.disagreements)}")
-            print(line, file=sys.stderr)
-            exit_code = 1
-            continue
-        marker = " (SELF-TEST: not a pass for the backend)" if outcome.self_test else ""
-        if outcome.one_library and not outcome.self_test and outcome.status == "passed":
-            marker = " (NOT INDEPENDENT: one library on both sides, not a pass for the backend)"
-        print(one_line(f"{path}: agrees: {outcome.status}{marker}"))
-        where = failure_where(outcome) if outcome.status == "failed" else None
-        if where is not None:
-            print(one_line(f"{path}: note: where: {where}"))
-        for line in outcome.checked:
-            print(one_line(f"{path}: checked: {line}"))
-        if outcome.computed_by is not None:
-            print(one_line(f"{path}: note: {outcome.computed_by}"))
-        for note in outcome.notes:
-            print(one_line(f"{path}: note: {note}"))
-        if options.claims:
-            claims = ", ".join(f"{name}={value!r}" for name, value in outcome.claims)
-        else:  # names only: the values (platform, timings, versions) run to a screenful
-            claims = f"{_claim_names(name for name, _ in outcome.claims)} (--claims: their values)"
-        print(one_line(f"{path}: claimed, not verified: {claims}"))
-        if options.require_pass and not outcome.passed:
-            exit_code = 1
-    return exit_code
-
-
-def _claim_names(names: Iterable[str]) -> str:
-    """``environment(platform, python), execution_path``: the names, grouped by their head."""
-    groups: dict[str, list[str]] = {}
-    for name in names:
-        head, _, rest = name.partition(".")
-        groups.setdefault(head, []).append(rest)
-    return ", ".join(
-        head if rest == [""] else f"{head}({', '.join(rest)})" for head, rest in groups.items()
-    )
-
-
-def _replay_sweep(directory: Path, require_pass: bool) -> int:
-    """Re-derive a sweep directory's summary and JUnit from its reports; print each difference."""
-    from ..errors import DiffcheckError
-    from ..sweep.audit import audit_sweep
-    from ..text import one_line
-
-    try:
-        audit = audit_sweep(directory)
-    except DiffcheckError as error:
-        print(one_line(f"diffcheck: {error}"), file=sys.stderr)
-        return 1
-    for line in audit.disagreements:
-        print(one_line(f"{directory}: DISAGREES: {line}"), file=sys.stderr)
-    if not audit.agrees or audit.derived is None:
-        return 1
-    derived = audit.derived
-    print(
-        one_line(
-            f"{directory}: agrees: {derived.counts.total} checks re-derived from their reports, "
-            f"sweep exit status {derived.exit_status}"
-        )
-    )
-    return 1 if require_pass and derived.exit_status != 0 else 0
 
 
 def _option_default(value: object) -> str:

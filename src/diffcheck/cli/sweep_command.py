@@ -78,6 +78,12 @@ def _parser() -> OneLineParser:
         action="store_true",
         help="reuse complete reports in --out; rerun the rest (incomplete ones are moved aside)",
     )
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="with --resume: re-run the candidate of each stored pass and reuse it only when "
+        "its output reproduces (otherwise the page marks reused passes as unverified)",
+    )
     parser.add_argument("--executor", choices=("local", "dask"), default="local")
     parser.add_argument(
         "--isolation",
@@ -159,6 +165,10 @@ def sweep(argv: Sequence[str]) -> int:
     options = _parser().parse_args(argv)
     if options.max_checks < 1:
         raise ConfigError(f"--max-checks {options.max_checks}, but it must be at least 1")
+    if options.rerun and not options.resume:
+        raise ConfigError(
+            "--rerun re-runs the candidates of the passes --resume reuses; pass --resume with it"
+        )
     # Every option is checked before the matrix is expanded or anything is created.
     jobs = options.jobs
     if options.executor == "local" and (jobs is None or jobs >= 1):
@@ -220,6 +230,7 @@ def _run(
             executor=executor,
             timeout_s=timeout_s,
             resume=options.resume,
+            rerun=options.rerun,
             left_out=left_out,
             on_row=progress.advance,
             strict_known=options.strict_known,

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from ..errors import ConfigError
 from ..text import one_line
+from .exact import exact_difference, measurable, refuse_below_floor
 from .judge import _check_tolerance, _compare, compare_outputs, to_host
 from .tolerance import strict_tolerance
 from .verdict import Segment, SegmentVerdict, Verdict, _Failure
@@ -162,6 +163,8 @@ def diff(
     ----------
     reference, actual
         Arrays from any library (NumPy, DLPack or buffer-protocol objects); compared flat.
+        Real floating arrays are measured by NMSE; integer and bool arrays are compared
+        exactly (any differing element fails, see :mod:`diffcheck.differ.exact`).
     max_nmse
         The tolerance; a check passes only when NMSE is strictly below it.
     expected_elements
@@ -192,22 +195,30 @@ def diff(
         segment past the reference's end is a ConfigError (a ValueError).
     ConfigError
         When ``max_nmse`` is not a number (``True`` and ``"0.5"`` are refused, not read as
-        1.0 and 0.5); a NumPy scalar is taken as the Python float it equals.
+        1.0 and 0.5); a NumPy scalar is taken as the Python float it equals. When an array
+        is complex (its imaginary part would be dropped), holds integers beyond 2**53 beside
+        a float array, or the reference is not all zero yet its energy is below the
+        absolute-MSE floor (a 100% error would pass): the data must be changed, not judged.
     """
     max_nmse = strict_tolerance(max_nmse)
     ref, act = to_host(reference), to_host(actual)
+    exact = measurable(ref, act)  # before any cast: complex and wide integers are refused
     verdict = compare_outputs(ref, act, max_nmse, ulp_dtype=ulp_dtype)
+    if not exact:
+        refuse_below_floor(ref, verdict.metrics)
     if expected_elements is not None:
         verdict = bind_shape(verdict, ref.size, act.size, expected_elements)
-    if segments is None:
-        return verdict
-    if isinstance(segments, int):
-        _check_segment_count(segments, ref.size)
-        segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
-    segments = _as_segments(segments)
-    _validate_segments(segments)
-    _check_within(segments, ref.size)
-    return bind_segments(verdict, ref, act, segments, ulp_dtype=ulp_dtype)
+    if segments is not None:
+        if isinstance(segments, int):
+            _check_segment_count(segments, ref.size)
+            segments = equal_segments(ref.size, [f"segment{i}" for i in range(segments)])
+        segments = _as_segments(segments)
+        _validate_segments(segments)
+        _check_within(segments, ref.size)
+        verdict = bind_segments(verdict, ref, act, segments, ulp_dtype=ulp_dtype)
+    if exact and (problem := exact_difference(ref, act)) is not None:
+        verdict = _downgrade(verdict, problem, verdict.segments)
+    return verdict
 
 
 def bind_shape(

@@ -143,8 +143,10 @@ class Verdict:
         return self.status == "passed"
 
     def __bool__(self) -> bool:
-        """Truth is :attr:`passed`, so ``assert diffcheck.diff(...)`` fails on a failure."""
-        return self.passed
+        """Truth is :attr:`passed`, so ``assert diffcheck.diff(...)`` fails on a failure,
+        and a pass of one library on both sides (``provenance.one_library``) is false too:
+        like a self-test, it is never a pass for the backend."""
+        return self.passed and not (self.provenance is not None and self.provenance.one_library)
 
     @property
     def first_failing_segment(self) -> SegmentVerdict | None:

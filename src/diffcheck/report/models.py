@@ -477,7 +477,13 @@ class ComputedBy(Strict):
         computed through one namespace (or a namespace not known on a side)."""
         if self.reference is None or self.candidate is None:
             return False
-        return one_library(self.reference.fingerprint(), self.candidate.fingerprint())
+        probe = self.probe
+        sums = (
+            None
+            if probe is None
+            else (probe.reference_sum_bits.encode(), probe.candidate_sum_bits.encode())
+        )
+        return one_library(self.reference.fingerprint(), self.candidate.fingerprint(), sums)
 
 
 class CheckResultV3(CheckResultV2):

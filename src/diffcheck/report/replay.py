@@ -12,9 +12,9 @@ epsilons relative, the summed figures within the bound of another summation orde
 (:func:`.figures.sum_allowance`), and a non-finite stored float only where the derived one
 is the same.
 
-Which library computed each side (``computed_by``, v3) is bound where replay runs it
-itself (the reference; the candidate under ``--rerun``) and printed otherwise; a pair of
-one library counts like a self-test (:mod:`.identity`).
+Which library computed each side (``computed_by``, v3) is bound where replay runs it itself
+(the reference; the candidate under ``--rerun``), its name to the adapter of that name here
+(:mod:`.candidate`); a pair of one library counts like a self-test (:mod:`.identity`).
 
 What cannot be derived is never taken as evidence: a result without both outputs (a
 candidate that raised, a backend that was not there) is reported as such by :attr:`Replay.notes`,
@@ -46,13 +46,14 @@ from ..floor import Floor, bind_floor
 from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
+from .candidate import bind_rerun, candidate_identity
 from .figures import compare_metrics, compare_segments, compare_submission_metrics
 from .floor_check import check_floor, compare_floor
 from .identity import bind_library, computed_by_of, identity_problem, independence
 from .limits import report_read_limit
 from .models import CheckResult, MetricsRecord, ReportDocument
 from .read import load_json, report_from
-from .world import compare_reference, recompute_reference, rerun_candidate
+from .world import compare_reference, recompute_reference
 
 __all__ = ["FLOOR_VERSION", "Replay", "load_document", "load_report", "rejudge", "replay"]
 
@@ -333,7 +334,8 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
     """Recompute the verdict of ``document`` and list every way the stored one disagrees.
 
     The reference is recomputed from the config first (:mod:`.world`); with ``rerun`` the
-    candidate runs again too, and replay says whether its stored bits reproduce.
+    candidate runs again too, and its stored bits must reproduce (its verdict, where its
+    adapter declares non-deterministic output; :func:`.world.rerun_candidate`).
     """
     result = document.result
     if not document.completed or result is None:
@@ -358,17 +360,11 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
     if (problem := identity_problem(document)) is not None:
         problems.append(problem)
     problems += _check_world(document, check, reference, actual, checked)
+    reproduced = False
     if rerun:
-        again = rerun_candidate(check, actual)
-        checked.append(again.line)
-        if again.status is not None and again.status != result.status:
-            problems.append(f"re-run: stored {result.status}, the candidate now {again.status}")
-        computed_by = computed_by_of(document)
-        if computed_by is not None:
-            stored = computed_by.candidate
-            problem = bind_library("computed_by.candidate", stored, again.computed_by, "the re-run")
-            problems += [problem] if problem else []
-
+        reproduced = bind_rerun(document, check, actual, problems, checked)
+    bound = candidate_identity(document, check, chains, reproduced=reproduced)
+    problems += bound.problems
     verdict: Verdict | None = None
     if result.reference is not None and result.actual is not None:
         if reference is not None and actual is not None:
@@ -414,7 +410,8 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
             f"{check.reference}'s own backend; it is never a pass for the backend"
         )
     pair, line = independence(document)
-    if document.one_library:
+    one_library = document.one_library or bound.one_library
+    if one_library:
         notes.append(
             f"NOT INDEPENDENT: the candidate {check.require_backend} returned the reference's "
             "own library's arrays; like a self-test, it is never a pass for the backend"
@@ -426,8 +423,8 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
         notes,
         self_test=check.allow_self_test,
         checked=checked,
-        claims=claimed_fields(document),
-        one_library=document.one_library,
-        independent=None if pair is None else pair.independent,
+        claims=claimed_fields(document) + bound.claims,
+        one_library=one_library,
+        independent=False if bound.one_library else None if pair is None else pair.independent,
         computed_by=line,
     )

@@ -17,7 +17,8 @@ float32 ULP per element. Non-finite elements must match bit for bit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -130,41 +131,96 @@ class Rerun:
     status: str | None = None
     #: The library whose arrays the re-run candidate returned (None: host values only).
     computed_by: Fingerprint | None = None
+    #: Why the re-run does not confirm the stored output (a disagreement), or None.
+    problem: str | None = None
+    #: Whether the re-run reproduced the stored output bit for bit.
+    reproduced: bool = False
+    #: The storages the re-run reported (input, output); None when it left no output.
+    storages: tuple[str, str] | None = None
+
+
+def _declares_deterministic(adapter: Any) -> bool:
+    """Whether the candidate's adapter says its output bits reproduce (the default)."""
+    try:
+        return bool(adapter.capabilities().deterministic)
+    except Exception:  # a capability query that fails declares nothing: bits must reproduce
+        return True
 
 
 def rerun_candidate(check: Check, stored: npt.NDArray[np.float32] | None) -> Rerun:
-    """Run the candidate of ``check`` again and say whether its stored bits reproduce."""
+    """Run the candidate of ``check`` again and say whether its stored bits reproduce.
+
+    ``--rerun`` decides: a stored output the re-run does not reproduce bit for bit is a
+    disagreement (``problem``), unless the candidate's adapter declares its output
+    non-deterministic (:attr:`~diffcheck.adapters.Capabilities.deterministic`), when the
+    re-run's own verdict must be the stored one instead (the caller compares statuses). A
+    stored output the candidate cannot re-run here is not confirmed either.
+    """
     from ..runner import bind, execute_check  # lazily: the runner imports this package
 
-    outcome = execute_check(check)
+    try:
+        adapter = resolve(check.require_backend)
+    except Exception:  # unknown here: execute_check says so in its outcome
+        adapter = None
+    outcome = execute_check(check, candidate=adapter)
     verdict = bind(outcome, check)
     status = verdict.status if verdict is not None else outcome.status
     if outcome.actual is None:
-        return Rerun(f"candidate not re-run to an output: {outcome.status} ({outcome.reason})")
+        line = f"candidate not re-run to an output: {outcome.status} ({outcome.reason})"
+        problem = (
+            None
+            if stored is None
+            else f"re-run: the candidate {check.require_backend} did not run to an output here "
+            f"({outcome.status}: {outcome.reason}), so its stored output is not confirmed"
+        )
+        return Rerun(line, problem=problem)
     fresh = np.ascontiguousarray(outcome.actual, np.float32).reshape(-1)
     run = outcome.candidate_execution
     library = None if run is None else run.computed_by
+    storages = None if run is None else (run.input_storage, run.output_storage)
+    found = _reproduction(check, stored, fresh, status, library, adapter)
+    return replace(found, storages=storages)
+
+
+def _reproduction(
+    check: Check,
+    stored: npt.NDArray[np.float32] | None,
+    fresh: npt.NDArray[np.float32],
+    status: str,
+    library: Fingerprint | None,
+    adapter: Any,
+) -> Rerun:
+    """Whether the re-run's output ``fresh`` is the ``stored`` one (see rerun_candidate)."""
     if stored is None:
         return Rerun(
             f"candidate re-run: {status}; no stored output to compare with", status, library
         )
     if stored.size != fresh.size:
-        return Rerun(
-            f"candidate re-run: {status}; {fresh.size} elements, {stored.size} stored",
-            status,
-            library,
-        )
+        line = f"candidate re-run: {status}; {fresh.size} elements, {stored.size} stored"
+        return Rerun(line, status, library, f"re-run: {fresh.size} elements, {stored.size} stored")
     differs = int(np.count_nonzero(stored.view(np.uint32) != fresh.view(np.uint32)))
     if differs == 0:
         return Rerun(
-            f"candidate re-run: {status}; stored bits reproduce bit-exact", status, library
+            f"candidate re-run: {status}; stored bits reproduce bit-exact",
+            status,
+            library,
+            reproduced=True,
         )
     wide_stored, wide_fresh = stored.astype(np.float64), fresh.astype(np.float64)
     with np.errstate(all="ignore"):
         nmse = float(np.mean((wide_stored - wide_fresh) ** 2) / np.mean(wide_stored**2))
+    found = f"{differs} of {fresh.size} elements differ, NMSE between stored and re-run {nmse:.3e}"
+    deterministic = adapter is None or _declares_deterministic(adapter)
+    problem = (
+        f"re-run: stored bits do not reproduce ({found}), and {check.require_backend} "
+        "declares its output deterministic"
+        if deterministic
+        else None
+    )
+    declared = "" if deterministic else " (declared non-deterministic: the verdict must hold)"
     return Rerun(
-        f"candidate re-run: {status}; stored bits do not reproduce: {differs} of {fresh.size} "
-        f"elements differ, NMSE between stored and re-run {nmse:.3e}",
+        f"candidate re-run: {status}; stored bits do not reproduce: {found}{declared}",
         status,
         library,
+        problem,
     )

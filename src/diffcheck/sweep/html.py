@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from .._numbers import short_float
 from ..text import html_text as escape
 from ..text import rounded
-from .summary import KnownDivergenceNote, SummaryRow, SweepSummary
+from .summary import RESUMED_RERUN, KnownDivergenceNote, SummaryRow, SweepSummary
 from .svg import (
     STATUS_COLOURS,
     LogRange,
@@ -83,6 +83,10 @@ def _worker(row: SummaryRow) -> str:
     """How the worker ended. A worker that exited 0 ran the check to its end: for a failed
     check that reads "finished", so "exit 0" is never shown beside a failure."""
     text = row.worker
+    if row.resumed and row.status == "passed" and text != RESUMED_RERUN:
+        # A pass taken from a stored report whose candidate was not run again: its output
+        # is the report's word (sweep --resume --rerun re-runs it).
+        text = f"{text}: reused unverified (candidate not re-run)"
     if row.status != "passed" and text == "exit 0":
         text = "finished (the check itself failed)" if row.status == "failed" else "finished"
     wall = "" if row.worker_wall_s is None else f"<br>{row.worker_wall_s:.2f} s"

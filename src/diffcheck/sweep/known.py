@@ -21,12 +21,14 @@ Reports are never touched: the report of a known failure still says ``failed``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from ..adapters import KnownDivergence, failure_of, matching_divergence
+from ..adapters import KnownDivergence, failure_of, matching_divergence, resolve
+from ..report.models import ReportDocument
 from .plan import SweepPlan
 from .summary import KnownDivergenceNote, SummaryRow
 
-__all__ = ["DivergencesFor", "classify", "planned_divergences"]
+__all__ = ["DivergencesFor", "classify", "known_failure", "planned_divergences"]
 
 #: The known divergences a candidate backend name declares.
 DivergencesFor = Callable[[str], Sequence[KnownDivergence]]
@@ -70,3 +72,28 @@ def classify(row: SummaryRow, divergences: Sequence[KnownDivergence]) -> Summary
         return row
     note = KnownDivergenceNote(reason=found.reason, upstream=found.upstream, bound=found.bound)
     return row.model_copy(update={"known_divergence": note})
+
+
+def known_failure(document: ReportDocument) -> bool:
+    """Whether a failed report is a failure its candidate's adapter declares known, by the
+    rule a sweep row is classified with (:func:`classify`); False for any other status, or
+    a candidate that cannot be resolved here (nothing declares it)."""
+    result = document.result
+    if result is None or result.status != "failed":
+        return False
+    config: Any = document.config  # every op's config model names these three
+    backend: str = config.require_backend
+    try:
+        declared = resolve(backend).known_divergences()
+    except Exception:  # a backend unknown here declares nothing: the failure stands
+        return False
+    failed_segments = [
+        None if s.metrics is None else s.metrics.nmse
+        for s in document.segments or []
+        if s.status == "failed"
+    ]
+    nmse = None if result.metrics is None else result.metrics.nmse
+    failure = failure_of(result.reason, nmse, float(config.max_nmse), failed_segments)
+    device = backend.partition(":")[2] or None
+    found = matching_divergence(declared, device, config.op, config.precision, failure=failure)
+    return found is not None

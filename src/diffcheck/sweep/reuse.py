@@ -11,7 +11,7 @@ reference backend and the self-test marker). A report is reused only when all of
    the coverage text (which carries the self-test marker), the output shape and element
    count, the configured storages, and the result's op, backend, seed and tolerance bits;
 3. it replays fully (:func:`~diffcheck.report.replay.replay`): its verdict follows from
-   what replay recomputes;
+   what replay recomputes (with ``--rerun``, a pass also from its candidate run again);
 4. a pass records which library computed each side (``computed_by``, schema v3), and the
    two are not one library: a pass from a v1 or v2 report (or a v3 upgraded from v2)
    cannot say whether its pair was independent, and a pass with both sides' arrays from
@@ -85,20 +85,26 @@ def plan_mismatch(check: Check, document: ReportDocument) -> str | None:
     return None
 
 
-def replay_problem(document: ReportDocument) -> str | None:
-    """None when replaying ``document`` agrees with every stored field, else the first
-    disagreement as one line (a forged field replay cannot interpret is one too)."""
+def _replayed(document: ReportDocument, rerun: bool) -> tuple[str | None, bool]:
+    """(the first disagreement as one line or None, whether replay finds one library)."""
     from ..report.replay import replay
 
     try:
-        outcome = replay(document)
+        outcome = replay(document, rerun=True) if rerun else replay(document)
     except (ReportError, ValueError, ArithmeticError, LookupError, TypeError) as error:
         text = str(error).splitlines()[0] if str(error) else ""
-        return f"replay failed: {type(error).__name__}: {text}"
+        return f"replay failed: {type(error).__name__}: {text}", False
     if outcome.agrees:
-        return None
+        return None, bool(getattr(outcome, "one_library", False))
     more = len(outcome.disagreements) - 1
-    return outcome.disagreements[0] + (f" (and {more} more)" if more else "")
+    return outcome.disagreements[0] + (f" (and {more} more)" if more else ""), False
+
+
+def replay_problem(document: ReportDocument, *, rerun: bool = False) -> str | None:
+    """None when replaying ``document`` agrees with every stored field, else the first
+    disagreement as one line (a forged field replay cannot interpret is one too). With
+    ``rerun`` the candidate runs again and must reproduce its stored output (``--rerun``)."""
+    return _replayed(document, rerun)[0]
 
 
 def independence_problem(document: ReportDocument) -> str | None:
@@ -119,9 +125,11 @@ def independence_problem(document: ReportDocument) -> str | None:
     return None
 
 
-def reuse_problem(check: Check, document: ReportDocument) -> str | None:
+def reuse_problem(check: Check, document: ReportDocument, *, rerun: bool = False) -> str | None:
     """Why a complete stored ``document`` may not stand for the planned ``check``; None if
-    it may (the rules are in the module docstring, checked in that order)."""
+    it may (the rules are in the module docstring, checked in that order). With ``rerun``
+    a stored pass is replayed with its candidate re-run (``sweep --resume --rerun``): a pass
+    whose candidate does not reproduce it runs again."""
     result = document.result
     if not document.completed or result is None:
         return "it is incomplete"
@@ -130,7 +138,13 @@ def reuse_problem(check: Check, document: ReportDocument) -> str | None:
     mismatch = plan_mismatch(check, document)
     if mismatch is not None:
         return f"it is not a report of the planned check: {mismatch}"
-    problem = replay_problem(document)
+    problem, one_library = _replayed(document, rerun and result.status == "passed")
     if problem is not None:
         return f"it does not replay ({problem})"
-    return independence_problem(document)
+    if (recorded := independence_problem(document)) is not None:
+        return recorded
+    if one_library and result.status == "passed":
+        # Judged by replay from what computes here (bound namespaces, pattern probes), not
+        # only from the report's claimed probe: a claimed field never makes a pass.
+        return "replay finds both sides one library (NOT INDEPENDENT): it is never reused as a pass"
+    return None

@@ -58,6 +58,8 @@ from .records import (
 from .reuse import reuse_problem
 from .spec import WorkerSpec
 from .summary import (
+    RESUMED,
+    RESUMED_RERUN,
     LeftOutPair,
     SummaryRow,
     SweepSummary,
@@ -125,7 +127,11 @@ def _entry_kind(path: Path) -> str | None:
 
 
 def _reusable(
-    planned: PlannedCheck, path: Path, resume: bool, note: Callable[[str], None] | None
+    planned: PlannedCheck,
+    path: Path,
+    resume: bool,
+    note: Callable[[str], None] | None,
+    rerun: bool = False,
 ) -> bool:
     """Whether ``path`` holds a complete report that replays; moves anything else aside."""
     kind = _entry_kind(path)
@@ -146,7 +152,7 @@ def _reusable(
         if document.config.model_dump() != planned.check.record().model_dump():
             set_aside(path, label="superseded")  # the matrix changed this check (its tolerance)
             return False
-        problem = reuse_problem(planned.check, document)
+        problem = reuse_problem(planned.check, document, rerun=rerun)
         if problem is None:
             return True
         if document.result is not None and document.result.status == "not_run":
@@ -205,6 +211,7 @@ def run_sweep(
     strict_known: bool = False,
     divergences_for: DivergencesFor | None = None,
     on_note: Callable[[str], None] | None = None,
+    rerun: bool = False,
 ) -> tuple[SweepSummary, SweepOutputs]:
     """Run every check of ``plan`` in isolation and write the sweep's outputs under ``out``.
 
@@ -223,6 +230,10 @@ def run_sweep(
     resume
         Reuse complete reports already in ``out`` whose replay agrees; rerun the rest
         (moving old files aside).
+    rerun
+        With ``resume``: re-run the candidate of each stored pass, which is reused only when
+        its output reproduces (``--resume --rerun``); without it a reused pass is
+        unverified, and its row's worker says so.
     left_out
         Pairs removed from the plan by ``--only-available``, with the reason.
     on_row
@@ -263,6 +274,7 @@ def run_sweep(
             strict_known=strict_known,
             divergences_for=divergences_for,
             on_note=on_note,
+            rerun=rerun,
         )
 
 
@@ -290,6 +302,7 @@ def _run_locked(
     strict_known: bool,
     divergences_for: DivergencesFor | None,
     on_note: Callable[[str], None] | None,
+    rerun: bool = False,
 ) -> tuple[SweepSummary, SweepOutputs]:
     """:func:`run_sweep` in its checked, created and locked directory ``out``."""
     started_at = datetime.now(UTC).isoformat()
@@ -307,7 +320,7 @@ def _run_locked(
             _make_directories(out, path.parent)
             remove_stale_temporaries(path.parent)  # left by writers killed mid-write
             directories.add(path.parent)
-        (reused if _reusable(planned, path, resume, on_note) else to_run).append(planned)
+        (reused if _reusable(planned, path, resume, on_note, rerun) else to_run).append(planned)
 
     rows: dict[str, SummaryRow] = {}
 
@@ -331,12 +344,9 @@ def _run_locked(
         if on_row is not None:
             on_row(row)
 
+    resumed = RESUMED_RERUN if rerun else RESUMED
     for planned in reused:
-        record(
-            WorkerOutcome(
-                planned.id, str(out / planned.report), "not run: resumed", None, reused=True
-            )
-        )
+        record(WorkerOutcome(planned.id, str(out / planned.report), resumed, None, reused=True))
     isolated = []
     for planned in to_run:
         if planned.pair.unresolved is not None:

@@ -28,6 +28,8 @@ from .isolate import WorkerOutcome
 from .plan import PlannedCheck
 
 __all__ = [
+    "RESUMED",
+    "RESUMED_RERUN",
     "SUMMARY_SCHEMA_VERSION",
     "Counts",
     "FloorNote",
@@ -48,6 +50,11 @@ __all__ = [
 ]
 
 SUMMARY_SCHEMA_VERSION: Literal[3] = 3
+
+#: How a reused report's row names its worker: reused as stored (its candidate's output is
+#: the report's word), or reused after its candidate was re-run and reproduced it.
+RESUMED = "not run: resumed"
+RESUMED_RERUN = "not run: resumed, its candidate re-run reproduced it"
 
 #: How a check counts: its status, except that a failure with a known divergence is "known"
 #: and a pass with both sides from one library is "failed".

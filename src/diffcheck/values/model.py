@@ -181,8 +181,9 @@ class ValueVerdict:
         return self.status == "passed"
 
     def __bool__(self) -> bool:
-        """Truth is :attr:`passed`: ``assert compare(..., mode="values")`` fails on a failure."""
-        return self.passed
+        """Truth is :attr:`passed`: ``assert compare(..., mode="values")`` fails on a failure,
+        and on a pass of one library on both sides (``provenance.one_library``)."""
+        return self.passed and not (self.provenance is not None and self.provenance.one_library)
 
     def __str__(self) -> str:
         if self.passed:

@@ -1,0 +1,67 @@
+"""The differ's three surviving hand mutants, each killed by a test of its own.
+
+Each mutation is a real false pass (tests/hand_mutants.toml lists them): a one-element gap
+between two segments left unjudged; ``bind_shape`` accepting an output longer than the
+configured shape; ``_check_sizes`` comparing lengths with ``>`` so a longer actual output
+is judged on its prefix. The cases are generated: the gap at every place, every excess
+length.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from diffcheck import Segment, diff
+from diffcheck.differ import Verdict, bind_shape, compare_outputs
+
+SIZE = 4096
+
+
+@settings(max_examples=40, deadline=None)
+@given(gap=st.integers(1, SIZE - 2), width=st.integers(1, 3))
+def test_a_gap_of_any_width_between_segments_is_judged(gap: int, width: int) -> None:
+    # One element in the gap is 0.1% off: diluted below the tolerance over the whole
+    # output (NMSE ~2.4e-10), far above it in the gap itself (NMSE 1e-6).
+    stop = min(gap + width, SIZE - 1)
+    reference = np.ones(SIZE, np.float32)
+    actual = reference.copy()
+    actual[gap] = np.float32(1.001)
+    segments = [Segment("head", 0, gap), Segment("tail", stop, SIZE)]
+    verdict = diff(reference, actual, max_nmse=1e-7, segments=segments)
+    assert compare_outputs(reference, actual, 1e-7).passed  # the aggregate cannot see it
+    assert verdict.status == "failed"
+    failing = verdict.first_failing_segment
+    assert failing is not None
+    assert (failing.segment.name, failing.segment.start, failing.segment.stop) == (
+        "uncovered",
+        gap,
+        stop,
+    )
+
+
+@pytest.mark.parametrize("extra", [1, 2, 100])
+def test_bind_shape_fails_an_output_longer_than_the_configured_shape(extra: int) -> None:
+    passed = Verdict("passed", None, None, 1e-7)
+    for counts in ((8, 8 + extra), (8 + extra, 8), (8 + extra, 8 + extra)):
+        bound = bind_shape(passed, *counts, 8)
+        assert bound.status == "failed", counts
+        assert f"has {8 + extra} elements; configured shape requires 8" in str(bound.reason)
+    # Both equally too long, and equal to each other: the configured shape still fails them.
+    values = np.arange(8 + extra, dtype=np.float32)
+    assert not diff(values, values.copy(), max_nmse=1e-7, expected_elements=8)
+
+
+@pytest.mark.parametrize("extra", [1, 3, 1000])
+def test_an_actual_output_longer_than_the_reference_fails(extra: int) -> None:
+    # The prefix is exact: judged on it alone, a longer output would pass.
+    reference = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+    actual = np.concatenate([reference, np.full(extra, 7.0, np.float32)])
+    for verdict in (
+        compare_outputs(reference, actual, 1e-7),
+        diff(reference, actual, max_nmse=1e-7),
+    ):
+        assert verdict.status == "failed"
+        assert verdict.reason == f"output length mismatch: reference=64 actual={64 + extra}"
