@@ -171,8 +171,9 @@ def _dispatch(command: Callable[[Sequence[str]], int], args: list[str]) -> int:
         # `diffcheck replay ... | head`: the reader has what it wanted. Nothing more can be
         # written there, at exit either, so stdout goes to /dev/null; the status is a shell's
         # for a process ended by SIGPIPE.
+        # The process's own stdout: sys.stdout is the escaping wrapper here, with no fileno.
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, (sys.__stdout__ or sys.stdout).fileno())
         return 141
     except DiffcheckError as error:
         _error(str(error))
