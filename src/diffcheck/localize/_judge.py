@@ -30,6 +30,7 @@ from ._batched import Assessed, Pair, assess
 from ._homes import homes, on_host
 from ._proxy import RawCall, is_array
 from ._result import CallError
+from ._rerun import comparable, dtype_problem, has_float_scalar, own_objects, round_scalars
 
 __all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
 
@@ -42,11 +43,11 @@ _MATMUL_LIKE = frozenset(
     ["matmul", "tensordot", "vecdot", "linalg.matmul", "linalg.tensordot", "linalg.vecdot"]
 )
 #: Indexing and transposes: they move values, so the result is exact.
-_MOVES = frozenset(["__getitem__", "T", "mT"])
+_MOVES = frozenset(["__getitem__", "__setitem__", "T", "mT"])
 #: The values model's bounds (no caller's NMSE) by (name, dtype, terms reduced, narrowed):
 #: pure functions of the key, worked out about 40 times a locate of the transformer block
 #: (0.2 ms on the 2-core box) and the same every run. Bounds are frozen.
-_MODEL_BOUNDS: dict[tuple[str, str, int, bool], Bound] = {}
+_MODEL_BOUNDS: dict[tuple[str, str, int, bool, bool], Bound] = {}
 
 
 @dataclass(slots=True)
@@ -78,7 +79,7 @@ class Comparer:
         self.candidate = candidate
         self.xp = candidate.namespace()
         self.nmse_bounds = nmse_bounds
-        self._bounds: dict[tuple[str, str, int, bool], Bound] = {}
+        self._bounds: dict[tuple[str, str, int, bool, bool], Bound] = {}
         #: "beyond the bound ..." by the identity of a bound in ``_bounds``.
         self._beyond: dict[int, str] = {}
         # The window's host inputs already moved to the candidate, by identity (each held
@@ -162,29 +163,52 @@ class Comparer:
             return Bound("exact", None, None, f"{name} selects or moves values: exact")
         return None
 
-    def _pair(self, name: str, reference: Any, candidate: Any, reduced: int) -> Pair:
-        """The reference's output as the candidate's dtype expects it, and the bound."""
+    def _pair(
+        self, name: str, reference: Any, candidate: Any, reduced: int, scalar: bool = False
+    ) -> Pair:
+        """The reference's output as the candidate's dtype expects it, and the bound.
+
+        ``scalar``: a local re-run's pair whose call takes a Python float with narrowed
+        arrays (see :meth:`_chosen_bound`).
+        """
+        both = comparable(reference, candidate)
+        if both is not None:  # an integer or bool result in another dtype: its values
+            reference, candidate = both
         wanted = host_dtype(candidate)
         narrowed = host_dtype(reference) != wanted
         expected = cast(reference, wanted) if narrowed else reference
-        key = (name, wanted, reduced, narrowed)
+        key = (name, wanted, reduced, narrowed, scalar)
         bound = self._bounds.get(key)
         if bound is None:
             if name in self.nmse_bounds:  # the caller's: this comparer's own
-                bound = self._chosen_bound(name, wanted, reduced, narrowed)
+                bound = self._chosen_bound(name, wanted, reduced, narrowed, scalar)
             else:  # the values model's, the same for every run (see _MODEL_BOUNDS)
                 bound = _MODEL_BOUNDS.get(key)
                 if bound is None:
                     if len(_MODEL_BOUNDS) > 4096:
                         _MODEL_BOUNDS.clear()
-                    bound = self._chosen_bound(name, wanted, reduced, narrowed)
+                    bound = self._chosen_bound(name, wanted, reduced, narrowed, scalar)
                     _MODEL_BOUNDS[key] = bound
             self._bounds[key] = bound
         return Pair(reference, expected, candidate, bound)
 
-    def _chosen_bound(self, name: str, wanted: str, reduced: int, narrowed: bool) -> Bound:
+    def _chosen_bound(
+        self, name: str, wanted: str, reduced: int, narrowed: bool, scalar: bool = False
+    ) -> Bound:
         function = None if name.startswith("_") or name in _MOVES else name
         bound = self._bound(name, wanted)
+        if scalar and name not in self.nmse_bounds:
+            # The standard converts a Python scalar to the array's dtype first (the
+            # reference does); torch keeps it in float32 for float16 and bfloat16
+            # arithmetic. The two results are at most 1 ULP apart.
+            bound = bound or bound_for(function, wanted, reduced=reduced)
+            if bound.ulps is not None:
+                bound = replace(
+                    bound,
+                    ulps=bound.ulps + 1.0,
+                    provenance=f"{bound.provenance}; +1 ULP for a Python scalar rounded "
+                    f"to {wanted} first or kept wider",
+                )
         if narrowed and name not in self.nmse_bounds:
             # The expected value is the reference's, rounded into the candidate's dtype: a
             # second rounding (and a Python scalar converted to the narrower dtype first, as
@@ -268,6 +292,9 @@ class Comparer:
             return found[1] if found is not None else self._move(host)
 
         args, kwargs, _ = map_call(kept.args, kept.kwargs, plan_and_move)
+        # The candidate's own dtype objects and devices, never the reference's.
+        args, kwargs = own_objects(self.xp, args, kwargs, (call.args, call.kwargs), casts)
+        scalar = bool(narrowing) and has_float_scalar(kept.args, kept.kwargs)
         hosts: tuple[tuple[Any, ...], dict[str, Any]] = (kept.args, kept.kwargs)
         expected: list[Any] = list(kept.outputs)
         if narrowing:  # the re-run's hosts are the rounded ones, in the same places
@@ -279,10 +306,13 @@ class Comparer:
             result = call.function(*args, **kwargs)
         except Exception as error:  # the call refuses inputs its own side accepted
             reason = f"re-run on the reference's inputs raised {type(error).__name__}: {error}"
-            return Pending(kept, call, reason, dict(casts), expected, hosts, received)
+            reason = " ".join(reason.split())[:300]
+            return Pending(kept, call, reason, dict(casts), expected, hosts, received, scalar)
+        if isinstance(result, np.generic):  # NumPy's whole reduction, as Recorder.call has it
+            result = np.asarray(result)
         outputs = list(result) if isinstance(result, tuple | list) else [result]
         arrays = [o for o in outputs if is_array(o)]
-        return Pending(kept, call, arrays, dict(casts), expected, hosts, received)
+        return Pending(kept, call, arrays, dict(casts), expected, hosts, received, scalar)
 
     def _reference_on(self, kept: Kept, hosts: Any, casts: dict[str, str]) -> list[Any]:
         """The reference's function on inputs rounded into the candidate's dtypes, rounded."""
@@ -291,6 +321,8 @@ class Comparer:
             return host[0] if isinstance(host, tuple) else host  # bfloat16 values, in float32
 
         args, kwargs = map_arrays(hosts, widen)
+        if "bfloat16" in casts.values():  # float32 holders of bfloat16 values: NumPy would
+            args, kwargs = round_scalars(args, kwargs)  # take a scalar as float32
         assert kept.function is not None
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -333,9 +365,14 @@ class Comparer:
                     pair(name, r, h, reduced) for r, h in zip(kept.outputs, carried, strict=True)
                 ]
             if local is not None and len(local) == len(pending.expected):
-                pairs += [
-                    pair(name, r, h, reduced) for r, h in zip(pending.expected, local, strict=True)
+                scalar = pending.scalar
+                made = [
+                    pair(name, r, h, reduced, scalar)
+                    for r, h in zip(pending.expected, local, strict=True)
                 ]
+                if made:
+                    pending.bound = made[0].bound
+                pairs += made
         found = iter(zip(pairs, assess(pairs), strict=True))
         return [
             self._errors(p, reduced, carried, local, found) for p, reduced, carried, local in sides
@@ -354,21 +391,18 @@ class Comparer:
         # The carried error's reason is never shown (only its figures): no detailed verdict.
         carried = self._worst(kept, kept.outputs, carried_hosts, reduced, found, detailed=False)
         if local_hosts is None:
-            reason = str(pending.local)
-            return carried, CallError(float("inf"), float("inf"), None, False, reason, (), ())
+            # The re-run raised where the candidate's own call did not: no local error was
+            # measured, and a crash is not a wrong result (the carried error still counts).
+            reason = f"not re-run: {pending.local}"
+            nan = float("nan")
+            return carried, CallError(nan, nan, None, True, reason, (), ())
         problem = None
-        casts = pending.casts
         for ref, got in zip(kept.outputs, local_hosts, strict=False):
-            ref_dtype = host_dtype(ref)
-            expected = casts.get(ref_dtype, ref_dtype) if casts else ref_dtype
-            if host_dtype(got) != expected:
-                problem = (
-                    f"result dtype {host_dtype(got)}, but the reference gave {ref_dtype} "
-                    f"for these inputs (so {expected} here)"
-                )
+            problem = problem or dtype_problem(host_dtype(ref), host_dtype(got), pending.casts)
         local = self._worst(kept, pending.expected, local_hosts, reduced, found, detailed=True)
-        if problem is not None:
-            local = replace(local, passed=False, reason=problem)
+        if problem is not None:  # wrong by its dtype; a wrong value is said too
+            reason = problem if local.passed else f"{local.reason}; {problem}"
+            local = replace(local, passed=False, reason=reason)
         return carried, local
 
     def _worst(
@@ -410,6 +444,10 @@ class Pending:
     inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
     #: The dtypes of the arrays the candidate's own call received, in order.
     received: tuple[str, ...] = ()
+    #: A Python float meets narrowed arrays in this call (its local bound allows 1 ULP more).
+    scalar: bool = False
+    #: The local error's bound (its first output's), once judged.
+    bound: Bound | None = None
 
 
 def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
