@@ -26,6 +26,7 @@ from ._arrays import (
     map_call,
     reshaped,
 )
+from ._accuracy import SCANS, published_bound, reduction_bounds, scan_check
 from ._batched import Assessed, Pair, assess
 from ._homes import homes, on_host
 from ._proxy import RawCall, is_array
@@ -38,6 +39,7 @@ __all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
 _REDUCING = {"sum", "prod", "mean", "var", "std", "cumulative_sum", "cumulative_prod"}
 
 
+_FLOATS = frozenset(["float16", "bfloat16", "float32", "float64"])
 #: Contractions: bounded by the storage precision's NMSE bucket (overridable per name).
 _MATMUL_LIKE = frozenset(
     ["matmul", "tensordot", "vecdot", "linalg.matmul", "linalg.tensordot", "linalg.vecdot"]
@@ -161,10 +163,16 @@ class Comparer:
             return bound_for(None, dtype)
         if name in _MOVES:
             return Bound("exact", None, None, f"{name} selects or moves values: exact")
-        return None
+        return published_bound(name, dtype)
 
     def _pair(
-        self, name: str, reference: Any, candidate: Any, reduced: int, scalar: bool = False
+        self,
+        name: str,
+        reference: Any,
+        candidate: Any,
+        reduced: int,
+        scalar: bool = False,
+        bases: Callable[[str], Bound | None] | None = None,
     ) -> Pair:
         """The reference's output as the candidate's dtype expects it, and the bound.
 
@@ -177,6 +185,11 @@ class Comparer:
         wanted = host_dtype(candidate)
         narrowed = host_dtype(reference) != wanted
         expected = cast(reference, wanted) if narrowed else reference
+        base = bases(wanted) if bases is not None and wanted in _FLOATS else None
+        if base is not None:
+            # Its allowance comes from this call's inputs: not one for every call of the name.
+            chosen = self._chosen_bound(name, wanted, reduced, narrowed, scalar, base)
+            return Pair(reference, expected, candidate, chosen)
         key = (name, wanted, reduced, narrowed, scalar)
         bound = self._bounds.get(key)
         if bound is None:
@@ -193,10 +206,18 @@ class Comparer:
         return Pair(reference, expected, candidate, bound)
 
     def _chosen_bound(
-        self, name: str, wanted: str, reduced: int, narrowed: bool, scalar: bool = False
+        self,
+        name: str,
+        wanted: str,
+        reduced: int,
+        narrowed: bool,
+        scalar: bool = False,
+        base: Bound | None = None,
     ) -> Bound:
         function = None if name.startswith("_") or name in _MOVES else name
         bound = self._bound(name, wanted)
+        if base is not None and name not in self.nmse_bounds:
+            bound = base
         if scalar and name not in self.nmse_bounds:
             # The standard converts a Python scalar to the array's dtype first (the
             # reference does); torch keeps it in float32 for float16 and bfloat16
@@ -243,9 +264,10 @@ class Comparer:
                 f.candidate_around,
             )
         function = None if name.startswith("_") or name in _MOVES else name
-        verdict = compare_values(
-            pair.expected, pair.candidate, function=function, bound=pair.bound, reduced=reduced
-        )
+        with np.errstate(all="ignore"):  # infinities meet an absolute allowance: no warning
+            verdict = compare_values(
+                pair.expected, pair.candidate, function=function, bound=pair.bound, reduced=reduced
+            )
         f = assessed.figures
         if not f.passed:  # shapes differ: error_of's one failing answer without a verdict
             return error_of(pair.reference, pair.candidate, verdict)
@@ -350,6 +372,7 @@ class Comparer:
         for pending in queue:
             name, kept, count = pending.call.name, pending.kept, len(pending.call.outputs)
             reduced = reduced_terms(name, kept)
+            base = reduction_bounds(name, reduced, *pending.inputs) if reduced > 1 else None
             carried, own = every[own : own + count], own + count
             local = None
             if not isinstance(pending.local, str):
@@ -362,12 +385,13 @@ class Comparer:
             sides.append((pending, reduced, carried, local))
             if len(carried) == len(kept.outputs):
                 pairs += [
-                    pair(name, r, h, reduced) for r, h in zip(kept.outputs, carried, strict=True)
+                    pair(name, r, h, reduced, False, base)
+                    for r, h in zip(kept.outputs, carried, strict=True)
                 ]
             if local is not None and len(local) == len(pending.expected):
                 scalar = pending.scalar
                 made = [
-                    pair(name, r, h, reduced, scalar)
+                    pair(name, r, h, reduced, scalar, base)
                     for r, h in zip(pending.expected, local, strict=True)
                 ]
                 if made:
@@ -400,10 +424,34 @@ class Comparer:
         for ref, got in zip(kept.outputs, local_hosts, strict=False):
             problem = problem or dtype_problem(host_dtype(ref), host_dtype(got), pending.casts)
         local = self._worst(kept, pending.expected, local_hosts, reduced, found, detailed=True)
+        if pending.call.name in SCANS and len(local_hosts) == 1:
+            # A scan's element i sums an (i + 1)-term prefix: its bound grows with i.
+            carried = self._scanned(pending, kept.args, kept.kwargs, kept.outputs, carried_hosts, carried)
+            args, kwargs = pending.inputs
+            local = self._scanned(pending, args, kwargs, pending.expected, local_hosts, local)
+            pending.bound_text = "prefix bound"
         if problem is not None:  # wrong by its dtype; a wrong value is said too
             reason = problem if local.passed else f"{local.reason}; {problem}"
             local = replace(local, passed=False, reason=reason)
         return carried, local
+
+    @staticmethod
+    def _scanned(
+        pending: Pending,
+        args: Any,
+        kwargs: Any,
+        expected: Sequence[Any],
+        hosts: Sequence[Any],
+        error: CallError,
+    ) -> CallError:
+        """``error`` judged by the scan's prefix bound (:func:`._accuracy.scan_check`)."""
+        if len(hosts) != 1 or len(expected) != 1:
+            return error
+        found = scan_check(pending.call.name, tuple(args or ()), kwargs or {}, expected[0], hosts[0])
+        if found is None:
+            return error
+        passed, reason = found
+        return replace(error, passed=passed, reason=reason or None)
 
     def _worst(
         self,
@@ -448,6 +496,8 @@ class Pending:
     scalar: bool = False
     #: The local error's bound (its first output's), once judged.
     bound: Bound | None = None
+    #: The bound in words where it is no Bound of the model (a scan's prefix bound).
+    bound_text: str | None = None
 
 
 def _arrays_of(pending: Sequence[Pending]) -> list[Any]:

@@ -256,7 +256,7 @@ def _run_candidate(
             carried=carried,
             local=local,
             status=status,
-            bound=short_bound(pending.bound),
+            bound=pending.bound_text or short_bound(pending.bound),
         )
     if split:
         return split[0]
