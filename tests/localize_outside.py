@@ -131,7 +131,12 @@ def _inputs(seed: int) -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
         ),
         "layer_norm_attention": (
             layer_norm_attention,
-            (normal(12, 16), normal(16, 8) * f(0.25), normal(16, 8) * f(0.25), normal(16, 8) * f(0.25)),
+            (
+                normal(12, 16),
+                normal(16, 8) * f(0.25),
+                normal(16, 8) * f(0.25),
+                normal(16, 8) * f(0.25),
+            ),
         ),
         "log_sum_exp": (log_sum_exp, (normal(8, 32) * f(3.0),)),
         "hash_histogram": (hash_histogram, (rng.integers(0, 2**32, 500, dtype=np.uint32),)),

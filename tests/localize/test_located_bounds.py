@@ -74,20 +74,30 @@ def test_a_math_function_may_differ_by_its_published_allowance_and_no_more(
     name: str, dtype: str
 ) -> None:
     bound = published_bound(name, dtype)
-    assert bound is not None and bound.ulps is not None
+    assert bound is not None
+    assert bound.ulps is not None
     column = 0 if dtype == "float32" else 1
     assert bound.ulps == max(2, CUDA_ULPS[name][column] + GLIBC_ULPS[name][column])
     x = RNG.uniform(0.1, 0.9, 64).astype(dtype)
     y = x + np.asarray(1.25, dtype)
     function = getattr(cnp, name)
-    within = locate(_program(name), x, y, candidate=_Adapter(name, {name: _ulps_away(function, int(bound.ulps))}))
+    within = locate(
+        _program(name),
+        x,
+        y,
+        candidate=_Adapter(name, {name: _ulps_away(function, int(bound.ulps))}),
+    )
     assert within.passed, within.table()
     beyond = locate(
-        _program(name), x, y, candidate=_Adapter(name, {name: _ulps_away(function, int(bound.ulps) + 1)})
+        _program(name),
+        x,
+        y,
+        candidate=_Adapter(name, {name: _ulps_away(function, int(bound.ulps) + 1)}),
     )
     assert [c.function for c in beyond.calls if c.status == "wrong"] == [name], beyond.table()
     reason = str(beyond.first_wrong.local.reason)  # type: ignore[union-attr]
-    assert "CUDA Math API" in reason and "glibc libm-test-ulps" in reason, reason
+    assert "CUDA Math API" in reason, reason
+    assert "glibc libm-test-ulps" in reason, reason
 
 
 def test_cuda_exp_at_three_ulp_from_numpy_is_within_its_published_accuracy() -> None:
@@ -102,7 +112,9 @@ def test_cuda_exp_at_three_ulp_from_numpy_is_within_its_published_accuracy() -> 
 # Scans: the bound of element i grows with its prefix. ---------------------------------------
 
 
-def _blocked_cumsum(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> Any:
+def _blocked_cumsum(
+    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+) -> Any:
     """A scan in blocks of 8 (as a parallel library does): other rounding, same sums."""
     data = np.asarray(x)
     axis = 0 if axis is None else axis
@@ -164,6 +176,8 @@ def _reversed_sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype:
 def test_a_sum_whose_terms_cancel_is_judged_by_their_magnitude() -> None:
     x = RNG.standard_normal(512).astype(np.float32)
     x = np.concatenate([x, -x[::-1] * np.float32(1.0000001)])  # a small total of large terms
-    result = locate(lambda xp, v: xp.sum(v * 1.0), x, candidate=_Adapter("rev", {"sum": _reversed_sum}))
+    result = locate(
+        lambda xp, v: xp.sum(v * 1.0), x, candidate=_Adapter("rev", {"sum": _reversed_sum})
+    )
     assert result.passed, result.table()
     assert result.calls[-1].bound.endswith("or abs")

@@ -27,8 +27,8 @@ __all__ = [
     "DEFAULT_TIME_LIMIT",
     "CallError",
     "CandidateRaised",
-    "LocateTimeout",
     "Localization",
+    "LocateTimeout",
     "LocatedCall",
     "PathSplit",
     "locate",
@@ -85,8 +85,8 @@ def locate(
         When the program runs past ``time_limit``.
     """
     from ..adapters._registry import entry_point_snapshot
-    from ..api import _adapter
     from ..adapters.identity import same_backend
+    from ..api import _adapter
     from ..errors import BackendError, ConfigError
 
     check_arguments(fn, inputs, candidate, reference, nmse_bounds, precision, time_limit)

@@ -180,7 +180,9 @@ def scan_check(
         lengths = np.arange(1, x.shape[axis] + 1, dtype=np.float64)
         if kwargs.get("include_initial"):
             first = np.zeros_like(np.take(prefix, [0], axis=axis))
-            prefix = np.concatenate([first if name == "cumulative_sum" else first + 1, prefix], axis)
+            prefix = np.concatenate(
+                [first if name == "cumulative_sum" else first + 1, prefix], axis
+            )
             lengths = np.concatenate([[0.0], lengths])
         shape = [1] * x.ndim
         shape[axis] = lengths.size

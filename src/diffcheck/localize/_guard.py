@@ -63,9 +63,7 @@ def check_arguments(
                 "name such as 'mlx:cpu' or an adapter (run 'diffcheck backends' for the names)"
             )
     if not isinstance(precision, str):
-        raise ConfigError(
-            f"precision={_short(precision)} must be one of the names f32, f16, bf16"
-        )
+        raise ConfigError(f"precision={_short(precision)} must be one of the names f32, f16, bf16")
     if nmse_bounds is not None:
         if not isinstance(nmse_bounds, Mapping):
             raise ConfigError(
@@ -212,4 +210,3 @@ class Deadline:
                 if theirs:  # the other timer goes on with the time it had left
                     rest = theirs - (time.monotonic() - started)
                     signal.setitimer(signal.ITIMER_REAL, max(rest, 1e-3))
-

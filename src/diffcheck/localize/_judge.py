@@ -2,42 +2,29 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..adapters import Adapter
 from ..values.bounds import bound_for
-from ..values.call import _to_device
 from ..values.compare import compare_values
 from ..values.gauge import GAUGED, align_to_reference
 from ..values.model import Bound
-from ._arrays import (
-    arrays_in,
-    cast,
-    dtype_of,
-    error_of,
-    host_dtype,
-    map_arrays,
-    map_call,
-    reshaped,
-)
 from ._accuracy import SCANS, published_bound, reduction_bounds, scan_check
+from ._arrays import arrays_in, cast, dtype_of, error_of, host_dtype, map_arrays, map_call
 from ._batched import Assessed, Pair, assess
-from ._homes import homes, on_host
+from ._homes import homes
+from ._moves import Mover
 from ._proxy import RawCall, is_array
-from ._result import CallError
+from ._records import Kept, Pending, arrays_of, reduced_terms
 from ._rerun import comparable, dtype_problem, has_float_scalar, own_objects, round_scalars
+from ._result import CallError
 
 __all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
-
-#: Functions whose outputs reduce their input: the bound grows with the terms per output.
-_REDUCING = {"sum", "prod", "mean", "var", "std", "cumulative_sum", "cumulative_prod"}
-
 
 _FLOATS = frozenset(["float16", "bfloat16", "float32", "float64"])
 #: Contractions: bounded by the storage precision's NMSE bucket (overridable per name).
@@ -52,25 +39,7 @@ _MOVES = frozenset(["__getitem__", "__setitem__", "T", "mT"])
 _MODEL_BOUNDS: dict[tuple[str, str, int, bool, bool], Bound] = {}
 
 
-@dataclass(slots=True)
-class Kept:
-    """The reference's record of one call: metadata always, arrays inside the window."""
-
-    name: str
-    site: str
-    input_shapes: tuple[tuple[int, ...], ...]
-    input_dtypes: tuple[str, ...]
-    output_shapes: tuple[tuple[int, ...], ...]
-    output_dtypes: tuple[str, ...]
-    digest: str  # of the outputs: taken for a stored call only (empty until then)
-    args: tuple[Any, ...] | None = None
-    kwargs: dict[str, Any] | None = None
-    outputs: list[Any] | None = None
-    nbytes: int = 0
-    function: Callable[..., Any] | None = None  # the reference's callable, for re-runs
-
-
-class Comparer:
+class Comparer(Mover):
     """Judges one candidate call against the reference's record of it."""
 
     def __init__(
@@ -78,79 +47,11 @@ class Comparer:
         candidate: Adapter,
         nmse_bounds: Mapping[str, float],
     ) -> None:
-        self.candidate = candidate
-        self.xp = candidate.namespace()
+        super().__init__(candidate)
         self.nmse_bounds = nmse_bounds
         self._bounds: dict[tuple[str, str, int, bool, bool], Bound] = {}
         #: "beyond the bound ..." by the identity of a bound in ``_bounds``.
         self._beyond: dict[int, str] = {}
-        # The window's host inputs already moved to the candidate, by identity (each held
-        # with its device copy, so the identity stays unique): an output of one call is
-        # often the input of several (a normalized activation feeds three projections).
-        self._moved: dict[int, tuple[Any, Any]] = {}
-
-    def new_window(self) -> None:
-        """Forget the last window's moved inputs (their host arrays may go)."""
-        self._moved.clear()
-
-    def prefetch_window(self, kept: Sequence[Kept]) -> None:
-        """:meth:`prefetch` the host inputs of the window's re-runs (``kept``'s stored calls).
-
-        An adapter on the host (:func:`on_host`) skips it: a move there is a host copy of a
-        few microseconds, and the views would be work of their own (on mlx:cpu, 140 slices
-        and reshapes in the window's graph: 7.2 ms a locate with them, 6.9 without).
-        """
-        if not on_host(self.candidate):
-            self.prefetch(_window_inputs(kept))
-
-    def prefetch(self, hosts: Sequence[Any]) -> None:
-        """Move the window's host inputs to the candidate together, one copy per dtype.
-
-        A GPU library pays for each host-to-device copy (tens of microseconds on an H200
-        host, for a window of about 70 re-run inputs). Arrays of one dtype are laid into one
-        host buffer, each at an offset of a multiple of 256 bytes (so every view starts as
-        aligned as a fresh allocation: a kernel's choice may depend on it), moved once, and
-        each re-run gets a view of its own values (exact: nothing is computed).
-
-        """
-        groups: dict[str, list[Any]] = {}
-        for host in hosts:
-            if id(host) not in self._moved:
-                groups.setdefault(host_dtype(host), []).append(host)
-        for dtype, members in groups.items():
-            if len(members) < 2:
-                continue
-            unit = max(1, 256 // members[0].dtype.itemsize)
-            offsets, total = [], 0
-            for host in members:
-                offsets.append(total)
-                total += -(-max(host.size, 1) // unit) * unit
-            buffer = np.zeros(total, dtype=members[0].dtype)
-            for host, offset in zip(members, offsets, strict=True):
-                buffer[offset : offset + host.size] = host.reshape(-1)
-            try:
-                joined = _to_device(self.candidate, self.xp, buffer)
-                if dtype_of(joined.dtype) != dtype:
-                    continue  # the device stores another dtype: each re-run casts its own
-                for host, offset in zip(members, offsets, strict=True):
-                    view = reshaped(self.xp, joined[offset : offset + host.size], host.shape)
-                    self._moved[id(host)] = (host, view)
-            except Exception:  # a library that cannot slice so: each input moves alone
-                continue
-
-    def moved(self, host: Any, array: Any) -> None:
-        """``array`` on the candidate holds ``host``'s exact values (a program input)."""
-        if dtype_of(array.dtype) == host_dtype(host):  # else a re-run casts its own copy
-            self._moved[id(host)] = (host, array)
-
-    def _move(self, host: Any) -> Any:
-        """``host`` on the candidate in its own dtype, kept for the window's other re-runs."""
-        value = _to_device(self.candidate, self.xp, host)
-        wanted = host_dtype(host)
-        if dtype_of(value.dtype) != wanted:
-            value = self.xp.astype(value, getattr(self.xp, wanted))
-        self._moved[id(host)] = (host, value)
-        return value
 
     def _bound(self, name: str, dtype: str) -> Bound | None:
         if name in self.nmse_bounds:
@@ -363,7 +264,7 @@ class Comparer:
         (:func:`._batched.assess`); each error is then judged as for a single call.
         """
         # One evaluation and one copy per dtype for the whole window: both sides' outputs.
-        every = homes(self.candidate, _arrays_of(queue))
+        every = homes(self.candidate, arrays_of(queue))
         own = 0  # the queued calls' own outputs come first, then their re-runs'
         rerun = sum([len(p.call.outputs) for p in queue])
         sides: list[tuple[Pending, int, list[Any], list[Any] | None]] = []
@@ -426,7 +327,9 @@ class Comparer:
         local = self._worst(kept, pending.expected, local_hosts, reduced, found, detailed=True)
         if pending.call.name in SCANS and len(local_hosts) == 1:
             # A scan's element i sums an (i + 1)-term prefix: its bound grows with i.
-            carried = self._scanned(pending, kept.args, kept.kwargs, kept.outputs, carried_hosts, carried)
+            carried = self._scanned(
+                pending, kept.args, kept.kwargs, kept.outputs, carried_hosts, carried
+            )
             args, kwargs = pending.inputs
             local = self._scanned(pending, args, kwargs, pending.expected, local_hosts, local)
             pending.bound_text = "prefix bound"
@@ -447,7 +350,9 @@ class Comparer:
         """``error`` judged by the scan's prefix bound (:func:`._accuracy.scan_check`)."""
         if len(hosts) != 1 or len(expected) != 1:
             return error
-        found = scan_check(pending.call.name, tuple(args or ()), kwargs or {}, expected[0], hosts[0])
+        found = scan_check(
+            pending.call.name, tuple(args or ()), kwargs or {}, expected[0], hosts[0]
+        )
         if found is None:
             return error
         passed, reason = found
@@ -477,55 +382,3 @@ class Comparer:
             errors.append(self._judge(kept.name, pair, assessed, reduced, detailed))
         failing = [e for e in errors if not e.passed]
         return failing[0] if failing else max(errors, key=lambda e: e.nmse)
-
-
-@dataclass(slots=True)
-class Pending:
-    """A candidate call waiting to be judged: its own outputs and its local re-run's."""
-
-    kept: Kept
-    call: RawCall
-    local: list[Any] | str  # the re-run's outputs, or why it raised
-    casts: dict[str, str]  # reference input dtype -> the candidate's
-    expected: list[Any]  # what the local re-run must match (the reference's output)
-    #: The re-run's host inputs (args, kwargs): the reference's, in the candidate's dtypes.
-    inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
-    #: The dtypes of the arrays the candidate's own call received, in order.
-    received: tuple[str, ...] = ()
-    #: A Python float meets narrowed arrays in this call (its local bound allows 1 ULP more).
-    scalar: bool = False
-    #: The local error's bound (its first output's), once judged.
-    bound: Bound | None = None
-    #: The bound in words where it is no Bound of the model (a scan's prefix bound).
-    bound_text: str | None = None
-
-
-def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
-    """The queued calls' own outputs, then their re-runs' (the order ``judge_all`` reads)."""
-    arrays = [o for p in pending for o in p.call.outputs]
-    return arrays + [o for p in pending if not isinstance(p.local, str) for o in p.local]
-
-
-def reduced_terms(name: str, kept: Kept) -> int:
-    if name not in _REDUCING and ("." not in name or name.rsplit(".", 1)[1] not in _REDUCING):
-        return 1
-    if not kept.input_shapes or not kept.output_shapes:
-        return 1
-    size_in = math.prod(kept.input_shapes[0])
-    size_out = math.prod(kept.output_shapes[0])
-    return max(1, size_in // max(size_out, 1))
-
-
-def _window_inputs(kept: Sequence[Kept]) -> list[Any]:
-    """The plain host arrays the window's re-runs take (each once, in order)."""
-    found: dict[int, Any] = {}
-
-    def note(host: Any) -> Any:
-        if isinstance(host, np.ndarray):  # a tagged bfloat16 host is cast on the device
-            found.setdefault(id(host), host)
-        return host
-
-    for record in kept:
-        if record.outputs is not None:
-            map_arrays((record.args, record.kwargs), note)
-    return list(found.values())

@@ -30,12 +30,12 @@ from ._proxy import LEAVES, is_array
 
 __all__ = [
     "comparable",
-    "short_bound",
     "dtype_problem",
     "has_float_scalar",
     "is_dtype",
     "own_objects",
     "round_scalars",
+    "short_bound",
 ]
 
 _DTYPE_NAMES = frozenset((BOOL, *INTEGER, *FLOATING))
@@ -133,9 +133,9 @@ def dtype_problem(reference: str, got: str, casts: Mapping[str, str]) -> str | N
     if got == expected:
         return None
     kind = _kind(expected)
-    if kind in ("signed", "unsigned") and _kind(got) == kind and expected.endswith("64"):
-        if got.endswith("32"):
-            return None  # the default integer's width is the library's (int32 or int64)
+    same_kind = kind in ("signed", "unsigned") and _kind(got) == kind
+    if same_kind and expected.endswith("64") and got.endswith("32"):
+        return None  # the default integer's width is the library's (int32 or int64)
     return (
         f"result dtype {got}, but the reference gave {reference} for these inputs "
         f"(so {expected} here)"
