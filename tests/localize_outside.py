@@ -110,6 +110,38 @@ def gelu_scan(xp: Any, x: Any) -> Any:
     return xp.cumulative_sum(0.01 * g, axis=-1)
 
 
+def top_p_sampler(xp: Any, logits: Any, u: Any) -> Any:
+    """Nucleus sampling: sort, softmax, running sum, keep the top p, draw with ``u``."""
+    order = xp.argsort(-logits, axis=-1)
+    ranked = xp.take_along_axis(logits, order, axis=-1)
+    p = xp.exp(ranked - ranked[:, :1])
+    p = p / xp.sum(p, axis=-1, keepdims=True)
+    total = xp.cumulative_sum(p, axis=-1)
+    kept = xp.where(total - p < 0.9, p, 0.0)
+    kept = kept / xp.sum(kept, axis=-1, keepdims=True)
+    below = xp.cumulative_sum(kept, axis=-1) < u[:, None]
+    return xp.sum(xp.astype(below, xp.int64), axis=-1), kept
+
+
+def newton_solve(xp: Any, a: Any, b: Any) -> Any:
+    """Three Newton steps on x**3 + A x = b, each solving with the Jacobian."""
+    x = xp.zeros_like(b)
+    eye = xp.eye(a.shape[0], dtype=a.dtype)
+    for _ in range(3):
+        residual = x * x * x + a @ x - b
+        jacobian = a + 3.0 * eye * (x * x)[None, :]
+        x = x - xp.linalg.solve(jacobian, residual)
+    return x
+
+
+def fft_convolution(xp: Any, signal: Any, kernel: Any) -> Any:
+    """Circular convolution by the real FFT, and its energy."""
+    n = signal.shape[-1]
+    product = xp.fft.rfft(signal) * xp.fft.rfft(kernel, n=n)
+    out = xp.fft.irfft(product, n=n)
+    return out, xp.sum(out * out)
+
+
 def _inputs(seed: int) -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
     rng = np.random.default_rng(seed)
     f = np.float32
@@ -144,6 +176,12 @@ def _inputs(seed: int) -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
         "stream_compaction": (stream_compaction, (rng.random(400).astype(f),)),
         "image_filter": (image_filter, (rng.random((10, 12)).astype(f),)),
         "gelu_scan": (gelu_scan, (normal(6, 64),)),
+        "top_p_sampler": (top_p_sampler, (normal(4, 50) * f(2.0), rng.random(4).astype(f))),
+        "newton_solve": (
+            newton_solve,
+            (np.eye(6, dtype=f) * f(4.0) + normal(6, 6) * f(0.3), normal(6)),
+        ),
+        "fft_convolution": (fft_convolution, (normal(64), normal(8))),
     }
 
 
