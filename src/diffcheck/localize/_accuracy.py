@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from ..values.bounds import bound_for
+from ..values.call import _spread_atol
+from ..values.elements import reduction_magnitude
 from ..values.model import Bound
 from ..values.ulp import EPSILON
 
@@ -120,9 +122,6 @@ def reduction_bounds(
     """
     if name not in _MAGNITUDE or reduced <= 1:
         return None
-    from ..values.call import _spread_atol
-    from ..values.elements import reduction_magnitude
-
     options = dict(kwargs)
     found: dict[str, Bound | None] = {}
 

@@ -21,7 +21,14 @@ from ._homes import homes
 from ._moves import Mover
 from ._proxy import RawCall, is_array
 from ._records import Kept, Pending, arrays_of, reduced_terms
-from ._rerun import comparable, dtype_problem, has_float_scalar, own_objects, round_scalars
+from ._rerun import (
+    comparable,
+    differ,
+    dtype_problem,
+    has_float_scalar,
+    own_objects,
+    round_scalars,
+)
 from ._result import CallError
 
 __all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
@@ -80,11 +87,13 @@ class Comparer(Mover):
         ``scalar``: a local re-run's pair whose call takes a Python float with narrowed
         arrays (see :meth:`_chosen_bound`).
         """
-        both = comparable(reference, candidate)
-        if both is not None:  # an integer or bool result in another dtype: its values
-            reference, candidate = both
-        wanted = host_dtype(candidate)
-        narrowed = host_dtype(reference) != wanted
+        wanted, have = host_dtype(candidate), host_dtype(reference)
+        if differ(have, wanted):  # an integer or bool result in another dtype: its values
+            both = comparable(reference, candidate)
+            if both is not None:
+                reference, candidate = both
+                wanted, have = host_dtype(candidate), host_dtype(reference)
+        narrowed = have != wanted
         expected = cast(reference, wanted) if narrowed else reference
         base = bases(wanted) if bases is not None and wanted in _FLOATS else None
         if base is not None:
