@@ -335,6 +335,24 @@ def test_a_program_that_is_not_deterministic_is_refused() -> None:
     assert "\n" not in str(error.value)
 
 
+class _Once:
+    """A program that raises when it runs a second time (it keeps state between runs)."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def __call__(self, xp: Any, x: Any) -> Any:
+        self.runs += 1
+        if self.runs > 1:
+            raise RuntimeError("already consumed")
+        return xp.exp(x)
+
+
+def test_a_program_that_raises_when_run_again_is_not_deterministic() -> None:
+    with pytest.raises(diffcheck.ConfigError, match=r"not deterministic.*already consumed"):
+        locate(_Once(), np.ones(8, np.float32), candidate=_clean())
+
+
 def _gen(xp: Any, x: Any) -> Any:
     yield xp.exp(x)
 

@@ -171,7 +171,14 @@ def _check_deterministic(
 ) -> None:
     """ConfigError unless a second, unrecorded run gives the very same outputs (bits)."""
     first = digest([_host_of(reference, o) for o in outputs])
-    again = returned_arrays(fn(xp, *raw), side)
+    try:
+        again = returned_arrays(fn(xp, *raw), side)
+    except Exception as error:  # ran once, raised the second time: no fixed program either
+        raise ConfigError(
+            f"the program is not deterministic: run again on {side} it raised "
+            f"{_one_line(error)}; locate runs it more than once, so it must give the same "
+            "result each time"
+        ) from None
     if len(again) != len(outputs) or digest([_host_of(reference, o) for o in again]) != first:
         raise ConfigError(
             f"the program is not deterministic: two runs on {side} gave different results "
