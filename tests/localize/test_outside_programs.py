@@ -312,6 +312,23 @@ def test_a_call_that_raises_on_the_candidate_only_is_named(adapter: Any, functio
     assert all(c.status == "ok" for c in result.calls), result.table()
 
 
+def _checks_its_own_sum(xp: Any, x: Any) -> Any:
+    total = xp.sum(x * 2.0)
+    if not isinstance(total.dtype, np.dtype):  # a program that only knows NumPy
+        raise TypeError("expected a NumPy dtype")
+    return total
+
+
+def test_the_programs_own_code_raising_on_the_candidate_is_placed_at_its_line() -> None:
+    result = locate(_checks_its_own_sum, np.ones(4, np.float32), candidate=_strict())
+    raised = result.raised
+    assert raised is not None
+    assert raised.function == "(the program's own code)"
+    line = _checks_its_own_sum.__code__.co_firstlineno + 3
+    assert raised.site == f"{__file__}:{line}"
+    assert [c.status for c in result.calls] == ["ok", "ok"]
+
+
 def test_a_program_that_raises_on_the_reference_is_misuse() -> None:
     def broken(xp: Any, x: Any) -> Any:
         return xp.no_such_function(x * 2.0)

@@ -74,17 +74,27 @@ def _host_of(reference: Adapter, array: Any) -> Any:
     return _home(reference, array)
 
 
-def _raised(recorder: Recorder, error: BaseException) -> tuple[int, str, str]:
-    """(index, function, site) of the recorded call or namespace attribute that raised."""
+def _raised(
+    recorder: Recorder, error: BaseException, files: frozenset[str]
+) -> tuple[int, str, str]:
+    """(index, function, site) of the recorded call or namespace attribute that raised.
+
+    An error raised by the program's own code between calls is placed at its innermost line
+    in the program's file (``files``), else at the innermost line of its traceback.
+    """
     failed = recorder.failed
     if failed is not None and (failed[0] is error or failed[0] is error.__context__):
         return failed[1], failed[2], failed[3]
-    frames = []
+    frames, own = [], []
     tb = error.__traceback__
     while tb is not None:
-        frames.append(f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}")
+        path = tb.tb_frame.f_code.co_filename
+        frames.append(f"{path}:{tb.tb_lineno}")
+        if path in files:
+            own.append(frames[-1])
         tb = tb.tb_next
-    return recorder.count, "(the program's own code)", frames[-1] if frames else "<unknown>"
+    site = (own or frames or ["<unknown>"])[-1]
+    return recorder.count, "(the program's own code)", site
 
 
 def _one_line(error: BaseException) -> str:
@@ -150,7 +160,7 @@ def _run_reference(
             try:
                 returned = fn(namespace, *[recorder.wrap(a) for a in raw])
             except Exception as error:  # the program's own fault: both sides run it as is
-                index, name, site = _raised(recorder, error)
+                index, name, site = _raised(recorder, error, deadline.files)
                 raise ConfigError(
                     f"the program raised {_one_line(error)} on {side} at call #{index} {name} "
                     f"({site}); fix the program: locate runs it unchanged on both sides"
@@ -240,7 +250,7 @@ def _run_candidate(
             except _Stop:
                 raise
             except Exception as error:  # the reference ran it: a finding, not a crash
-                index, name, site = _raised(recorder, error)
+                index, name, site = _raised(recorder, error, deadline.files)
                 raised.append(CandidateRaised(index, name, site, _one_line(error)))
         judged = list(zip(queue, comparer.judge_all(queue), strict=True))
     comparer.new_window()
