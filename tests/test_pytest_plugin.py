@@ -368,7 +368,7 @@ def test_the_locate_option_names_the_first_wrong_call_in_the_failure(
         [
             "E*AssertionError: diffcheck: array_api_strict (f32) does not match reference numpy",
             "E*FAILED  nmse *",
-            "E*located: array_api_strict vs numpy at f32: 4 calls*",
+            "E*located: array_api_strict vs numpy at f32 (reference float32; candidate float32): 4 calls*",
             "E*first wrong call: #1 exp at test_backends.py:6",
             "E*2 later call(s) only inherit the divergence",
         ]

@@ -513,6 +513,7 @@ def _locate_failure(
             reference=reference,
             candidate=candidate,
             precision=precision if mode == "nmse" else "f32",
+            allow_self_test=True,  # compare refused a self-test already, unless allowed
         )
     except Exception as error:  # the verdict stands; only the location is missing
         return attach(verdict, None, f"{type(error).__name__}: {error}")

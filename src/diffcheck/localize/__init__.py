@@ -12,16 +12,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ._guard import LocateTimeout, check_arguments
 from ._locate import DEFAULT_MAX_MEMORY, locate_on
-from ._result import CallError, Localization, LocatedCall, PathSplit
+from ._result import CallError, CandidateRaised, Localization, LocatedCall, PathSplit
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
 
+#: Seconds a ``locate`` may take before it stops the program (``time_limit``).
+DEFAULT_TIME_LIMIT = 600.0
+
 __all__ = [
     "DEFAULT_MAX_MEMORY",
+    "DEFAULT_TIME_LIMIT",
     "CallError",
+    "CandidateRaised",
     "Localization",
+    "LocateTimeout",
     "LocatedCall",
     "PathSplit",
     "locate",
@@ -36,6 +43,8 @@ def locate(
     precision: str = "f32",
     max_memory: int = DEFAULT_MAX_MEMORY,
     nmse_bounds: Mapping[str, float] | None = None,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    allow_self_test: bool = False,
 ) -> Localization:
     """Find the first call of ``fn`` whose result is wrong on ``candidate``.
 
@@ -54,25 +63,42 @@ def locate(
         Host bytes for the reference's kept arrays; a larger program runs again per window.
     nmse_bounds
         An NMSE bound per function name (``{"matmul": 1e-6}``) replacing the values model's.
+    time_limit
+        Seconds for the whole run (both sides, every window); a program still running then
+        is stopped with :class:`LocateTimeout`. None: no limit.
+    allow_self_test
+        Let the candidate be the reference's own backend (refused otherwise: a backend
+        cannot vouch for itself).
 
     Returns
     -------
     Localization
-        Every compared call with both errors, the first wrong call, any path split; it is
-        true only when no call is wrong.
+        Every compared call with both errors, the first wrong call, any path split, a call
+        that raised on the candidate only; it is true only when none of these is found.
 
     Raises
     ------
     ConfigError, BackendError
-        On misuse or an unavailable backend (a divergence is never an exception).
+        On misuse or an unavailable backend (a divergence is never an exception); a program
+        that raises on the reference, returns no arrays or is not deterministic is misuse.
+    LocateTimeout
+        When the program runs past ``time_limit``.
     """
     from ..adapters._registry import entry_point_snapshot
+    from ..adapters.identity import same_backend
     from ..api import _adapter
-    from ..errors import BackendError
+    from ..errors import BackendError, ConfigError
 
+    check_arguments(fn, inputs, candidate, reference, nmse_bounds, precision, time_limit)
     with entry_point_snapshot():  # one scan of the installed plugins for both names
         reference_adapter = _adapter(reference, "reference")
         candidate_adapter = _adapter(candidate, "candidate")
+        if not allow_self_test and same_backend(candidate_adapter, reference_adapter):
+            raise ConfigError(
+                f"candidate {candidate_adapter.spec!r} is the reference "
+                f"{reference_adapter.spec!r}'s own backend; a backend cannot vouch for itself "
+                "(pass allow_self_test=True for a self-test)"
+            )
     executes = candidate_adapter.capabilities().precisions
     if precision in ("f32", "f16", "bf16") and precision not in executes:
         raise BackendError(
@@ -87,4 +113,5 @@ def locate(
         precision=precision,
         max_memory=max_memory,
         nmse_bounds=nmse_bounds,
+        time_limit=time_limit,
     )

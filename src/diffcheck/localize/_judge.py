@@ -2,72 +2,51 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..adapters import Adapter
 from ..values.bounds import bound_for
-from ..values.call import _to_device
 from ..values.compare import compare_values
 from ..values.gauge import GAUGED, align_to_reference
 from ..values.model import Bound
-from ._arrays import (
-    arrays_in,
-    cast,
-    dtype_of,
-    error_of,
-    host_dtype,
-    map_arrays,
-    map_call,
-    reshaped,
-)
+from ._accuracy import SCANS, published_bound, reduction_bounds, scan_check
+from ._arrays import arrays_in, cast, dtype_of, error_of, host_dtype, map_arrays, map_call
 from ._batched import Assessed, Pair, assess
-from ._homes import homes, on_host
+from ._homes import homes
+from ._moves import Mover
 from ._proxy import RawCall, is_array
+from ._records import Kept, Pending, arrays_of, reduced_terms
+from ._rerun import (
+    comparable,
+    differ,
+    dtype_problem,
+    has_float_scalar,
+    own_objects,
+    round_scalars,
+)
 from ._result import CallError
 
 __all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
 
-#: Functions whose outputs reduce their input: the bound grows with the terms per output.
-_REDUCING = {"sum", "prod", "mean", "var", "std", "cumulative_sum", "cumulative_prod"}
-
-
+_FLOATS = frozenset(["float16", "bfloat16", "float32", "float64"])
 #: Contractions: bounded by the storage precision's NMSE bucket (overridable per name).
 _MATMUL_LIKE = frozenset(
     ["matmul", "tensordot", "vecdot", "linalg.matmul", "linalg.tensordot", "linalg.vecdot"]
 )
 #: Indexing and transposes: they move values, so the result is exact.
-_MOVES = frozenset(["__getitem__", "T", "mT"])
+_MOVES = frozenset(["__getitem__", "__setitem__", "T", "mT"])
 #: The values model's bounds (no caller's NMSE) by (name, dtype, terms reduced, narrowed):
 #: pure functions of the key, worked out about 40 times a locate of the transformer block
 #: (0.2 ms on the 2-core box) and the same every run. Bounds are frozen.
-_MODEL_BOUNDS: dict[tuple[str, str, int, bool], Bound] = {}
+_MODEL_BOUNDS: dict[tuple[str, str, int, bool, bool], Bound] = {}
 
 
-@dataclass(slots=True)
-class Kept:
-    """The reference's record of one call: metadata always, arrays inside the window."""
-
-    name: str
-    site: str
-    input_shapes: tuple[tuple[int, ...], ...]
-    input_dtypes: tuple[str, ...]
-    output_shapes: tuple[tuple[int, ...], ...]
-    output_dtypes: tuple[str, ...]
-    digest: str  # of the outputs: taken for a stored call only (empty until then)
-    args: tuple[Any, ...] | None = None
-    kwargs: dict[str, Any] | None = None
-    outputs: list[Any] | None = None
-    nbytes: int = 0
-    function: Callable[..., Any] | None = None  # the reference's callable, for re-runs
-
-
-class Comparer:
+class Comparer(Mover):
     """Judges one candidate call against the reference's record of it."""
 
     def __init__(
@@ -75,79 +54,11 @@ class Comparer:
         candidate: Adapter,
         nmse_bounds: Mapping[str, float],
     ) -> None:
-        self.candidate = candidate
-        self.xp = candidate.namespace()
+        super().__init__(candidate)
         self.nmse_bounds = nmse_bounds
-        self._bounds: dict[tuple[str, str, int, bool], Bound] = {}
+        self._bounds: dict[tuple[str, str, int, bool, bool], Bound] = {}
         #: "beyond the bound ..." by the identity of a bound in ``_bounds``.
         self._beyond: dict[int, str] = {}
-        # The window's host inputs already moved to the candidate, by identity (each held
-        # with its device copy, so the identity stays unique): an output of one call is
-        # often the input of several (a normalized activation feeds three projections).
-        self._moved: dict[int, tuple[Any, Any]] = {}
-
-    def new_window(self) -> None:
-        """Forget the last window's moved inputs (their host arrays may go)."""
-        self._moved.clear()
-
-    def prefetch_window(self, kept: Sequence[Kept]) -> None:
-        """:meth:`prefetch` the host inputs of the window's re-runs (``kept``'s stored calls).
-
-        An adapter on the host (:func:`on_host`) skips it: a move there is a host copy of a
-        few microseconds, and the views would be work of their own (on mlx:cpu, 140 slices
-        and reshapes in the window's graph: 7.2 ms a locate with them, 6.9 without).
-        """
-        if not on_host(self.candidate):
-            self.prefetch(_window_inputs(kept))
-
-    def prefetch(self, hosts: Sequence[Any]) -> None:
-        """Move the window's host inputs to the candidate together, one copy per dtype.
-
-        A GPU library pays for each host-to-device copy (tens of microseconds on an H200
-        host, for a window of about 70 re-run inputs). Arrays of one dtype are laid into one
-        host buffer, each at an offset of a multiple of 256 bytes (so every view starts as
-        aligned as a fresh allocation: a kernel's choice may depend on it), moved once, and
-        each re-run gets a view of its own values (exact: nothing is computed).
-
-        """
-        groups: dict[str, list[Any]] = {}
-        for host in hosts:
-            if id(host) not in self._moved:
-                groups.setdefault(host_dtype(host), []).append(host)
-        for dtype, members in groups.items():
-            if len(members) < 2:
-                continue
-            unit = max(1, 256 // members[0].dtype.itemsize)
-            offsets, total = [], 0
-            for host in members:
-                offsets.append(total)
-                total += -(-max(host.size, 1) // unit) * unit
-            buffer = np.zeros(total, dtype=members[0].dtype)
-            for host, offset in zip(members, offsets, strict=True):
-                buffer[offset : offset + host.size] = host.reshape(-1)
-            try:
-                joined = _to_device(self.candidate, self.xp, buffer)
-                if dtype_of(joined.dtype) != dtype:
-                    continue  # the device stores another dtype: each re-run casts its own
-                for host, offset in zip(members, offsets, strict=True):
-                    view = reshaped(self.xp, joined[offset : offset + host.size], host.shape)
-                    self._moved[id(host)] = (host, view)
-            except Exception:  # a library that cannot slice so: each input moves alone
-                continue
-
-    def moved(self, host: Any, array: Any) -> None:
-        """``array`` on the candidate holds ``host``'s exact values (a program input)."""
-        if dtype_of(array.dtype) == host_dtype(host):  # else a re-run casts its own copy
-            self._moved[id(host)] = (host, array)
-
-    def _move(self, host: Any) -> Any:
-        """``host`` on the candidate in its own dtype, kept for the window's other re-runs."""
-        value = _to_device(self.candidate, self.xp, host)
-        wanted = host_dtype(host)
-        if dtype_of(value.dtype) != wanted:
-            value = self.xp.astype(value, getattr(self.xp, wanted))
-        self._moved[id(host)] = (host, value)
-        return value
 
     def _bound(self, name: str, dtype: str) -> Bound | None:
         if name in self.nmse_bounds:
@@ -160,31 +71,75 @@ class Comparer:
             return bound_for(None, dtype)
         if name in _MOVES:
             return Bound("exact", None, None, f"{name} selects or moves values: exact")
-        return None
+        return published_bound(name, dtype)
 
-    def _pair(self, name: str, reference: Any, candidate: Any, reduced: int) -> Pair:
-        """The reference's output as the candidate's dtype expects it, and the bound."""
-        wanted = host_dtype(candidate)
-        narrowed = host_dtype(reference) != wanted
+    def _pair(
+        self,
+        name: str,
+        reference: Any,
+        candidate: Any,
+        reduced: int,
+        scalar: bool = False,
+        bases: Callable[[str], Bound | None] | None = None,
+    ) -> Pair:
+        """The reference's output as the candidate's dtype expects it, and the bound.
+
+        ``scalar``: a local re-run's pair whose call takes a Python float with narrowed
+        arrays (see :meth:`_chosen_bound`).
+        """
+        wanted, have = host_dtype(candidate), host_dtype(reference)
+        if differ(have, wanted):  # an integer or bool result in another dtype: its values
+            both = comparable(reference, candidate)
+            if both is not None:
+                reference, candidate = both
+                wanted, have = host_dtype(candidate), host_dtype(reference)
+        narrowed = have != wanted
         expected = cast(reference, wanted) if narrowed else reference
-        key = (name, wanted, reduced, narrowed)
+        base = bases(wanted) if bases is not None and wanted in _FLOATS else None
+        if base is not None:
+            # Its allowance comes from this call's inputs: not one for every call of the name.
+            chosen = self._chosen_bound(name, wanted, reduced, narrowed, scalar, base)
+            return Pair(reference, expected, candidate, chosen)
+        key = (name, wanted, reduced, narrowed, scalar)
         bound = self._bounds.get(key)
         if bound is None:
             if name in self.nmse_bounds:  # the caller's: this comparer's own
-                bound = self._chosen_bound(name, wanted, reduced, narrowed)
+                bound = self._chosen_bound(name, wanted, reduced, narrowed, scalar)
             else:  # the values model's, the same for every run (see _MODEL_BOUNDS)
                 bound = _MODEL_BOUNDS.get(key)
                 if bound is None:
                     if len(_MODEL_BOUNDS) > 4096:
                         _MODEL_BOUNDS.clear()
-                    bound = self._chosen_bound(name, wanted, reduced, narrowed)
+                    bound = self._chosen_bound(name, wanted, reduced, narrowed, scalar)
                     _MODEL_BOUNDS[key] = bound
             self._bounds[key] = bound
         return Pair(reference, expected, candidate, bound)
 
-    def _chosen_bound(self, name: str, wanted: str, reduced: int, narrowed: bool) -> Bound:
+    def _chosen_bound(
+        self,
+        name: str,
+        wanted: str,
+        reduced: int,
+        narrowed: bool,
+        scalar: bool = False,
+        base: Bound | None = None,
+    ) -> Bound:
         function = None if name.startswith("_") or name in _MOVES else name
         bound = self._bound(name, wanted)
+        if base is not None and name not in self.nmse_bounds:
+            bound = base
+        if scalar and name not in self.nmse_bounds:
+            # The standard converts a Python scalar to the array's dtype first (the
+            # reference does); torch keeps it in float32 for float16 and bfloat16
+            # arithmetic. The two results are at most 1 ULP apart.
+            bound = bound or bound_for(function, wanted, reduced=reduced)
+            if bound.ulps is not None:
+                bound = replace(
+                    bound,
+                    ulps=bound.ulps + 1.0,
+                    provenance=f"{bound.provenance}; +1 ULP for a Python scalar rounded "
+                    f"to {wanted} first or kept wider",
+                )
         if narrowed and name not in self.nmse_bounds:
             # The expected value is the reference's, rounded into the candidate's dtype: a
             # second rounding (and a Python scalar converted to the narrower dtype first, as
@@ -219,9 +174,10 @@ class Comparer:
                 f.candidate_around,
             )
         function = None if name.startswith("_") or name in _MOVES else name
-        verdict = compare_values(
-            pair.expected, pair.candidate, function=function, bound=pair.bound, reduced=reduced
-        )
+        with np.errstate(all="ignore"):  # infinities meet an absolute allowance: no warning
+            verdict = compare_values(
+                pair.expected, pair.candidate, function=function, bound=pair.bound, reduced=reduced
+            )
         f = assessed.figures
         if not f.passed:  # shapes differ: error_of's one failing answer without a verdict
             return error_of(pair.reference, pair.candidate, verdict)
@@ -268,6 +224,9 @@ class Comparer:
             return found[1] if found is not None else self._move(host)
 
         args, kwargs, _ = map_call(kept.args, kept.kwargs, plan_and_move)
+        # The candidate's own dtype objects and devices, never the reference's.
+        args, kwargs = own_objects(self.xp, args, kwargs, (call.args, call.kwargs), casts)
+        scalar = bool(narrowing) and has_float_scalar(kept.args, kept.kwargs)
         hosts: tuple[tuple[Any, ...], dict[str, Any]] = (kept.args, kept.kwargs)
         expected: list[Any] = list(kept.outputs)
         if narrowing:  # the re-run's hosts are the rounded ones, in the same places
@@ -279,10 +238,13 @@ class Comparer:
             result = call.function(*args, **kwargs)
         except Exception as error:  # the call refuses inputs its own side accepted
             reason = f"re-run on the reference's inputs raised {type(error).__name__}: {error}"
-            return Pending(kept, call, reason, dict(casts), expected, hosts, received)
+            reason = " ".join(reason.split())[:300]
+            return Pending(kept, call, reason, dict(casts), expected, hosts, received, scalar)
+        if isinstance(result, np.generic):  # NumPy's whole reduction, as Recorder.call has it
+            result = np.asarray(result)
         outputs = list(result) if isinstance(result, tuple | list) else [result]
         arrays = [o for o in outputs if is_array(o)]
-        return Pending(kept, call, arrays, dict(casts), expected, hosts, received)
+        return Pending(kept, call, arrays, dict(casts), expected, hosts, received, scalar)
 
     def _reference_on(self, kept: Kept, hosts: Any, casts: dict[str, str]) -> list[Any]:
         """The reference's function on inputs rounded into the candidate's dtypes, rounded."""
@@ -291,6 +253,8 @@ class Comparer:
             return host[0] if isinstance(host, tuple) else host  # bfloat16 values, in float32
 
         args, kwargs = map_arrays(hosts, widen)
+        if "bfloat16" in casts.values():  # float32 holders of bfloat16 values: NumPy would
+            args, kwargs = round_scalars(args, kwargs)  # take a scalar as float32
         assert kept.function is not None
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -309,7 +273,7 @@ class Comparer:
         (:func:`._batched.assess`); each error is then judged as for a single call.
         """
         # One evaluation and one copy per dtype for the whole window: both sides' outputs.
-        every = homes(self.candidate, _arrays_of(queue))
+        every = homes(self.candidate, arrays_of(queue))
         own = 0  # the queued calls' own outputs come first, then their re-runs'
         rerun = sum([len(p.call.outputs) for p in queue])
         sides: list[tuple[Pending, int, list[Any], list[Any] | None]] = []
@@ -318,6 +282,7 @@ class Comparer:
         for pending in queue:
             name, kept, count = pending.call.name, pending.kept, len(pending.call.outputs)
             reduced = reduced_terms(name, kept)
+            base = reduction_bounds(name, reduced, *pending.inputs) if reduced > 1 else None
             carried, own = every[own : own + count], own + count
             local = None
             if not isinstance(pending.local, str):
@@ -330,12 +295,18 @@ class Comparer:
             sides.append((pending, reduced, carried, local))
             if len(carried) == len(kept.outputs):
                 pairs += [
-                    pair(name, r, h, reduced) for r, h in zip(kept.outputs, carried, strict=True)
+                    pair(name, r, h, reduced, False, base)
+                    for r, h in zip(kept.outputs, carried, strict=True)
                 ]
             if local is not None and len(local) == len(pending.expected):
-                pairs += [
-                    pair(name, r, h, reduced) for r, h in zip(pending.expected, local, strict=True)
+                scalar = pending.scalar
+                made = [
+                    pair(name, r, h, reduced, scalar, base)
+                    for r, h in zip(pending.expected, local, strict=True)
                 ]
+                if made:
+                    pending.bound = made[0].bound
+                pairs += made
         found = iter(zip(pairs, assess(pairs), strict=True))
         return [
             self._errors(p, reduced, carried, local, found) for p, reduced, carried, local in sides
@@ -354,22 +325,47 @@ class Comparer:
         # The carried error's reason is never shown (only its figures): no detailed verdict.
         carried = self._worst(kept, kept.outputs, carried_hosts, reduced, found, detailed=False)
         if local_hosts is None:
-            reason = str(pending.local)
-            return carried, CallError(float("inf"), float("inf"), None, False, reason, (), ())
+            # The re-run raised where the candidate's own call did not: no local error was
+            # measured, and a crash is not a wrong result (the carried error still counts).
+            reason = f"not re-run: {pending.local}"
+            nan = float("nan")
+            return carried, CallError(nan, nan, None, True, reason, (), ())
         problem = None
-        casts = pending.casts
         for ref, got in zip(kept.outputs, local_hosts, strict=False):
-            ref_dtype = host_dtype(ref)
-            expected = casts.get(ref_dtype, ref_dtype) if casts else ref_dtype
-            if host_dtype(got) != expected:
-                problem = (
-                    f"result dtype {host_dtype(got)}, but the reference gave {ref_dtype} "
-                    f"for these inputs (so {expected} here)"
-                )
+            problem = problem or dtype_problem(host_dtype(ref), host_dtype(got), pending.casts)
         local = self._worst(kept, pending.expected, local_hosts, reduced, found, detailed=True)
-        if problem is not None:
-            local = replace(local, passed=False, reason=problem)
+        if pending.call.name in SCANS and len(local_hosts) == 1:
+            # A scan's element i sums an (i + 1)-term prefix: its bound grows with i.
+            carried = self._scanned(
+                pending, kept.args, kept.kwargs, kept.outputs, carried_hosts, carried
+            )
+            args, kwargs = pending.inputs
+            local = self._scanned(pending, args, kwargs, pending.expected, local_hosts, local)
+            pending.bound_text = "prefix bound"
+        if problem is not None:  # wrong by its dtype; a wrong value is said too
+            reason = problem if local.passed else f"{local.reason}; {problem}"
+            local = replace(local, passed=False, reason=reason)
         return carried, local
+
+    @staticmethod
+    def _scanned(
+        pending: Pending,
+        args: Any,
+        kwargs: Any,
+        expected: Sequence[Any],
+        hosts: Sequence[Any],
+        error: CallError,
+    ) -> CallError:
+        """``error`` judged by the scan's prefix bound (:func:`._accuracy.scan_check`)."""
+        if len(hosts) != 1 or len(expected) != 1:
+            return error
+        found = scan_check(
+            pending.call.name, tuple(args or ()), kwargs or {}, expected[0], hosts[0]
+        )
+        if found is None:
+            return error
+        passed, reason = found
+        return replace(error, passed=passed, reason=reason or None)
 
     def _worst(
         self,
@@ -395,49 +391,3 @@ class Comparer:
             errors.append(self._judge(kept.name, pair, assessed, reduced, detailed))
         failing = [e for e in errors if not e.passed]
         return failing[0] if failing else max(errors, key=lambda e: e.nmse)
-
-
-@dataclass(slots=True)
-class Pending:
-    """A candidate call waiting to be judged: its own outputs and its local re-run's."""
-
-    kept: Kept
-    call: RawCall
-    local: list[Any] | str  # the re-run's outputs, or why it raised
-    casts: dict[str, str]  # reference input dtype -> the candidate's
-    expected: list[Any]  # what the local re-run must match (the reference's output)
-    #: The re-run's host inputs (args, kwargs): the reference's, in the candidate's dtypes.
-    inputs: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
-    #: The dtypes of the arrays the candidate's own call received, in order.
-    received: tuple[str, ...] = ()
-
-
-def _arrays_of(pending: Sequence[Pending]) -> list[Any]:
-    """The queued calls' own outputs, then their re-runs' (the order ``judge_all`` reads)."""
-    arrays = [o for p in pending for o in p.call.outputs]
-    return arrays + [o for p in pending if not isinstance(p.local, str) for o in p.local]
-
-
-def reduced_terms(name: str, kept: Kept) -> int:
-    if name not in _REDUCING and ("." not in name or name.rsplit(".", 1)[1] not in _REDUCING):
-        return 1
-    if not kept.input_shapes or not kept.output_shapes:
-        return 1
-    size_in = math.prod(kept.input_shapes[0])
-    size_out = math.prod(kept.output_shapes[0])
-    return max(1, size_in // max(size_out, 1))
-
-
-def _window_inputs(kept: Sequence[Kept]) -> list[Any]:
-    """The plain host arrays the window's re-runs take (each once, in order)."""
-    found: dict[int, Any] = {}
-
-    def note(host: Any) -> Any:
-        if isinstance(host, np.ndarray):  # a tagged bfloat16 host is cast on the device
-            found.setdefault(id(host), host)
-        return host
-
-    for record in kept:
-        if record.outputs is not None:
-            map_arrays((record.args, record.kwargs), note)
-    return list(found.values())

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -40,9 +40,11 @@ from ..errors import ConfigError
 from ..values.call import _home, _to_device, host_inputs
 from ._arrays import arrays_in, cast, digest, dtype_of, map_call, nbytes, shape_of
 from ._bundle import bundle_for_call
+from ._guard import Deadline, returned_arrays
 from ._judge import Comparer, Kept, Pending
 from ._proxy import RawCall, Recorder, RecordingNamespace, is_array
-from ._result import Localization, LocatedCall, PathSplit
+from ._rerun import short_bound
+from ._result import CandidateRaised, Localization, LocatedCall, PathSplit
 
 __all__ = ["DEFAULT_MAX_MEMORY", "locate_on"]
 
@@ -72,8 +74,39 @@ def _host_of(reference: Adapter, array: Any) -> Any:
     return _home(reference, array)
 
 
+def _raised(
+    recorder: Recorder, error: BaseException, files: frozenset[str]
+) -> tuple[int, str, str]:
+    """(index, function, site) of the recorded call or namespace attribute that raised.
+
+    An error raised by the program's own code between calls is placed at its innermost line
+    in the program's file (``files``), else at the innermost line of its traceback.
+    """
+    failed = recorder.failed
+    if failed is not None and (failed[0] is error or failed[0] is error.__context__):
+        return failed[1], failed[2], failed[3]
+    frames, own = [], []
+    tb = error.__traceback__
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        frames.append(f"{path}:{tb.tb_lineno}")
+        if path in files:
+            own.append(frames[-1])
+        tb = tb.tb_next
+    site = (own or frames or ["<unknown>"])[-1]
+    return recorder.count, "(the program's own code)", site
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
+
+
 def _run_reference(
-    fn: Callable[..., Any], reference: Adapter, hosts: list[Any], window: _Pass
+    fn: Callable[..., Any],
+    reference: Adapter,
+    hosts: list[Any],
+    window: _Pass,
+    deadline: Deadline,
 ) -> list[Kept]:
     xp = reference.namespace()
     # Host copies of the window's outputs by the identity of their device array (held with
@@ -85,6 +118,7 @@ def _run_reference(
         return found[1] if found is not None else _host_of(reference, array)
 
     def observe(call: RawCall) -> None:
+        deadline.check()
         arrays = arrays_in(call.args, call.kwargs)
         produced = call.outputs
         kept = Kept(
@@ -121,9 +155,46 @@ def _run_reference(
         # The program's inputs are their hosts already: a call that takes one keeps that
         # very host array (so the candidate can reuse its own copy of it, see below).
         homes.update((id(a), (a, h)) for a, h in zip(raw, hosts, strict=True) if is_array(a))
-        with recorder.running():
-            fn(namespace, *[recorder.wrap(a) for a in raw])
+        side = f"the reference {reference.spec}"
+        with deadline.running(side, lambda: f"after {recorder.count} calls"), recorder.running():
+            try:
+                returned = fn(namespace, *[recorder.wrap(a) for a in raw])
+            except Exception as error:  # the program's own fault: both sides run it as is
+                index, name, site = _raised(recorder, error, deadline.files)
+                raise ConfigError(
+                    f"the program raised {_one_line(error)} on {side} at call #{index} {name} "
+                    f"({site}); fix the program: locate runs it unchanged on both sides"
+                ) from None
+            outputs = returned_arrays(returned, side)
+            if window.start == 0:  # once: a program that gives another result on a re-run
+                _check_deterministic(fn, xp, raw, outputs, reference, side)
     return window.kept
+
+
+def _check_deterministic(
+    fn: Callable[..., Any],
+    xp: Any,
+    raw: list[Any],
+    outputs: list[Any],
+    reference: Adapter,
+    side: str,
+) -> None:
+    """ConfigError unless a second, unrecorded run gives the very same outputs (bits)."""
+    first = digest([_host_of(reference, o) for o in outputs])
+    try:
+        again = returned_arrays(fn(xp, *raw), side)
+    except Exception as error:  # ran once, raised the second time: no fixed program either
+        raise ConfigError(
+            f"the program is not deterministic: run again on {side} it raised "
+            f"{_one_line(error)}; locate runs it more than once, so it must give the same "
+            "result each time"
+        ) from None
+    if len(again) != len(outputs) or digest([_host_of(reference, o) for o in again]) != first:
+        raise ConfigError(
+            f"the program is not deterministic: two runs on {side} gave different results "
+            "(an unseeded random draw?); locate compares calls on both sides, so seed it or "
+            "pass the random values in as inputs"
+        )
 
 
 def _run_candidate(
@@ -135,6 +206,8 @@ def _run_candidate(
     comparer: Comparer,
     located: dict[int, LocatedCall],
     wrong_inputs: dict[int, Pending],
+    deadline: Deadline,
+    raised: list[CandidateRaised],
 ) -> PathSplit | None:
     xp = candidate.namespace()
     kept = window.kept
@@ -142,6 +215,7 @@ def _run_candidate(
     queue: list[Pending] = []
 
     def observe(call: RawCall) -> None:
+        deadline.check()
         i = call.index
         if i >= len(kept) or (kept[i].name, kept[i].site) != (call.name, call.site):
             ref = (kept[i].name, kept[i].site) if i < len(kept) else None
@@ -165,8 +239,19 @@ def _run_candidate(
         if hosts is reference_hosts:
             # The re-runs take the reference's hosts as they are (see Comparer.prefetch).
             comparer.prefetch_window(kept)
-        with contextlib.suppress(_Stop), recorder.running():
-            fn(namespace, *[recorder.wrap(a) for a in raw])
+        side = f"the candidate {candidate.spec}"
+        with (
+            deadline.running(side, lambda: f"after {recorder.count} calls"),
+            contextlib.suppress(_Stop),
+            recorder.running(),
+        ):
+            try:
+                fn(namespace, *[recorder.wrap(a) for a in raw])
+            except _Stop:
+                raise
+            except Exception as error:  # the reference ran it: a finding, not a crash
+                index, name, site = _raised(recorder, error, deadline.files)
+                raised.append(CandidateRaised(index, name, site, _one_line(error)))
         judged = list(zip(queue, comparer.judge_all(queue), strict=True))
     comparer.new_window()
     for pending, (carried, local) in judged:
@@ -188,10 +273,11 @@ def _run_candidate(
             carried=carried,
             local=local,
             status=status,
+            bound=pending.bound_text or short_bound(pending.bound),
         )
     if split:
         return split[0]
-    if recorder.count < len(kept) and window.stop is None:
+    if recorder.count < len(kept) and window.stop is None and not raised:
         return PathSplit(
             recorder.count, (kept[recorder.count].name, kept[recorder.count].site), None
         )
@@ -211,6 +297,21 @@ def _candidate_hosts(hosts: list[Any], precision: str) -> list[Any]:
     return out
 
 
+def _before_first_wrong_ok(calls: tuple[LocatedCall, ...]) -> tuple[LocatedCall, ...]:
+    """A call before the first wrong one is ``ok``: there is nothing yet to inherit.
+
+    Its carried error may break its bound (a float64 multiply fed a matmul's rounding), but
+    every call before it is right on its inputs: ``first_drift`` says where that begins.
+    """
+    first = next((i for i, c in enumerate(calls) if c.status == "wrong"), len(calls))
+    if not any(c.status == "inherits" for c in calls[:first]):
+        return calls
+    return tuple(
+        replace(c, status="ok") if i < first and c.status == "inherits" else c
+        for i, c in enumerate(calls)
+    )
+
+
 def locate_on(
     fn: Callable[..., Any],
     inputs: Sequence[Any],
@@ -220,6 +321,7 @@ def locate_on(
     precision: str = "f32",
     max_memory: int = DEFAULT_MAX_MEMORY,
     nmse_bounds: Mapping[str, float] | None = None,
+    time_limit: float | None = None,
 ) -> Localization:
     """Run ``fn`` on both adapters and judge every call (see the module docstring)."""
     if precision not in _PRECISION_DTYPES:
@@ -228,27 +330,38 @@ def locate_on(
         )
     if type(max_memory) is not int or max_memory <= 0:
         raise ConfigError(f"max_memory={max_memory!r}, but it must be a positive number of bytes")
+    deadline = Deadline(time_limit, fn)
     hosts = host_inputs(inputs)
     candidate_hosts = _candidate_hosts(hosts, precision)
     comparer = Comparer(candidate, dict(nmse_bounds or {}))
     located: dict[int, LocatedCall] = {}
     first_pending: dict[int, Pending] = {}
     start, passes, peak, split, total = 0, 0, 0, None, 0
+    raised: list[CandidateRaised] = []
     while True:
         # Half for the reference's kept inputs and outputs, half for the candidate's queued
         # outputs and re-runs (about as large), which wait for one evaluation per window.
         window = _Pass(start, max(1, max_memory // 2))
-        kept = _run_reference(fn, reference, hosts, window)
+        kept = _run_reference(fn, reference, hosts, window, deadline)
         total = len(kept)
         split = _run_candidate(
-            fn, candidate, candidate_hosts, hosts, window, comparer, located, first_pending
+            fn,
+            candidate,
+            candidate_hosts,
+            hosts,
+            window,
+            comparer,
+            located,
+            first_pending,
+            deadline,
+            raised,
         )
         passes += 1
         peak = max(peak, window.stored)
-        if split is not None or window.stop is None or window.stop >= total:
+        if raised or split is not None or window.stop is None or window.stop >= total:
             break
         start = window.stop
-    calls = tuple(located[i] for i in sorted(located))
+    calls = _before_first_wrong_ok(tuple(located[i] for i in sorted(located)))
     first = next((c for c in calls if c.status == "wrong"), None)
     make_bundle: Callable[[], tuple[Any, str]] | None = None
     if first is not None and first.index in first_pending:
@@ -273,4 +386,5 @@ def locate_on(
         peak_stored_bytes=peak,
         max_memory=max_memory,
         make_bundle=make_bundle,
+        raised=raised[0] if raised else None,
     )

@@ -127,6 +127,8 @@ class Recorder:
         self.count = 0
         #: The recording namespace, for ``array.__array_namespace__()`` inside the program.
         self.namespace: Any = None
+        #: The last call (or namespace attribute) that raised: (error, index, name, site).
+        self.failed: tuple[BaseException, int, str, str] | None = None
 
     def call(
         self,
@@ -140,7 +142,15 @@ class Recorder:
         raw_kwargs = unwrap(dict(kwargs)) if kwargs else {}
         # NaN, overflow and division by zero are values under test here, not warnings: the
         # run ignores them (see ``running``).
-        result = function(*raw_args, **raw_kwargs)
+        try:
+            result = function(*raw_args, **raw_kwargs)
+        except Exception as error:  # noted: a call that raises on one side only is a finding
+            self.failed = (error, self.count, name, _call_site())
+            raise
+        if isinstance(result, np.generic):
+            # NumPy gives a whole reduction as a scalar (np.float64 is a Python float, so not
+            # an array): the standard's 0-d array, recorded as every other library's.
+            result = np.asarray(result)
         if isinstance(result, (tuple, list)):
             arrays = [o for o in result if is_array(o)]
             single = False
@@ -190,7 +200,12 @@ class RecordingNamespace:
             recorder.namespace = self
 
     def __getattr__(self, name: str) -> Any:
-        value = getattr(self._xp, name)
+        try:
+            value = getattr(self._xp, name)
+        except AttributeError as error:  # a function or dtype this library lacks
+            recorder = self._recorder
+            recorder.failed = (error, recorder.count, f"{self._prefix}{name}", _call_site())
+            raise
         if name in ("linalg", "fft") and not callable(value):
             return RecordingNamespace(value, self._recorder, f"{self._prefix}{name}.")
         if callable(value) and not isinstance(value, type) and not name.startswith("__"):
@@ -214,6 +229,18 @@ def _method(name: str) -> Callable[..., Any]:
 
     call.__name__ = name
     return call
+
+
+def _setter(xp: Any) -> Callable[..., Any]:
+    """``a[key] = value`` as a function of ``a`` in namespace ``xp``: a new array."""
+
+    def setitem(array: Any, key: Any, value: Any) -> Any:
+        out = xp.asarray(array, copy=True)
+        out[key] = value
+        return out
+
+    setitem.__name__ = "__setitem__"
+    return setitem
 
 
 def _binary(name: str, op: Callable[[Any, Any], Any], *, reflected: bool = False) -> Any:
@@ -308,6 +335,14 @@ class Tracked:
 
     def __getitem__(self, key: Any) -> Any:
         return self._recorder.call("__getitem__", operator.getitem, (self, key), {}, "array")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        # Recorded as a function of the old array (a copy with the values set), which this
+        # array then holds: the call re-runs on the reference's inputs like any other, and
+        # outputs of earlier calls, kept for judging, are not changed under the judge.
+        setter = _setter(self._recorder.namespace._xp)
+        result = self._recorder.call("__setitem__", setter, (self, key, value), {}, "array")
+        self.raw = unwrap(result)
 
     # Conversions to Python values leave the recorded world: control flow on values.
     def __bool__(self) -> bool:

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["CallError", "Localization", "LocatedCall", "PathSplit"]
+__all__ = ["CallError", "CandidateRaised", "Localization", "LocatedCall", "PathSplit"]
 
 CallStatus = Literal["ok", "inherits", "wrong"]
 
@@ -52,8 +52,11 @@ class LocatedCall:
     carried: CallError
     #: The candidate's call re-run on the reference's exact inputs, against the reference.
     local: CallError
-    #: wrong: the local error breaks the bound; inherits: only the carried one does.
+    #: wrong: the local error breaks the bound; inherits: only the carried one does, after
+    #: the first wrong call (before it, a carried difference is rounding within the bounds).
     status: CallStatus
+    #: The local error's bound, short (``<= 2 ULP``, ``exact``, ``NMSE < 1e-07``).
+    bound: str = ""
 
     @property
     def display_site(self) -> str:
@@ -93,7 +96,27 @@ class PathSplit:
         )
 
 
+@dataclass(frozen=True)
+class CandidateRaised:
+    """A call (or a namespace attribute) that raised on the candidate only."""
+
+    index: int
+    function: str
+    site: str
+    #: The exception, one line: ``NotImplementedError: "rshift_cpu" not implemented...``.
+    error: str
+
+    def describe(self) -> str:
+        path, _, line = self.site.rpartition(":")
+        return (
+            f"the candidate raised at call #{self.index} {self.function} at "
+            f"{path.rsplit('/', 1)[-1]}:{line}, where the reference did not: {self.error}"
+        )
+
+
 def _figure(value: float) -> str:
+    if math.isnan(value):  # not measured (a re-run the candidate refused)
+        return "-"
     if math.isinf(value):
         return "inf"
     return f"{value:.2e}" if value else "0"
@@ -119,6 +142,8 @@ class Localization:
     make_bundle: Callable[[], tuple[Any, str]] | None = field(
         default=None, repr=False, compare=False
     )
+    #: The call that raised on the candidate only (no later call was compared), or None.
+    raised: CandidateRaised | None = None
 
     @cached_property
     def _bundled(self) -> tuple[Any, str]:
@@ -163,20 +188,22 @@ class Localization:
 
     @property
     def passed(self) -> bool:
-        return self.first_wrong is None and self.path_split is None
+        return self.first_wrong is None and self.path_split is None and self.raised is None
 
     def __bool__(self) -> bool:
         return self.passed
 
     def summary(self) -> str:
         """One paragraph: the first wrong call, or why there is none."""
-        head = f"{self.candidate} vs {self.reference} at {self.precision}: {self.total_calls} calls"
+        head = f"{self.heading()}: {self.total_calls} calls"
         lines = [head + f", {len(self.calls)} compared in {self.passes} run(s) of each side"]
         if self.path_split is not None:
             lines.append(self.path_split.describe())
+        if self.raised is not None:
+            lines.append(self.raised.describe())
         call = self.first_wrong
         if call is None:
-            if self.path_split is None:
+            if self.path_split is None and self.raised is None:
                 lines.append("no call is wrong: every call's local error is within its bound")
             drift = self.first_drift
             if drift is not None:
@@ -202,15 +229,32 @@ class Localization:
         lines.append(f"{inherits} later call(s) only inherit the divergence")
         return "\n".join(lines)
 
+    def dtypes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The dtypes the program's calls gave on the reference and on the candidate."""
+        reference = {d for c in self.calls for d in c.output_dtypes}
+        candidate = {d for c in self.calls for d in c.candidate_output_dtypes}
+        return tuple(sorted(reference)), tuple(sorted(candidate))
+
+    def heading(self) -> str:
+        """``mlx:cpu vs numpy at f16 (reference float32, int64; candidate float16, int64)``."""
+        reference, candidate = self.dtypes()
+        if not reference and not candidate:
+            return f"{self.candidate} vs {self.reference} at {self.precision}"
+        ran = f"reference {', '.join(reference) or '-'}; candidate {', '.join(candidate) or '-'}"
+        return f"{self.candidate} vs {self.reference} at {self.precision} ({ran})"
+
     def table(self) -> str:
-        """Every compared call: index, function, site, both errors and the status."""
+        """Every compared call: index, function, site, both errors, the bound and the status."""
         rows = [
-            f"{'#':>4} {'function':<22} {'site':<28} {'local NMSE':>11} {'carried NMSE':>13}  status"
+            self.heading(),
+            f"{'#':>4} {'function':<22} {'site':<28} {'local NMSE':>11} {'carried NMSE':>13}  "
+            f"{'bound':<16} status",
         ]
         for c in self.calls:
             rows.append(
                 f"{c.index:>4} {c.function[:22]:<22} {c.short_site[:28]:<28} "
-                f"{_figure(c.local.nmse):>11} {_figure(c.carried.nmse):>13}  {c.status}"
+                f"{_figure(c.local.nmse):>11} {_figure(c.carried.nmse):>13}  "
+                f"{c.bound[:16]:<16} {c.status}"
             )
         return "\n".join(rows)
 
@@ -222,8 +266,8 @@ class Localization:
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=f"{self.candidate} vs {self.reference} ({self.precision})")
-        for column in ("#", "function", "site", "local NMSE", "carried NMSE", "status"):
+        table = Table(title=self.heading())
+        for column in ("#", "function", "site", "local NMSE", "carried NMSE", "bound", "status"):
             table.add_column(
                 column, justify="right" if "NMSE" in column or column == "#" else "left"
             )
@@ -235,6 +279,7 @@ class Localization:
                 c.short_site,
                 _figure(c.local.nmse),
                 _figure(c.carried.nmse),
+                c.bound,
                 Text(c.status, style=style[c.status]),
             )
         return Group(Text(self.summary()), table)
@@ -300,7 +345,8 @@ def _page(result: Localization) -> str:
         f'<tr class="{c.status}"><td>{c.index}</td><td>{html.escape(c.function)}</td>'
         f"<td>{html.escape(c.short_site)}</td><td>{html.escape(str(list(c.input_shapes)))}</td>"
         f"<td>{html.escape(', '.join(c.candidate_input_dtypes))}</td>"
-        f"<td>{_figure(c.local.nmse)}</td><td>{_figure(c.carried.nmse)}</td><td>{c.status}</td></tr>"
+        f"<td>{_figure(c.local.nmse)}</td><td>{_figure(c.carried.nmse)}</td>"
+        f"<td>{html.escape(c.bound)}</td><td>{c.status}</td></tr>"
         for c in result.calls
     )
     return (
@@ -312,6 +358,7 @@ def _page(result: Localization) -> str:
         "</style></head><body><h1>Where the candidate diverges</h1>"
         f"<pre>{html.escape(result.summary())}</pre>{_plot(result)}"
         "<table><tr><th>#</th><th>function</th><th>site</th><th>input shapes</th>"
-        "<th>candidate dtypes</th><th>local NMSE</th><th>carried NMSE</th><th>status</th></tr>"
+        "<th>candidate dtypes</th><th>local NMSE</th><th>carried NMSE</th><th>bound</th>"
+        "<th>status</th></tr>"
         f"{rows}</table></body></html>"
     )

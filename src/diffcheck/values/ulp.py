@@ -116,8 +116,9 @@ def value_text(value: Any, dtype: str) -> str:
 
 def round_to_bfloat16(values: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """The nearest bfloat16 values (ties to even), held exactly as float32; NaN stays NaN."""
+    shape = np.shape(values)  # ascontiguousarray makes a 0-d array 1-d: keep its own shape
     wide = np.ascontiguousarray(values, dtype=np.float32)
     bits = wide.view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     out = rounded.astype(np.uint32).view(np.float32)
-    return np.where(np.isnan(wide), wide, out).astype(np.float32)
+    return np.where(np.isnan(wide), wide, out).astype(np.float32).reshape(shape)
