@@ -42,7 +42,10 @@ def locate(
     Parameters
     ----------
     fn
-        ``fn(xp, *arrays)``, written against the Array API; it must be deterministic.
+        ``fn(xp, *arrays)``, written against the Array API, or ``fn(*arrays)`` that finds
+        its namespace through its arrays (``array_api_compat.array_namespace(x)``), as
+        scikit-learn, SciPy and array-api-extra do (see :func:`diffcheck._program.takes_namespace`
+        for how the two are told apart); it must be deterministic.
     inputs
         Host arrays (any library) or Python scalars, in their own dtypes; on the candidate,
         floating inputs are cast to ``precision`` first.
@@ -66,9 +69,13 @@ def locate(
     ConfigError, BackendError
         On misuse or an unavailable backend (a divergence is never an exception).
     """
+    from .._program import as_program
     from ..adapters._registry import entry_point_snapshot
     from ..api import _adapter
     from ..errors import BackendError
+
+    if callable(fn):
+        fn = as_program(fn, len(inputs))
 
     with entry_point_snapshot():  # one scan of the installed plugins for both names
         reference_adapter = _adapter(reference, "reference")

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import CodeType, FrameType
+from types import CodeType, FrameType, ModuleType
 from typing import Any
 
 import numpy as np
@@ -171,8 +171,13 @@ class Recorder:
     def wrap(self, value: Any) -> Any:
         if is_array(value):
             return Tracked(value, self)
-        if isinstance(value, tuple) and type(value) is not tuple:  # a namedtuple result
-            return type(value)(*(self.wrap(v) for v in value))
+        if isinstance(value, tuple) and type(value) is not tuple:
+            items = [self.wrap(v) for v in value]
+            if hasattr(type(value), "_fields"):  # a namedtuple: one argument per field
+                return type(value)(*items)
+            # A struct sequence (torch.return_types.linalg_svd) takes one sequence; a tuple
+            # subclass of another kind may take either, so it is tried as a sequence.
+            return type(value)(items)
         if isinstance(value, tuple | list):
             return type(value)(self.wrap(v) for v in value)
         return value
@@ -185,7 +190,11 @@ class RecordingNamespace:
         self._xp = xp
         self._recorder = recorder
         self._prefix = prefix
-        self.__name__ = getattr(xp, "__name__", type(xp).__name__)
+        # Not the library's own name: code that branches on which library it runs on
+        # (array-api-compat's is_numpy_namespace, is_torch_namespace: xpx.cov calls numpy.cov
+        # on NumPy, torch.cov on torch) takes its generic Array API path on both sides, so
+        # the two sides make the same calls and each pairs with its own.
+        self.__name__ = f"diffcheck.recording({getattr(xp, '__name__', type(xp).__name__)})"
         if recorder.namespace is None:
             recorder.namespace = self
 
@@ -193,6 +202,13 @@ class RecordingNamespace:
         value = getattr(self._xp, name)
         if name in ("linalg", "fft") and not callable(value):
             return RecordingNamespace(value, self._recorder, f"{self._prefix}{name}.")
+        if isinstance(value, ModuleType):
+            # A module the standard does not define (torch's ``special``, ``nn``): code that
+            # asks ``hasattr(xp, "special")`` would take it on one side only, and call it
+            # unrecorded. Without it, both sides take the same generic path.
+            raise AttributeError(
+                f"the recording namespace offers the standard's linalg and fft, not {name!r}"
+            )
         if callable(value) and not isinstance(value, type) and not name.startswith("__"):
             recorder, qualified = self._recorder, f"{self._prefix}{name}"
 
@@ -325,12 +341,24 @@ class Tracked:
     def __len__(self) -> int:
         return len(self.raw)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        # A conversion to NumPy leaves the recorded world, as float() does (SciPy's
+        # fallback for a namespace it has no native function for runs on NumPy arrays).
+        return np.array(self.raw, dtype=dtype, copy=copy)
+
     def __array_namespace__(self, api_version: str | None = None) -> Any:
+        # What array_api_compat.array_namespace(x), SciPy's and scikit-learn's get_namespace
+        # ask: the recording namespace, so a library that takes no xp is recorded too.
         return self._recorder.namespace
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            # The raw array's protocols (__torch_function__, __array_interface__,
+            # __cuda_array_interface__) would let another library take this for the raw
+            # array and compute on it unrecorded, on one side only.
+            raise AttributeError(f"a recorded array does not offer {name}")
         value = getattr(self.raw, name)
-        if callable(value) and not name.startswith("__"):
+        if callable(value):
             recorder = self._recorder
 
             def method(*args: Any, **kwargs: Any) -> Any:
