@@ -210,6 +210,14 @@ class RecordingNamespace:
                 f"the recording namespace offers the standard's linalg and fft, not {name!r}"
             )
         if callable(value) and not isinstance(value, type) and not name.startswith("__"):
+            if not _is_standard(name):
+                # A name outside the standard means different things in each library
+                # (torch's median returns values and indices, NumPy's the values): code
+                # that asks hasattr(xp, "median") takes its standard path on both sides.
+                raise AttributeError(
+                    f"{self._prefix}{name} is not in the Array API standard; the recording "
+                    "namespace offers the standard's functions, so both sides run the same ones"
+                )
             recorder, qualified = self._recorder, f"{self._prefix}{name}"
 
             def recorded(*args: Any, **kwargs: Any) -> Any:
@@ -220,6 +228,12 @@ class RecordingNamespace:
             self.__dict__[name] = recorded
             return recorded
         return value
+
+
+def _is_standard(name: str) -> bool:
+    from ..values.spec import is_standard_name  # the standard's names, read once
+
+    return is_standard_name(name)
 
 
 def _method(name: str) -> Callable[..., Any]:
