@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._locate import DEFAULT_MAX_MEMORY, locate_on
+from ._repro import ReducedCall, Reduction
 from ._result import CallError, Localization, LocatedCall, PathSplit
 
 if TYPE_CHECKING:
@@ -24,7 +25,10 @@ __all__ = [
     "Localization",
     "LocatedCall",
     "PathSplit",
+    "ReducedCall",
+    "Reduction",
     "locate",
+    "reduce",
 ]
 
 
@@ -95,3 +99,48 @@ def locate(
         max_memory=max_memory,
         nmse_bounds=nmse_bounds,
     )
+
+
+def reduce(
+    fn: Callable[..., Any],
+    *inputs: Any,
+    candidate: str | Adapter,
+    reference: str | Adapter = "numpy",
+) -> Reduction:
+    """Locate ``fn``'s divergence on ``candidate`` and reduce it to the fewest calls.
+
+    The target is the first wrong call (else the first call whose carried error breaks its
+    bound). The program's prefix up to it is recorded on the reference, and programs of
+    growing size are tried: the target alone on the reference's exact inputs of that call,
+    then with the calls that produced its inputs, one level more each time. The first that
+    still diverges on the candidate is the reduction; ``reduction.write(path)`` writes it as
+    a standalone script (NumPy and the two namespaces only) with its inputs beside it.
+
+    Parameters
+    ----------
+    fn, inputs, candidate, reference
+        As for :func:`locate`, at precision ``f32`` (inputs in their own dtypes).
+
+    Returns
+    -------
+    Reduction
+        The reduced calls, the prefix they come from, the script's own verdict on them.
+
+    Raises
+    ------
+    ConfigError
+        When no call diverges, a namespace is not an importable module, the target cannot
+        be written as a script, or no reduced program diverges.
+    """
+    from .._program import as_program
+    from ..adapters._registry import entry_point_snapshot
+    from ..api import _adapter
+    from ._repro import reduce_on
+
+    if callable(fn):
+        fn = as_program(fn, len(inputs))
+    with entry_point_snapshot():
+        reference_adapter = _adapter(reference, "reference")
+        candidate_adapter = _adapter(candidate, "candidate")
+    located = locate(fn, *inputs, candidate=candidate_adapter, reference=reference_adapter)
+    return reduce_on(fn, inputs, reference_adapter, candidate_adapter, located)

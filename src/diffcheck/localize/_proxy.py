@@ -113,6 +113,8 @@ class RawCall:
     #: "namespace" (xp.f), "operator" (a + b, in the mathematics' order), or "array" (an
     #: index, an attribute or a method: no function of the standard calls it that way).
     via: str = "namespace"
+    #: Whether the function returned one array (not a tuple or list of them).
+    single: bool = True
 
 
 class Recorder:
@@ -149,7 +151,9 @@ class Recorder:
             single = True
         if not arrays:
             return result  # a scalar, dtype or info object: nothing to compare
-        call = RawCall(self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays, via)
+        call = RawCall(
+            self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays, via, single
+        )
         self.count += 1
         self.observe(call)
         return Tracked(result, self) if single else self.wrap(result)
