@@ -158,6 +158,37 @@ def test_a_recorded_array_hides_the_raw_arrays_protocols_but_converts_to_numpy()
         torch.special.xlogy(tracked, tracked)
 
 
+def test_a_name_outside_the_standard_is_not_offered_so_both_sides_take_the_standard_path() -> None:
+    # torch's median returns (values, indices), NumPy's the values: scikit-learn's
+    # hasattr(xp, "median") would send each side its own way.
+    import array_api_compat.torch as ctorch
+
+    for xp in (array_api_compat.numpy, ctorch):
+        recording = RecordingNamespace(xp, Recorder(lambda call: None))
+        assert hasattr(xp, "median")
+        assert not hasattr(recording, "median")
+        with pytest.raises(AttributeError, match="median is not in the Array API standard"):
+            recording.median  # noqa: B018
+        assert callable(recording.exp)
+        assert callable(recording.linalg.svd)
+        assert recording.float32 is xp.float32
+        assert recording.pi == xp.pi
+
+
+def test_numpy_operators_with_a_recorded_array_are_recorded() -> None:
+    # A library's NumPy constant on the left of an operator: NumPy defers to the recorded
+    # array, so the call is recorded (and compared) instead of run on a converted copy.
+    scale = np.linspace(1, 2, 16).astype(np.float32)
+
+    def program(x: Any) -> Any:
+        xp = array_api_compat.array_namespace(x)
+        return xp.exp(scale * x)
+
+    result = locate(program, LOGITS, candidate=BuggyAdapter("none"))
+    assert [c.function for c in result.calls] == ["multiply", "exp"], result.table()
+    assert result.passed, result.table()
+
+
 def test_a_struct_sequence_result_is_rebuilt_with_its_arrays_recorded() -> None:
     # torch.linalg.svd returns a struct sequence, whose constructor takes one sequence.
     x = RNG.standard_normal((5, 3)).astype(np.float32)

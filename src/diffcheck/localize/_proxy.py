@@ -359,6 +359,10 @@ class Tracked:
     def __len__(self) -> int:
         return len(self.raw)
 
+    #: NumPy defers to this class's operators: ``numpy_array * x`` is recorded as multiply
+    #: (not run unrecorded on a converted copy), and a ufunc called on it raises.
+    __array_ufunc__ = None
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         # A conversion to NumPy leaves the recorded world, as float() does (SciPy's
         # fallback for a namespace it has no native function for runs on NumPy arrays).
