@@ -189,6 +189,23 @@ def test_numpy_operators_with_a_recorded_array_are_recorded() -> None:
     assert result.passed, result.table()
 
 
+@pytest.mark.parametrize("candidate", ["numpy-like", "torch:cpu"])
+def test_a_numpy_scalar_result_is_recorded_and_judged_as_a_0d_array(candidate: str) -> None:
+    # NumPy's mean of a float64 vector is np.float64 (a float): recorded as a 0-d array on
+    # the reference, as torch's 0-d tensor is on the candidate, and its re-run judged.
+    x = RNG.standard_normal(12)
+    chosen: Any = BuggyAdapter("none") if candidate == "numpy-like" else candidate
+    result = locate(lambda xp, x: xp.mean(x) * x, x, candidate=chosen)
+    assert [c.function for c in result.calls] == ["mean", "multiply"], result.table()
+    assert result.calls[0].output_shapes == ((),)
+    assert result.passed, result.table()
+    planted = locate(
+        lambda xp, x: xp.multiply(xp.mean(x), x), x, candidate=BuggyAdapter("multiply-f32")
+    )
+    assert planted.first_wrong is not None
+    assert planted.first_wrong.function == "multiply"
+
+
 def test_a_struct_sequence_result_is_rebuilt_with_its_arrays_recorded() -> None:
     # torch.linalg.svd returns a struct sequence, whose constructor takes one sequence.
     x = RNG.standard_normal((5, 3)).astype(np.float32)

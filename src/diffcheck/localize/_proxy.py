@@ -147,6 +147,12 @@ class Recorder:
             arrays = [o for o in result if is_array(o)]
             single = False
         else:
+            if isinstance(result, np.generic):
+                # NumPy's reductions return a NumPy scalar (np.float64 is a float, which
+                # is_array declines) where other libraries return a 0-d array: the call, and
+                # its re-runs, give a 0-d array, so both sides record it.
+                function = _scalar_as_array(function)
+                result = np.asarray(result)
             arrays = [result] if is_array(result) else []
             single = True
         if not arrays:
@@ -232,6 +238,17 @@ class RecordingNamespace:
             self.__dict__[name] = recorded
             return recorded
         return value
+
+
+def _scalar_as_array(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` returning a 0-d array where it returns a NumPy scalar."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        return np.asarray(result) if isinstance(result, np.generic) else result
+
+    call.__name__ = getattr(function, "__name__", "call")
+    return call
 
 
 def _is_standard(name: str) -> bool:
