@@ -103,6 +103,23 @@ def test_a_clean_program_has_nothing_to_reduce() -> None:
     assert "no call of the program diverges on array_api_strict" in str(caught.value)
 
 
+def test_a_path_split_with_no_wrong_call_before_it_is_named_in_the_refusal() -> None:
+    from types import SimpleNamespace
+
+    from diffcheck.adapters import resolve
+    from diffcheck.localize._repro import reduce_on
+
+    split = SimpleNamespace(first_wrong=None, first_drift=None, path_split=SimpleNamespace(index=3))
+    strict = resolve("array_api_strict")
+    with pytest.raises(ConfigError) as caught:
+        reduce_on(lambda xp: None, (), resolve("numpy"), strict, split)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "no call of the program diverges on array_api_strict; the two sides took different "
+        "paths at call 3, which a script of the calls cannot reproduce; there is nothing to "
+        "reduce"
+    )
+
+
 def test_a_repro_is_never_written_over_an_existing_file(tmp_path: Path) -> None:
     x = RNG.standard_normal((5, 8)).astype(np.float32)
     w = RNG.standard_normal((8, 6)).astype(np.float32)

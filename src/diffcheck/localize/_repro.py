@@ -180,8 +180,16 @@ def reduce_on(
     """Reduce ``located``'s divergence (see the module docstring)."""
     target = located.first_wrong or located.first_drift
     if target is None:
+        split = located.path_split
+        where = (
+            f"; the two sides took different paths at call {split.index}, which a script of "
+            "the calls cannot reproduce"
+            if split is not None
+            else ""
+        )
         raise ConfigError(
-            f"no call of the program diverges on {candidate.spec}; there is nothing to reduce"
+            f"no call of the program diverges on {candidate.spec}{where}; there is nothing "
+            "to reduce"
         )
     if located.precision != "f32":
         raise ConfigError(
