@@ -101,13 +101,13 @@ def test_each_recorded_array_answers_array_namespace_with_the_recording_namespac
 
     result = locate(program, LOGITS, candidate=candidate)
     assert result.passed, result.table()
-    assert len(seen) == 2  # the reference's run and the candidate's
+    assert len(seen) >= 2  # the reference's run and the candidate's (and any re-run)
     for xp, asked, is_array, library_checks in seen:
         assert isinstance(xp, RecordingNamespace)
         assert asked is xp
         assert is_array
         assert library_checks == [False, False, False]
-    assert seen[0][0] is not seen[1][0]
+    assert seen[0][0] is not seen[-1][0]
 
 
 def test_code_that_branches_on_the_library_takes_the_same_path_on_both_sides() -> None:

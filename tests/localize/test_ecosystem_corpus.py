@@ -147,6 +147,7 @@ class _PlantedAdapter(NumpyAdapter):
     """A NumPy candidate with one namespace function planted wrong."""
 
     name = "planted"
+    namespace_label = "planted_namespace"  # another library than NumPy's: no self-test
 
     def __init__(self, planted: str | None) -> None:
         super().__init__(None)
