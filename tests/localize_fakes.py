@@ -90,3 +90,20 @@ class FusedAdapter(NumpyAdapter):
         import localize_fused_ns
 
         return localize_fused_ns
+
+
+class SqrtAdapter(NumpyAdapter):
+    """A NumPy adapter whose namespace is the module ``localize_sqrt_ns`` (sqrt 1 ULP high
+    above 4)."""
+
+    name = "sqrt-high"
+    namespace_label = "localize_sqrt_ns"
+
+    @property
+    def spec(self) -> str:
+        return "sqrt-high"
+
+    def namespace(self) -> Any:
+        import localize_sqrt_ns
+
+        return localize_sqrt_ns

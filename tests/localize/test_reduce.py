@@ -18,7 +18,7 @@ import pytest
 
 import diffcheck
 from diffcheck.errors import ConfigError
-from localize_fakes import BuggyAdapter, FusedAdapter
+from localize_fakes import BuggyAdapter, FusedAdapter, SqrtAdapter
 
 TESTS = Path(__file__).parents[1]
 ROOT = TESTS.parent
@@ -95,6 +95,28 @@ def test_a_namespace_that_is_no_importable_module_is_one_config_error() -> None:
         diffcheck.reduce(program, x, w, candidate=BuggyAdapter("matmul-square-transpose"))
 
 
+def test_an_elementwise_call_keeps_only_the_elements_beyond_its_bound(tmp_path: Path) -> None:
+    x = np.linspace(0.5, 9.5, 40).astype(np.float32).reshape(4, 10)
+
+    def program(xp: Any, x: Any) -> Any:
+        return xp.sum(xp.sqrt(x * 2.0), axis=0)
+
+    reduction = diffcheck.reduce(program, x, candidate=SqrtAdapter())
+    assert [c.function for c in reduction.calls] == ["sqrt"]
+    doubled = x * 2.0
+    root = np.sqrt(doubled)
+    beyond = int(np.count_nonzero((doubled > 4) & (np.nextafter(root, np.inf) != root)))
+    assert reduction.elements == (beyond, 40)
+    script = reduction.write(tmp_path / "sqrt_repro.py")
+    stored = np.load(script.with_suffix(".npz"))["a0"]
+    assert stored.shape == (beyond,)
+    assert bool((stored > 4).all())  # only the arguments the bug touches
+    assert f"on the {beyond} of its 40 elements beyond the bound" in script.read_text()
+    run = _run(script)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.startswith(f"reproduced: {beyond} of {beyond} elements beyond 0 ULP")
+
+
 def test_a_clean_program_has_nothing_to_reduce() -> None:
     x = RNG.standard_normal(8).astype(np.float32)
     with pytest.raises(ConfigError) as caught:
@@ -157,6 +179,7 @@ def test_a_real_mlx_deviation_is_reduced_and_reproduces_as_written(
     assert reduction.prefix == 3
     script = reduction.write(tmp_path / "mlx_exp.py")
     assert "import mlx.core as candidate_xp" in script.read_text()
+    assert reduction.elements is None  # every element is off: all are kept
     run = _run(script)
     assert (run.returncode, run.stdout.split(":")[0]) == (1, "reproduced"), run.stderr
 

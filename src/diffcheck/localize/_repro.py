@@ -64,6 +64,8 @@ class Reduction:
     detail: str
     script: str = field(repr=False)
     inputs: dict[str, Any] = field(repr=False)
+    #: For an elementwise call: the elements kept (those beyond the bound) and of how many.
+    elements: tuple[int, int] | None = None
 
     def write(self, path: str | Path) -> Path:
         """Write the script at ``path`` and its inputs beside it (same name, ``.npz``).
@@ -88,10 +90,11 @@ class Reduction:
 
     def __str__(self) -> str:
         names = ", ".join(f"#{c.index} {c.function}" for c in self.calls)
+        on = f" on {self.elements[0]} of {self.elements[1]} elements" if self.elements else ""
         return (
             f"{self.located.candidate} vs {self.located.reference}: #{self.target.index} "
             f"{self.target.function} reduced from a prefix of {self.prefix} calls to "
-            f"{len(self.calls)} ({names}); {self.detail}"
+            f"{len(self.calls)} ({names}){on}; {self.detail}"
         )
 
 
@@ -170,6 +173,51 @@ def _run(
     return verdict
 
 
+def _header(target: LocatedCall, lines: str, located: Localization) -> str:
+    return (
+        f"A divergence of {located.candidate} from {located.reference}: {target.function} "
+        f"(call #{target.index} at {shown_site(target.site)}), reduced from the first {lines}."
+        "\n\nRun it as it is: exit status 1 when it reproduces, 0 when it does not. Its "
+        "inputs are the .npz file of the same name beside it; each library runs on its "
+        "default device."
+    )
+
+
+def _fewer_elements(
+    script: str,
+    inputs: dict[str, Any],
+    bound: dict[str, Any],
+    reference: Adapter,
+    candidate: Adapter,
+) -> tuple[dict[str, Any], tuple[int, int]] | None:
+    """For an elementwise program (a ULP bound, every input the output's shape): the inputs
+    at the elements beyond the bound alone, when those still diverge; else None."""
+    if bound["kind"] != "ulp":
+        return None
+    scope: dict[str, Any] = {"__name__": "diffcheck_repro"}
+    exec(compile(script, "<repro>", "exec"), scope)
+    with reference.computing():
+        expected = scope["to_host"](scope["program"](reference.namespace(), inputs))
+    with candidate.computing():
+        got = scope["to_host"](scope["program"](candidate.namespace(), inputs))
+    if (
+        expected.shape != got.shape
+        or expected.dtype != got.dtype
+        or expected.dtype.kind != "f"
+        or expected.ndim == 0
+        or any(np.shape(v) != expected.shape for v in inputs.values())
+        or np.isnan(expected).any()
+        or np.isnan(got).any()
+    ):
+        return None
+    beyond = scope["ulp_gap"](expected, got) > bound["ulps"]
+    if beyond.all() or not beyond.any():
+        return None
+    fewer = {key: np.ascontiguousarray(value[beyond]) for key, value in inputs.items()}
+    diverges, _ = _run(script, fewer, reference, candidate)
+    return (fewer, (int(beyond.sum()), int(expected.size))) if diverges else None
+
+
 def reduce_on(
     fn: Callable[..., Any],
     inputs: tuple[Any, ...],
@@ -221,17 +269,18 @@ def reduce_on(
             kept -= set(failed)
             frozen |= set(failed)
             continue
-        header = (
-            f"A divergence of {candidate.spec} from {reference.spec}: {target.function} "
-            f"(call #{target.index} at {shown_site(target.site)}), reduced from the first "
-            f"{target.index + 1} calls of the program to {len(kept)}.\n\n"
-            "Run it as it is: exit status 1 when it reproduces, 0 when it does not. Its "
-            "inputs are the .npz file of the same name beside it; each library runs on its "
-            "default device."
-        )
-        script = script_text(writer, last, bound, header, modules)
+        lines = f"{target.index + 1} calls of the program to {len(kept)}"
+        script = script_text(writer, last, bound, _header(target, lines, located), modules)
         diverges, why = _run(script, writer.inputs, reference, candidate)
         if diverges:
+            stored, elements = writer.inputs, None
+            fewer = _fewer_elements(script, stored, bound, reference, candidate)
+            if fewer is not None:
+                stored, elements = fewer
+                lines += f", on the {elements[0]} of its {elements[1]} elements beyond the bound"
+                script = script_text(writer, last, bound, _header(target, lines, located), modules)
+                diverges, why = _run(script, stored, reference, candidate)
+                assert diverges  # _fewer_elements kept these because they diverge
             return Reduction(
                 located,
                 target,
@@ -239,7 +288,8 @@ def reduce_on(
                 tuple(ReducedCall(i, calls[i].name, calls[i].site) for i in sorted(kept)),
                 why,
                 script,
-                writer.inputs,
+                stored,
+                elements,
             )
         tried.append(len(kept))
         grow = set().union(*(_producers(calls[i], recorded) for i in kept)) - kept - frozen
