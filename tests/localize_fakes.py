@@ -74,3 +74,36 @@ class BuggyAdapter(NumpyAdapter):
 
     def namespace(self) -> Any:
         return self._namespace
+
+
+class FusedAdapter(NumpyAdapter):
+    """A NumPy adapter whose namespace is the module ``localize_fused_ns`` (a fusion bug)."""
+
+    name = "fused"
+    namespace_label = "localize_fused_ns"
+
+    @property
+    def spec(self) -> str:
+        return "fused"
+
+    def namespace(self) -> Any:
+        import localize_fused_ns
+
+        return localize_fused_ns
+
+
+class SqrtAdapter(NumpyAdapter):
+    """A NumPy adapter whose namespace is the module ``localize_sqrt_ns`` (sqrt 1 ULP high
+    above 4)."""
+
+    name = "sqrt-high"
+    namespace_label = "localize_sqrt_ns"
+
+    @property
+    def spec(self) -> str:
+        return "sqrt-high"
+
+    def namespace(self) -> Any:
+        import localize_sqrt_ns
+
+        return localize_sqrt_ns

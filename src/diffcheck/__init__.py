@@ -24,7 +24,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .api import compare, run
-    from .localize import locate
+    from .localize import locate, reduce
     from .search import search_api
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "compare",
     "diff",
     "locate",
+    "reduce",
     "run",
     "search_api",
 ]
@@ -53,10 +54,10 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
-    if name == "locate":  # the first wrong call of a program (diffcheck.localize)
-        from .localize import locate
+    if name in ("locate", "reduce"):  # the first wrong call of a program, its smallest repro
+        from . import localize
 
-        return locate
+        return getattr(localize, name)
     if name == "search_api":  # the API search (diffcheck fuzz --api); Hypothesis loads as it runs
         from .search import search_api
 

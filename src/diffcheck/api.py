@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from ._lossless import float32_input, lossy_output, refuse_lossy_reference
 from ._numbers import short_float
+from ._program import as_program
 from .adapters import Adapter, resolve, same_backend, storage_name
 from .adapters._registry import entry_point_snapshot
 from .config import Check, make_check
@@ -225,7 +226,11 @@ def compare(
     ----------
     fn
         A function written against the Array API: it receives the backend's namespace ``xp``
-        and one array per input, and returns an array (or a tuple or list of arrays). Or the
+        and one array per input, and returns an array (or a tuple or list of arrays); or a
+        function of the arrays alone that asks them for their namespace
+        (``array_api_compat.array_namespace(x)``, as scikit-learn, SciPy and
+        array-api-extra do), told apart by its signature
+        (:func:`diffcheck._program.takes_namespace`). Or the
         standard's name of one function (``"bitwise_left_shift"``, ``"linalg.vecdot"``),
         called as ``xp.<name>(*arrays, **kwargs)``.
     *inputs
@@ -321,6 +326,8 @@ def compare(
     >>> verdict.passed
     True
     """
+    if callable(fn):
+        fn = as_program(fn, len(inputs))
     verdict = _compare(
         fn,
         inputs,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._guard import LocateTimeout, check_arguments
 from ._locate import DEFAULT_MAX_MEMORY, locate_on
+from ._repro import ReducedCall, Reduction
 from ._result import CallError, CandidateRaised, Localization, LocatedCall, PathSplit
 
 if TYPE_CHECKING:
@@ -31,7 +32,10 @@ __all__ = [
     "LocateTimeout",
     "LocatedCall",
     "PathSplit",
+    "ReducedCall",
+    "Reduction",
     "locate",
+    "reduce",
 ]
 
 
@@ -51,7 +55,10 @@ def locate(
     Parameters
     ----------
     fn
-        ``fn(xp, *arrays)``, written against the Array API; it must be deterministic.
+        ``fn(xp, *arrays)``, written against the Array API, or ``fn(*arrays)`` that finds
+        its namespace through its arrays (``array_api_compat.array_namespace(x)``), as
+        scikit-learn, SciPy and array-api-extra do (see :func:`diffcheck._program.takes_namespace`
+        for how the two are told apart); it must be deterministic.
     inputs
         Host arrays (any library) or Python scalars, in their own dtypes; on the candidate,
         floating inputs are cast to ``precision`` first.
@@ -84,12 +91,16 @@ def locate(
     LocateTimeout
         When the program runs past ``time_limit``.
     """
+    from .._program import as_program
     from ..adapters._registry import entry_point_snapshot
     from ..adapters.identity import same_backend
     from ..api import _adapter
     from ..errors import BackendError, ConfigError
 
     check_arguments(fn, inputs, candidate, reference, nmse_bounds, precision, time_limit)
+    if callable(fn):
+        fn = as_program(fn, len(inputs))
+
     with entry_point_snapshot():  # one scan of the installed plugins for both names
         reference_adapter = _adapter(reference, "reference")
         candidate_adapter = _adapter(candidate, "candidate")
@@ -115,3 +126,48 @@ def locate(
         nmse_bounds=nmse_bounds,
         time_limit=time_limit,
     )
+
+
+def reduce(
+    fn: Callable[..., Any],
+    *inputs: Any,
+    candidate: str | Adapter,
+    reference: str | Adapter = "numpy",
+) -> Reduction:
+    """Locate ``fn``'s divergence on ``candidate`` and reduce it to the fewest calls.
+
+    The target is the first wrong call (else the first call whose carried error breaks its
+    bound). The program's prefix up to it is recorded on the reference, and programs of
+    growing size are tried: the target alone on the reference's exact inputs of that call,
+    then with the calls that produced its inputs, one level more each time. The first that
+    still diverges on the candidate is the reduction; ``reduction.write(path)`` writes it as
+    a standalone script (NumPy and the two namespaces only) with its inputs beside it.
+
+    Parameters
+    ----------
+    fn, inputs, candidate, reference
+        As for :func:`locate`, at precision ``f32`` (inputs in their own dtypes).
+
+    Returns
+    -------
+    Reduction
+        The reduced calls, the prefix they come from, the script's own verdict on them.
+
+    Raises
+    ------
+    ConfigError
+        When no call diverges, a namespace is not an importable module, the target cannot
+        be written as a script, or no reduced program diverges.
+    """
+    from .._program import as_program
+    from ..adapters._registry import entry_point_snapshot
+    from ..api import _adapter
+    from ._repro import reduce_on
+
+    if callable(fn):
+        fn = as_program(fn, len(inputs))
+    with entry_point_snapshot():
+        reference_adapter = _adapter(reference, "reference")
+        candidate_adapter = _adapter(candidate, "candidate")
+    located = locate(fn, *inputs, candidate=candidate_adapter, reference=reference_adapter)
+    return reduce_on(fn, inputs, reference_adapter, candidate_adapter, located)

@@ -42,7 +42,7 @@ from ._arrays import arrays_in, cast, digest, dtype_of, map_call, nbytes, shape_
 from ._bundle import bundle_for_call
 from ._guard import Deadline, returned_arrays
 from ._judge import Comparer, Kept, Pending
-from ._proxy import RawCall, Recorder, RecordingNamespace, is_array
+from ._proxy import RawCall, Recorder, RecordingNamespace, is_array, unwrap
 from ._rerun import short_bound
 from ._result import CandidateRaised, Localization, LocatedCall, PathSplit
 
@@ -182,7 +182,12 @@ def _check_deterministic(
     """ConfigError unless a second, unrecorded run gives the very same outputs (bits)."""
     first = digest([_host_of(reference, o) for o in outputs])
     try:
-        again = returned_arrays(fn(xp, *raw), side)
+        # Through a silent recording namespace, as the recorded run: library code that asks
+        # its arrays for the namespace takes the same branch both times.
+        silent = Recorder(lambda call: None)
+        again = returned_arrays(
+            unwrap(fn(RecordingNamespace(xp, silent), *[silent.wrap(a) for a in raw])), side
+        )
     except Exception as error:  # ran once, raised the second time: no fixed program either
         raise ConfigError(
             f"the program is not deterministic: run again on {side} it raised "

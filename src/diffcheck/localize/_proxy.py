@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import CodeType, FrameType
+from types import CodeType, FrameType, ModuleType
 from typing import Any
 
 import numpy as np
@@ -113,6 +113,8 @@ class RawCall:
     #: "namespace" (xp.f), "operator" (a + b, in the mathematics' order), or "array" (an
     #: index, an attribute or a method: no function of the standard calls it that way).
     via: str = "namespace"
+    #: Whether the function returned one array (not a tuple or list of them).
+    single: bool = True
 
 
 class Recorder:
@@ -147,19 +149,23 @@ class Recorder:
         except Exception as error:  # noted: a call that raises on one side only is a finding
             self.failed = (error, self.count, name, _call_site())
             raise
-        if isinstance(result, np.generic):
-            # NumPy gives a whole reduction as a scalar (np.float64 is a Python float, so not
-            # an array): the standard's 0-d array, recorded as every other library's.
-            result = np.asarray(result)
         if isinstance(result, (tuple, list)):
             arrays = [o for o in result if is_array(o)]
             single = False
         else:
+            if isinstance(result, np.generic):
+                # NumPy's reductions return a NumPy scalar (np.float64 is a float, which
+                # is_array declines) where other libraries return a 0-d array: the call, and
+                # its re-runs, give a 0-d array, so both sides record it.
+                function = _scalar_as_array(function)
+                result = np.asarray(result)
             arrays = [result] if is_array(result) else []
             single = True
         if not arrays:
             return result  # a scalar, dtype or info object: nothing to compare
-        call = RawCall(self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays, via)
+        call = RawCall(
+            self.count, name, _call_site(), function, raw_args, raw_kwargs, arrays, via, single
+        )
         self.count += 1
         self.observe(call)
         return Tracked(result, self) if single else self.wrap(result)
@@ -181,8 +187,13 @@ class Recorder:
     def wrap(self, value: Any) -> Any:
         if is_array(value):
             return Tracked(value, self)
-        if isinstance(value, tuple) and type(value) is not tuple:  # a namedtuple result
-            return type(value)(*(self.wrap(v) for v in value))
+        if isinstance(value, tuple) and type(value) is not tuple:
+            items = [self.wrap(v) for v in value]
+            if hasattr(type(value), "_fields"):  # a namedtuple: one argument per field
+                return type(value)(*items)
+            # A struct sequence (torch.return_types.linalg_svd) takes one sequence; a tuple
+            # subclass of another kind may take either, so it is tried as a sequence.
+            return type(value)(items)
         if isinstance(value, tuple | list):
             return type(value)(self.wrap(v) for v in value)
         return value
@@ -195,7 +206,11 @@ class RecordingNamespace:
         self._xp = xp
         self._recorder = recorder
         self._prefix = prefix
-        self.__name__ = getattr(xp, "__name__", type(xp).__name__)
+        # Not the library's own name: code that branches on which library it runs on
+        # (array-api-compat's is_numpy_namespace, is_torch_namespace: xpx.cov calls numpy.cov
+        # on NumPy, torch.cov on torch) takes its generic Array API path on both sides, so
+        # the two sides make the same calls and each pairs with its own.
+        self.__name__ = f"diffcheck.recording({getattr(xp, '__name__', type(xp).__name__)})"
         if recorder.namespace is None:
             recorder.namespace = self
 
@@ -208,7 +223,22 @@ class RecordingNamespace:
             raise
         if name in ("linalg", "fft") and not callable(value):
             return RecordingNamespace(value, self._recorder, f"{self._prefix}{name}.")
+        if isinstance(value, ModuleType):
+            # A module the standard does not define (torch's ``special``, ``nn``): code that
+            # asks ``hasattr(xp, "special")`` would take it on one side only, and call it
+            # unrecorded. Without it, both sides take the same generic path.
+            raise AttributeError(
+                f"the recording namespace offers the standard's linalg and fft, not {name!r}"
+            )
         if callable(value) and not isinstance(value, type) and not name.startswith("__"):
+            if not _is_standard(name):
+                # A name outside the standard means different things in each library
+                # (torch's median returns values and indices, NumPy's the values): code
+                # that asks hasattr(xp, "median") takes its standard path on both sides.
+                raise AttributeError(
+                    f"{self._prefix}{name} is not in the Array API standard; the recording "
+                    "namespace offers the standard's functions, so both sides run the same ones"
+                )
             recorder, qualified = self._recorder, f"{self._prefix}{name}"
 
             def recorded(*args: Any, **kwargs: Any) -> Any:
@@ -219,6 +249,23 @@ class RecordingNamespace:
             self.__dict__[name] = recorded
             return recorded
         return value
+
+
+def _scalar_as_array(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` returning a 0-d array where it returns a NumPy scalar."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        return np.asarray(result) if isinstance(result, np.generic) else result
+
+    call.__name__ = getattr(function, "__name__", "call")
+    return call
+
+
+def _is_standard(name: str) -> bool:
+    from ..values.spec import is_standard_name  # the standard's names, read once
+
+    return is_standard_name(name)
 
 
 def _method(name: str) -> Callable[..., Any]:
@@ -360,12 +407,28 @@ class Tracked:
     def __len__(self) -> int:
         return len(self.raw)
 
+    #: NumPy defers to this class's operators: ``numpy_array * x`` is recorded as multiply
+    #: (not run unrecorded on a converted copy), and a ufunc called on it raises.
+    __array_ufunc__ = None
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        # A conversion to NumPy leaves the recorded world, as float() does (SciPy's
+        # fallback for a namespace it has no native function for runs on NumPy arrays).
+        return np.array(self.raw, dtype=dtype, copy=copy)
+
     def __array_namespace__(self, api_version: str | None = None) -> Any:
+        # What array_api_compat.array_namespace(x), SciPy's and scikit-learn's get_namespace
+        # ask: the recording namespace, so a library that takes no xp is recorded too.
         return self._recorder.namespace
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            # The raw array's protocols (__torch_function__, __array_interface__,
+            # __cuda_array_interface__) would let another library take this for the raw
+            # array and compute on it unrecorded, on one side only.
+            raise AttributeError(f"a recorded array does not offer {name}")
         value = getattr(self.raw, name)
-        if callable(value) and not name.startswith("__"):
+        if callable(value):
             recorder = self._recorder
 
             def method(*args: Any, **kwargs: Any) -> Any:
