@@ -3,8 +3,8 @@
 Three arrays meet here, all flat: the float64 truth (the computation in float64 from the
 inputs as the check's precision stores them), the honest twin's output, and the candidate's.
 The floor is the largest of the honest twins' NMSEs against the truth (NumPy's pairwise sums,
-and every sum in order: both are honest summation orders) and the NMSE of half a unit in
-the last place everywhere (what correct rounding may cost). A candidate passes the
+and every sum in order: both are honest summation orders) and the NMSE correct rounding
+makes on average (``u^2 / 3`` relative, :func:`~.rounding.rounding_error`). A candidate passes the
 floor when its own NMSE against the truth is below :data:`FLOOR_MULTIPLE` times the floor,
 the whole output and every segment alike. A failing candidate is compared with the
 downgraded twins, and the one its error matches is named.
@@ -23,7 +23,7 @@ import numpy.typing as npt
 from .._numbers import short_float
 from ..differ import Verdict
 from ..precision import PrecisionName, TwinName
-from .rounding import half_ulp_nmse, nmse
+from .rounding import energy, ratio, rounding_error
 from .twins import HONEST_TWIN, twin_named
 
 __all__ = [
@@ -222,28 +222,42 @@ def judge_floor(
     """
     k = FLOOR_MULTIPLE[precision] if multiple is None else multiple
     honests = [honest] if isinstance(honest, np.ndarray) else list(honest)
+    flat = np.asarray(candidate, dtype=np.float64).reshape(-1)
+    # Every figure is a sum over a span, divided by the truth's energy there: each array
+    # pair is subtracted once and summed per span (the whole output, then each segment).
+    spans = [(0, truth.size), *((lo, hi) for _, lo, hi in segments)]
+    energies = [energy(truth[lo:hi]) for lo, hi in spans]
 
-    def floor_of(lo: int, hi: int) -> float:
-        part = truth[lo:hi]
-        errors = [nmse(h[lo:hi], part) for h in honests]
-        return max(*errors, half_ulp_nmse(part, precision))
+    def against(other: npt.NDArray[Any], base: npt.NDArray[np.float64] = truth) -> list[float]:
+        with np.errstate(over="ignore", invalid="ignore"):
+            diff = np.asarray(other, dtype=np.float64).reshape(-1) - base
+        return [
+            ratio(energy(diff[lo:hi]), e, hi - lo)
+            for (lo, hi), e in zip(spans, energies, strict=True)
+        ]
 
+    floors = [
+        ratio(rounding_error(e, hi - lo, precision), e, hi - lo)
+        for (lo, hi), e in zip(spans, energies, strict=True)
+    ]
+    for output in honests:
+        floors = [max(a, b) for a, b in zip(floors, against(output), strict=True)]
+    candidate_errors = against(flat)
     whole = Floor(
         precision,
-        floor_of(0, truth.size),
+        floors[0],
         k,
-        nmse(candidate, truth),
+        candidate_errors[0],
         segments=tuple(
-            SegmentFloor(name, f, nmse(candidate[lo:hi], truth[lo:hi]), k * f)
-            for name, lo, hi in segments
-            for f in (floor_of(lo, hi),)
+            SegmentFloor(name, f, c, k * f)
+            for (name, _, _), f, c in zip(segments, floors[1:], candidate_errors[1:], strict=True)
         ),
-        honest_distance=min(nmse(candidate, h.astype(np.float64)) for h in honests),
+        honest_distance=min(against(flat, np.asarray(h, dtype=np.float64))[0] for h in honests),
     )
     if downgraded is None or (whole.passed and not diagnose):
         return whole
     twins = tuple(
-        TwinError(name, nmse(output, truth), nmse(candidate, output.astype(np.float64)))
+        TwinError(name, against(output)[0], against(flat, output.astype(np.float64))[0])
         for name, output in downgraded().items()
         if not any(np.array_equal(output, h) for h in honests)
     )

@@ -51,8 +51,8 @@ class FloorRecord(Strict):
     )
     floor_nmse: JsonFloat = Field(
         description=_RECOMPUTED + "max(the honest twin's NMSE against the truth with NumPy's "
-        "pairwise sums, the same with every sum in order, the NMSE of half a unit in the last "
-        "place of config.precision everywhere)."
+        "pairwise sums, the same with every sum in order, the NMSE correct rounding to "
+        "config.precision makes on average: u^2/3)."
     )
     multiple: JsonFloat = Field(
         description=DERIVED + "The measured multiple of the floor an honest candidate stays "
