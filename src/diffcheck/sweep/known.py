@@ -93,7 +93,9 @@ def known_failure(document: ReportDocument) -> bool:
         if s.status == "failed"
     ]
     nmse = None if result.metrics is None else result.metrics.nmse
-    failure = failure_of(result.reason, nmse, float(config.max_nmse), failed_segments)
+    floor = getattr(result, "floor", None)
+    models = floor.models if floor is not None else ()
+    failure = failure_of(result.reason, nmse, float(config.max_nmse), failed_segments, models)
     device = backend.partition(":")[2] or None
     found = matching_divergence(declared, device, config.op, config.precision, failure=failure)
     return found is not None
