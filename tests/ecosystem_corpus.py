@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import array_api_extra as xpx
-from array_api_compat import array_namespace
 import numpy as np
 import scipy.special as special
 import scipy.stats as stats
 import sklearn
+from array_api_compat import array_namespace
 from sklearn.decomposition import PCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.linear_model import Ridge
