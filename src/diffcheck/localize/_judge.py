@@ -30,6 +30,7 @@ from ._rerun import (
     round_scalars,
 )
 from ._result import CallError
+from ._unspecified import UNSPECIFIED, unspecified_errors
 
 __all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
 
@@ -40,18 +41,10 @@ _MATMUL_LIKE = frozenset(
 )
 #: Indexing and transposes: they move values, so the result is exact.
 _MOVES = frozenset(["__getitem__", "__setitem__", "T", "mT"])
-#: Calls whose output values the standard leaves unspecified: two correct libraries give
-#: different bits, so only the outputs' shapes (and the re-run's dtypes) are judged.
-UNSPECIFIED = frozenset(["empty", "empty_like"])
 #: The values model's bounds (no caller's NMSE) by (name, dtype, terms reduced, narrowed):
 #: pure functions of the key, worked out about 40 times a locate of the transformer block
 #: (0.2 ms on the 2-core box) and the same every run. Bounds are frozen.
 _MODEL_BOUNDS: dict[tuple[str, str, int, bool, bool], Bound] = {}
-
-
-def _held(host: Any) -> Any:
-    """A host array's values (a bfloat16 host is a tuple whose first item holds them)."""
-    return host[0] if isinstance(host, tuple) else host
 
 
 class Comparer(Mover):
@@ -333,7 +326,7 @@ class Comparer(Mover):
         kept = pending.kept
         assert kept.outputs is not None
         if pending.call.name in UNSPECIFIED:
-            return self._unspecified(pending, carried_hosts, local_hosts)
+            return unspecified_errors(pending, carried_hosts, local_hosts)
         # The carried error's reason is never shown (only its figures): no detailed verdict.
         carried = self._worst(kept, kept.outputs, carried_hosts, reduced, found, detailed=False)
         if local_hosts is None:
@@ -358,36 +351,6 @@ class Comparer(Mover):
             reason = problem if local.passed else f"{local.reason}; {problem}"
             local = replace(local, passed=False, reason=reason)
         return carried, local
-
-    @staticmethod
-    def _unspecified(
-        pending: Pending, carried_hosts: list[Any], local_hosts: list[Any] | None
-    ) -> tuple[CallError, CallError]:
-        """The errors of a call whose values are unspecified (``empty``): shapes and dtypes."""
-        kept = pending.kept
-        assert kept.outputs is not None
-        pending.bound_text = "shape, dtype"
-
-        def judged(reference: Sequence[Any], hosts: Sequence[Any], local: bool) -> CallError:
-            wrong = None
-            if len(hosts) != len(reference):
-                wrong = f"{len(hosts)} outputs, the reference has {len(reference)}"
-            for ref, got in zip(reference, hosts, strict=False):
-                have, want = np.shape(_held(got)), np.shape(_held(ref))
-                if wrong is None and have != want:
-                    wrong = f"shape {have}, but the reference's is {want}"
-                if wrong is None and local:
-                    wrong = dtype_problem(host_dtype(ref), host_dtype(got), pending.casts)
-            if wrong is not None:
-                return CallError(float("inf"), float("inf"), None, False, wrong, (), ())
-            why = f"{pending.call.name}'s values are unspecified: its shape and dtype judged"
-            return CallError(0.0, 0.0, None, True, why, (), ())
-
-        carried = judged(kept.outputs, carried_hosts, local=False)
-        if local_hosts is None:
-            nan = float("nan")
-            return carried, CallError(nan, nan, None, True, f"not re-run: {pending.local}", (), ())
-        return carried, judged(pending.expected, local_hosts, local=True)
 
     @staticmethod
     def _scanned(
