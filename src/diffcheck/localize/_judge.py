@@ -25,6 +25,7 @@ from ._rerun import (
     comparable,
     differ,
     dtype_problem,
+    gives_default_floating,
     has_float_scalar,
     own_objects,
     round_scalars,
@@ -42,8 +43,7 @@ _MATMUL_LIKE = frozenset(
 #: Indexing and transposes: they move values, so the result is exact.
 _MOVES = frozenset(["__getitem__", "__setitem__", "T", "mT"])
 #: The values model's bounds (no caller's NMSE) by (name, dtype, terms reduced, narrowed):
-#: pure functions of the key, worked out about 40 times a locate of the transformer block
-#: (0.2 ms on the 2-core box) and the same every run. Bounds are frozen.
+#: pure functions of the key, the same every run, kept once (about 40 a locate). Frozen.
 _MODEL_BOUNDS: dict[tuple[str, str, int, bool, bool], Bound] = {}
 
 
@@ -335,9 +335,10 @@ class Comparer(Mover):
             reason = f"not re-run: {pending.local}"
             nan = float("nan")
             return carried, CallError(nan, nan, None, True, reason, (), ())
-        problem = None
+        problem, casts = None, pending.casts
+        default = gives_default_floating(pending.call.name, kept.args, kept.kwargs)
         for ref, got in zip(kept.outputs, local_hosts, strict=False):
-            problem = problem or dtype_problem(host_dtype(ref), host_dtype(got), pending.casts)
+            problem = problem or dtype_problem(host_dtype(ref), host_dtype(got), casts, default)
         local = self._worst(kept, pending.expected, local_hosts, reduced, found, detailed=True)
         if pending.call.name in SCANS and len(local_hosts) == 1:
             # A scan's element i sums an (i + 1)-term prefix: its bound grows with i.

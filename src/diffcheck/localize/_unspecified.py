@@ -14,7 +14,7 @@ import numpy as np
 
 from ._arrays import host_dtype
 from ._records import Pending
-from ._rerun import dtype_problem
+from ._rerun import dtype_problem, gives_default_floating
 from ._result import CallError
 
 __all__ = ["UNSPECIFIED", "unspecified_errors"]
@@ -33,6 +33,8 @@ def _judged(
 ) -> CallError:
     """One side's error: right unless an output count, shape or (re-run) dtype differs."""
     wrong = None
+    kept = pending.kept
+    default = gives_default_floating(pending.call.name, kept.args, kept.kwargs)
     if len(hosts) != len(reference):
         wrong = f"{len(hosts)} outputs, the reference has {len(reference)}"
     for ref, got in zip(reference, hosts, strict=False):
@@ -40,7 +42,7 @@ def _judged(
         if wrong is None and have != want:
             wrong = f"shape {have}, but the reference's is {want}"
         if wrong is None and local:
-            wrong = dtype_problem(host_dtype(ref), host_dtype(got), pending.casts)
+            wrong = dtype_problem(host_dtype(ref), host_dtype(got), pending.casts, default)
     if wrong is not None:
         return CallError(float("inf"), float("inf"), None, False, wrong, (), ())
     why = f"{pending.call.name}'s values are unspecified: its shape and dtype judged"
