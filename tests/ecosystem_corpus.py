@@ -69,10 +69,11 @@ CANDIDATES = ("array_api_strict", "torch:cpu", "mlx:cpu")
 
 #: The false alarms locate still gives on the corpus, each by its mechanism.
 CAUSE_RANK_DEFICIENT_SVD = (
-    "the judge's decomposition alignment (values.gauge) matches singular vectors one by "
-    "one: LinearDiscriminantAnalysis's linalg.svd of a (3, 4) rank-deficient matrix has a "
-    "zero singular value whose vectors span a null space any basis of which is right, so "
-    "torch's basis is judged wrong (NMSE about 0.12)"
+    "values.gauge aligns a zero singular value's vectors only within the columns returned: "
+    "LinearDiscriminantAnalysis calls linalg.svd(full_matrices=False) on a (3, 4) matrix of "
+    "rank 2 (singular values 4.3, 0.60, 1e-8), whose third right vector may be any unit "
+    "vector of a 2-dimensional null space; torch picks another one than NumPy, and Vh is "
+    "judged wrong (NMSE 0.12)"
 )
 
 
