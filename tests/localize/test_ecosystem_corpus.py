@@ -136,8 +136,10 @@ class _PlantedNamespace:
 
         def wrong(*args: Any, **kwargs: Any) -> Any:
             result = function(*args, **kwargs)
-            if isinstance(result, tuple):
+            if hasattr(result, "_fields"):  # a named tuple (eigh, svd, unique_*)
                 return type(result)(*map(self._off, result))
+            if isinstance(result, tuple | list):  # broadcast_arrays, meshgrid
+                return type(result)(map(self._off, result))
             return self._off(result)
 
         return wrong
@@ -161,12 +163,11 @@ class _PlantedAdapter(NumpyAdapter):
         return self._namespace
 
 
-#: The cases that run on a NumPy candidate today (y[i] = v is another part's fix).
-PLANTABLE = [
-    name
-    for name, case in corpus.CORPUS.items()
-    if case.expect.get("array_api_strict") is not corpus.setitem
-]
+#: The standard leaves these functions' output values unspecified (shape and dtype only).
+UNSPECIFIED = frozenset(["empty", "empty_like"])
+
+#: Every case runs on a NumPy candidate.
+PLANTABLE = list(corpus.CORPUS)
 
 
 @pytest.mark.parametrize("name", PLANTABLE)
@@ -188,7 +189,9 @@ def test_a_bug_planted_in_each_function_a_library_calls_is_found_at_that_functio
         result = locate(case.fn, *inputs, candidate=candidate)
         wrong = {c.function for c in result.calls if c.status == "wrong"}
         assert wrong <= {function}, (function, result.table())
-        if candidate.namespace().changed:  # the bug showed in a value: it must be found
+        if function in UNSPECIFIED:  # its values are any: changed ones are no bug
+            assert result.passed, (function, str(result))
+        elif candidate.namespace().changed:  # the bug showed in a value: it must be found
             assert result.first_wrong is not None, (function, str(result))
             assert result.first_wrong.function == function
         else:

@@ -25,11 +25,13 @@ from ._rerun import (
     comparable,
     differ,
     dtype_problem,
+    gives_default_floating,
     has_float_scalar,
     own_objects,
     round_scalars,
 )
 from ._result import CallError
+from ._unspecified import UNSPECIFIED, unspecified_errors
 
 __all__ = ["Comparer", "Kept", "Pending", "reduced_terms"]
 
@@ -41,8 +43,7 @@ _MATMUL_LIKE = frozenset(
 #: Indexing and transposes: they move values, so the result is exact.
 _MOVES = frozenset(["__getitem__", "__setitem__", "T", "mT"])
 #: The values model's bounds (no caller's NMSE) by (name, dtype, terms reduced, narrowed):
-#: pure functions of the key, worked out about 40 times a locate of the transformer block
-#: (0.2 ms on the 2-core box) and the same every run. Bounds are frozen.
+#: pure functions of the key, the same every run, kept once (about 40 a locate). Frozen.
 _MODEL_BOUNDS: dict[tuple[str, str, int, bool, bool], Bound] = {}
 
 
@@ -293,6 +294,8 @@ class Comparer(Mover):
                 if local is not None:
                     local = align_to_reference(name, pending.expected, local)
             sides.append((pending, reduced, carried, local))
+            if name in UNSPECIFIED:  # judged by shape alone (_errors): no pair to assess
+                continue
             if len(carried) == len(kept.outputs):
                 pairs += [
                     pair(name, r, h, reduced, False, base)
@@ -322,6 +325,8 @@ class Comparer(Mover):
     ) -> tuple[CallError, CallError]:
         kept = pending.kept
         assert kept.outputs is not None
+        if pending.call.name in UNSPECIFIED:
+            return unspecified_errors(pending, carried_hosts, local_hosts)
         # The carried error's reason is never shown (only its figures): no detailed verdict.
         carried = self._worst(kept, kept.outputs, carried_hosts, reduced, found, detailed=False)
         if local_hosts is None:
@@ -330,9 +335,10 @@ class Comparer(Mover):
             reason = f"not re-run: {pending.local}"
             nan = float("nan")
             return carried, CallError(nan, nan, None, True, reason, (), ())
-        problem = None
+        problem, casts = None, pending.casts
+        default = gives_default_floating(pending.call.name, kept.args, kept.kwargs)
         for ref, got in zip(kept.outputs, local_hosts, strict=False):
-            problem = problem or dtype_problem(host_dtype(ref), host_dtype(got), pending.casts)
+            problem = problem or dtype_problem(host_dtype(ref), host_dtype(got), casts, default)
         local = self._worst(kept, pending.expected, local_hosts, reduced, found, detailed=True)
         if pending.call.name in SCANS and len(local_hosts) == 1:
             # A scan's element i sums an (i + 1)-term prefix: its bound grows with i.

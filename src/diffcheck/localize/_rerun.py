@@ -12,7 +12,9 @@ An output's dtype is judged apart from its values: the values are compared in th
 reference's dtype where the candidate's fit it (so an integer that wrapped around in a
 narrower dtype is a different value, never a match), and a dtype other than the one the
 inputs call for is wrong, except the width of the default integer, which the standard
-leaves to each library (int32 or int64).
+leaves to each library (int32 or int64), and the default floating dtype (float32 or
+float64) of a creation function given neither ``dtype=`` nor an array to follow
+(``xp.asarray(0.0)``, ``xp.empty(n)``).
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ import numpy as np
 from ..values.dtypes import BOOL, FLOATING, INTEGER, SIGNED, UNSIGNED
 from ..values.model import Bound
 from ..values.ulp import round_to_bfloat16
-from ._arrays import dtype_of, host_dtype
+from ._arrays import arrays_in, dtype_of, host_dtype
 from ._proxy import LEAVES, is_array
 
 __all__ = [
     "comparable",
     "dtype_problem",
+    "gives_default_floating",
     "has_float_scalar",
     "is_dtype",
     "own_objects",
@@ -131,15 +134,34 @@ def _kind(name: str) -> str:
     return "bool" if name == BOOL else "floating" if name in FLOATING else name
 
 
-def dtype_problem(reference: str, got: str, casts: Mapping[str, str]) -> str | None:
+#: Creation functions whose result, without ``dtype=`` and without an array argument, has
+#: the library's default dtype.
+_CREATION = frozenset(["asarray", "empty", "zeros", "ones", "full", "arange", "linspace", "eye"])
+_DEFAULT_FLOATING = frozenset(["float32", "float64"])
+
+
+def gives_default_floating(name: str, args: Any, kwargs: Any) -> bool:
+    """Whether a call's floating result dtype is the library's default by the standard: a
+    creation function given neither ``dtype=`` nor an array whose dtype it would follow."""
+    if name not in _CREATION or (kwargs or {}).get("dtype") is not None:
+        return False
+    return not arrays_in(tuple(args or ()), kwargs or {})
+
+
+def dtype_problem(
+    reference: str, got: str, casts: Mapping[str, str], default_floating: bool = False
+) -> str | None:
     """Why an output dtype ``got`` is wrong where the reference gave ``reference``, or None.
 
     ``casts`` maps the reference's input dtypes (and dtype arguments) to the candidate's: an
-    f16 candidate's float16 stands for the reference's float32.
+    f16 candidate's float16 stands for the reference's float32. ``default_floating``: the
+    call gives its library's default floating dtype (:func:`gives_default_floating`).
     """
     expected = casts.get(reference, reference)
     if got == expected:
         return None
+    if default_floating and {got, reference} <= _DEFAULT_FLOATING:
+        return None  # the default floating dtype is the library's (float32 or float64)
     kind = _kind(expected)
     same_kind = kind in ("signed", "unsigned") and _kind(got) == kind
     if same_kind and expected.endswith("64") and got.endswith("32"):
