@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +29,9 @@ def test_run_states_the_status_and_nmse_against_the_tolerance(
     first, second = out.splitlines()
     assert first.startswith("Numerical check completed; report: ")  # the contract's line
     assert second.startswith("status: passed (attention on array_api_strict at f32); nmse ")
-    assert second.endswith(" < tolerance 1e-07")
+    assert " < tolerance 1e-07; " in second
+    # Then how far the candidate is from what float32 can do, against the floor's multiple.
+    assert re.search(r"; [0-9.e+-]+x the float32 floor [0-9.e+-]+ \(< 100x\)$", second), second
 
 
 def test_a_failed_run_states_it_on_stdout_and_keeps_the_contract_line_on_stderr(

@@ -60,7 +60,7 @@ def report(tmp_path: Path) -> Path:
         (b'{"a": ' * 50_000, "nested too deeply"),
         (b"", "is not JSON"),
         (b"[1, 2]", "is not a JSON object"),
-        (b'{"schema_version": 4}', "has schema_version 4; this diffcheck reads 1, 2 and 3"),
+        (b'{"schema_version": 5}', "has schema_version 5; this diffcheck reads 1, 2, 3 and 4"),
         (b'{"schema_version": true}', "has schema_version True"),
         (b'{"schema_version": 2}', "does not match schema v2 at config"),
     ],

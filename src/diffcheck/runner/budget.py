@@ -45,6 +45,9 @@ _REPORT_BYTES_PER_OUTPUT: Final = 2 * 21
 #: own before the run, the differ's kernel loaded): 5.2 KB a segment for attention with
 #: 2,000 to 40,000 heads of one element; a test re-measures it against this figure.
 BYTES_PER_SEGMENT: Final = 6 * 1024
+#: One segment's precision floor: its figures and its report record (a pydantic model
+#: holding a name and three floats: about 1 KiB measured with tracemalloc, with headroom).
+FLOOR_BYTES_PER_SEGMENT = 1536
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,10 @@ class MemoryEstimate:
     report: int
     #: The per-segment objects of the verdict and the report (one segment per head...).
     segments: int = 0
+    #: The precision floor's float64 arrays: the inputs widened for the truth, then the
+    #: truth, two honest twins, the candidate widened and one difference (outputs); and each
+    #: segment's floor figures and record.
+    floor: int = 0
 
     @property
     def total(self) -> int:
@@ -68,6 +75,7 @@ class MemoryEstimate:
             + self.outputs
             + self.report
             + self.segments
+            + self.floor
         )
 
     def describe(self) -> str:
@@ -79,6 +87,7 @@ class MemoryEstimate:
             ("outputs", self.outputs),
             ("report", self.report),
             ("segments", self.segments),
+            ("precision floor", self.floor),
         )
         return (
             f"{format_bytes(self.total)} ("
@@ -112,7 +121,8 @@ def estimate_memory(check: Any) -> MemoryEstimate:
     Counts the float32 host inputs, one device copy of them (host memory on a CPU backend),
     the reference's float64 widening of inputs and output where the op accumulates wide,
     the float32 outputs (reference, candidate, and the candidate's storage copy), the
-    report, whose two outputs are serialized as base64 of their bytes, and
+    report, whose two outputs are serialized as base64 of their bytes, the precision floor's
+    float64 arrays (inputs and five output-sized arrays), and
     :data:`BYTES_PER_SEGMENT` for each judged segment (counted by the op, never built: an
     attention check has one per head). The differ's scratch is bounded by its chunk size
     and left out, as is what a process loads once (the differ's compiled kernel, ~110 MB).
@@ -127,6 +137,9 @@ def estimate_memory(check: Any) -> MemoryEstimate:
         outputs=3 * 4 * outputs,
         report=_REPORT_BYTES_PER_OUTPUT * outputs,
         segments=BYTES_PER_SEGMENT * check.op.segment_count(check.params),
+        floor=8 * inputs
+        + 5 * 8 * outputs
+        + FLOOR_BYTES_PER_SEGMENT * check.op.segment_count(check.params),
     )
 
 
