@@ -63,7 +63,8 @@ def test_rerun_bits_that_do_not_reproduce_exit_1(
     assert main(["replay", "--rerun", str(path)]) == 0
     data = json.loads(path.read_text())
     actual = output(data, "actual")
-    set_output(data, "actual", actual * np.float32(1 + 2e-5))
+    # A few ULP: still a pass by their own figures, the precision floor's included.
+    set_output(data, "actual", actual * np.float32(1 + 2e-7))
     restamp(data)
     assert data["result"]["status"] == "passed"
     assert main(["replay", str(_write(path, data))]) == 0  # without --rerun: testimony
@@ -153,7 +154,7 @@ def test_an_mlx_cpu_pass_relabelled_as_its_gpu_is_claimed_and_rerun_refuses_it(
     # listed as claimed (it was not), and --rerun, which cannot run mlx:gpu here, refuses it.
     data = json.loads(_report(tmp_path, "mlx", "mlx:cpu").read_text())
     path = _write(tmp_path / "gpu.json", _renamed(data, "mlx:gpu"))
-    assert main(["replay", str(path)]) == 0
+    assert main(["replay", "--claims", str(path)]) == 0
     claimed = next(line for line in capsys.readouterr().out.splitlines() if "claimed" in line)
     assert "result.backend='mlx:gpu (not available here" in claimed
     assert "result.backend device='gpu" in claimed
@@ -167,7 +168,7 @@ def test_a_relabelled_report_that_copies_the_declared_library_is_only_claimed(
     # the report's word, said so beside the verdict; --rerun refuses it.
     data = json.loads(_report(tmp_path, "strict", "array_api_strict").read_text())
     path = _write(tmp_path / "metal.json", _renamed(data, "metal", copy_library=True))
-    assert main(["replay", str(path)]) == 0
+    assert main(["replay", "--claims", str(path)]) == 0
     claimed = next(line for line in capsys.readouterr().out.splitlines() if "claimed" in line)
     assert "result.backend='metal (not available here: what computed it is its word)'" in claimed
     assert main(["replay", "--rerun", str(path)]) == 1
