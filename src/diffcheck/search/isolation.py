@@ -12,7 +12,9 @@ A worker is a fresh interpreter (``python -m diffcheck.search.worker``, the pare
 ``sys.path``, its own session): the parent has already loaded and used the backends, and
 forking a process whose libraries run threads is not safe; nor does the worker re-import
 the caller's main module, as multiprocessing's ``spawn`` would. Requests and answers are
-pickled over a socket pair. Adapters travel to the worker pickled, so an adapter must be
+pickled over a socket pair; answers hold host data only (:mod:`.wire`: never a library's
+object, which torch would share through file descriptors another process cannot fetch),
+and an answer that cannot come home is a ``crash`` finding of that call. Adapters travel to the worker pickled, so an adapter must be
 picklable (every registered one is); :class:`InProcess` runs the same calls here, for
 speed comparisons and for adapters that cannot travel.
 """
@@ -35,6 +37,7 @@ from ..errors import ConfigError
 from ..values.call import Outcome
 from ..values.model import ValueVerdict
 from .stop import StopRequested, stop_requested
+from .wire import dump_answer, load_answer
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
@@ -46,8 +49,12 @@ __all__ = [
     "Calls",
     "InProcess",
     "Isolated",
+    "WIRE_FAILURE",
     "calls_for",
 ]
+
+#: How a crash finding whose answer could not come home as host data begins its reason.
+WIRE_FAILURE = "the worker's answer could not be brought home as host data"
 
 #: Seconds one example (both sides, and the blame's extra calls) may take in a worker.
 DEFAULT_CALL_TIMEOUT_S = 30.0
@@ -140,7 +147,15 @@ def serve(connection: Any) -> None:
                 reply = ("ok", _outputs(request[1], request[2], ref, cand, request[3]))
         except Exception as error:  # the harness failed, not a backend: the parent says so
             reply = ("error", f"{type(error).__name__}: {error}")
-        connection.send(reply)
+        try:
+            data = dump_answer(reply)
+        except Exception as error:  # a result that cannot travel: that call's finding
+            data = dump_answer(("wire", f"{type(error).__name__}: {error}"))
+        connection.send_bytes(data)
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
 
 
 def _describe(exitcode: int | None) -> str:
@@ -243,12 +258,17 @@ class Isolated:
                 "hang", f"no result within the {self.timeout_s:g} s call timeout; worker killed"
             )
         try:
-            status, value = self._connection.recv()
+            status, value = load_answer(self._connection.recv_bytes())
         except (EOFError, OSError):
             how = _describe(_wait(process, 5))
             seconds = time.monotonic() - started
             self._stop()
             return CallFailure("crash", f"the worker process {how} after {seconds:.2f} s")
+        except Exception as error:  # WireError, or anything else reading it: never the run's end
+            self._stop()  # the stream may be out of step: a fresh worker for the next call
+            return CallFailure("crash", f"{WIRE_FAILURE} ({_one_line(error)}); worker replaced")
+        if status == "wire":
+            return CallFailure("crash", f"{WIRE_FAILURE} ({value})")
         if status == "error":
             raise HarnessError(value)
         return value

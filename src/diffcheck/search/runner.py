@@ -36,7 +36,7 @@ from ..values.call import Outcome, call_on, compare_call, host_inputs
 from ..values.model import Blame, Bound, Side, ValueVerdict
 from .arrays import Space
 from .coverage import Coverage
-from .isolation import CallFailure, Calls
+from .isolation import WIRE_FAILURE, CallFailure, Calls
 from .recipes import Example, Recipe, call_for
 from .stop import StopRequested, stop_requested
 
@@ -525,6 +525,10 @@ def failure_verdict(failure: CallFailure, reference: CallFailure | None) -> Valu
     if reference is not None:
         side: Side = "undecided"
         why = f"the reference alone also failed ({reference.kind}): {reference.reason}"
+    elif failure.reason.startswith(WIRE_FAILURE):
+        # the call returned, but its result could not travel home: a fault of no side
+        side = "undecided"
+        why = "the call returned in the worker; no rule of the standard covers carrying it"
     else:
         side = "candidate"
         why = (
