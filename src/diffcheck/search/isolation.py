@@ -37,7 +37,7 @@ from ..errors import ConfigError
 from ..values.call import Outcome
 from ..values.model import ValueVerdict
 from .stop import StopRequested, stop_requested
-from .wire import dump_answer, load_answer
+from .wire import as_sent, dump_answer, host_only, load_answer
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
@@ -87,7 +87,13 @@ class Calls(Protocol):
 
 
 class InProcess:
-    """Every call in this process: fastest, but a crash or hang of a backend ends the run."""
+    """Every call in this process: fastest, but a crash or hang of a backend ends the run.
+
+    The calls are made exactly as a worker makes them: on the example as the worker
+    receives it (pickled and read back: every array an owned, C-ordered copy, not the
+    drawn object) and answered as the worker answers (host data only), so both modes judge
+    the same bytes and give the same verdict.
+    """
 
     mode = "in-process"
     timeout_s: float | None = None
@@ -100,12 +106,18 @@ class InProcess:
     ) -> ValueVerdict | CallFailure:
         from .runner import judge
 
-        return judge(function, example, self._reference, self._candidate)
+        sent = as_sent(example)
+        answer: ValueVerdict = host_only(judge(function, sent, self._reference, self._candidate))
+        return answer
 
     def outputs(
         self, function: str, example: Example, *, candidate: bool = True
     ) -> tuple[Outcome, Outcome] | CallFailure:
-        return _outputs(function, example, self._reference, self._candidate, candidate)
+        sent = as_sent(example)
+        answer: tuple[Outcome, Outcome] = host_only(
+            _outputs(function, sent, self._reference, self._candidate, candidate)
+        )
+        return answer
 
     def close(self) -> None:
         return None

@@ -17,11 +17,12 @@ from __future__ import annotations
 import io
 import pickle
 from dataclasses import fields, is_dataclass, replace
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from ..values.call import Outcome
 
-__all__ = ["HostUnpickler", "WireError", "dump_answer", "host_only", "load_answer"]
+__all__ = ["HostUnpickler", "WireError", "as_sent", "dump_answer", "host_only", "load_answer"]
 
 #: Modules whose classes an answer may hold: the standard pickler's own helpers, NumPy's
 #: arrays, dtypes and scalars, and diffcheck's verdicts and outcomes.
@@ -62,6 +63,19 @@ def host_only(value: Any) -> Any:
         changed = {f.name: host_only(getattr(value, f.name)) for f in fields(value) if f.init}
         return replace(value, **changed)
     return value
+
+
+def as_sent(request: Any) -> Any:
+    """``request`` as the worker receives it: pickled and read back (multiprocessing's
+    pickler, as :class:`~multiprocessing.connection.Connection` sends it).
+
+    A drawn array may be a view, read-only or strided; its copy in the worker is owned and
+    C-ordered. A backend whose answer depends on more than the elements' values (MLX's
+    ``prod`` and ``all`` of an empty array read memory they never wrote) may answer the two
+    differently, so the in-process mode calls on the copy too: both modes see the same
+    arrays.
+    """
+    return ForkingPickler.loads(ForkingPickler.dumps(request))
 
 
 def dump_answer(answer: Any) -> bytes:
