@@ -92,7 +92,8 @@ def test_a_view_and_its_copy_give_one_verdict_in_both_modes(
     in_process, isolated = buffer_modes
     base = np.zeros((4, *shape[1:]) if shape[0] == 0 else (*shape[:-1], 4), dtype=dtype)
     view = base[:0] if shape[0] == 0 else base[..., :0]  # an empty view of a larger buffer
-    assert view.base is not None and view.size == 0
+    assert view.base is not None
+    assert view.size == 0
     kwargs: dict[str, Any] = {"keepdims": keepdims}
     if axis is not None:
         kwargs["axis"] = axis

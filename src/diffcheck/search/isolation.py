@@ -45,11 +45,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
+    "WIRE_FAILURE",
     "CallFailure",
     "Calls",
     "InProcess",
     "Isolated",
-    "WIRE_FAILURE",
     "calls_for",
 ]
 

@@ -29,8 +29,26 @@ __all__ = ["HostUnpickler", "WireError", "as_sent", "dump_answer", "host_only", 
 _ALLOWED_ROOTS = ("builtins", "copyreg", "collections", "_codecs", "numpy", "diffcheck")
 #: Builtins that build data; never a callable like ``eval`` or ``getattr``.
 _BUILTINS = frozenset(
-    ("bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list")
-    + ("object", "range", "set", "slice", "str", "tuple", "type", "NoneType", "Ellipsis")
+    (
+        "bool",
+        "bytearray",
+        "bytes",
+        "complex",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "object",
+        "range",
+        "set",
+        "slice",
+        "str",
+        "tuple",
+        "type",
+        "NoneType",
+        "Ellipsis",
+    )
 )
 
 
