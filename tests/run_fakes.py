@@ -26,6 +26,7 @@ MISBEHAVIOURS = (
     "float32-only",
     "wrong-then-crash",
     "foreign",
+    "float64-everywhere",
 )
 
 
@@ -41,6 +42,13 @@ class _Namespace(FaultyNamespace):
     def exp(self, x: Any, /) -> Any:
         result = super().exp(x)
         values = np.asarray(x)
+        if self.how == "float64-everywhere":  # wrong in float64; in float32 only past 2
+            wrong = values.dtype == np.float64 or (
+                values.dtype == np.float32 and bool(np.any(np.abs(values) >= 2))
+            )
+            return (
+                np.asarray(result) * np.asarray(1.01, np.asarray(result).dtype) if wrong else result
+            )
         if self.how == "foreign":  # every result holds a library object, not host data
             return np.asarray(Foreign(), dtype=object)
         if self.how == "slow":

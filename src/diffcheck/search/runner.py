@@ -74,6 +74,9 @@ class Finding:
     reference: Outcome
     candidate: Outcome
     dtypes: tuple[str, ...] = ()
+    #: A dtype joined with its own minimal example (found in that dtype, not this one's
+    #: ``example`` cast): ``(dtype, example)`` pairs, so every listed dtype is shown failing.
+    own_examples: tuple[tuple[str, Example], ...] = ()
 
 
 def api_case(finding: Finding) -> ApiCase:
@@ -397,7 +400,13 @@ def _joined_earlier(function: str, found: _Found, state: _Round, dtypes: tuple[s
             continue
         if isinstance(answer, ValueVerdict) and not answer.passed and answer.kind == kind:
             joined = tuple(dict.fromkeys((*(earlier.dtypes or (earlier.dtype,)), *dtypes)))
-            state.result.findings[index] = replace(earlier, dtypes=joined)
+            # Each dtype joined keeps the example that failed in it: the earlier finding's
+            # own example may pass there (cos(1.0) is right in float32).
+            added = [(d, found.example if d == own else _cast(found.example, d)) for d in dtypes]
+            mine = tuple((d, e) for d, e in added if e is not None and d not in earlier.dtypes)
+            state.result.findings[index] = replace(
+                earlier, dtypes=joined, own_examples=(*earlier.own_examples, *mine)
+            )
             return True
     return False
 

@@ -76,7 +76,7 @@ def _declared(d: KnownApiDivergence) -> DeclaredDivergence:
 
 def entry_of(finding: Finding, bundle: str, known: DeclaredDivergence | None) -> FindingEntry:
     """``findings.json``'s entry for one finding."""
-    from .output import describe_example
+    from .output import describe_finding_example
 
     blame = finding.verdict.blame
     return FindingEntry(
@@ -90,7 +90,7 @@ def entry_of(finding: Finding, bundle: str, known: DeclaredDivergence | None) ->
         reason=" ".join((finding.verdict.reason or "").split()),
         bound=str(finding.verdict.bound),
         bundle=bundle,
-        example=describe_example(finding.example),
+        example=describe_finding_example(finding),
         known=known,
     )
 
