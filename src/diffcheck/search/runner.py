@@ -38,6 +38,7 @@ from .arrays import Space
 from .coverage import Coverage
 from .isolation import WIRE_FAILURE, CallFailure, Calls
 from .recipes import Example, Recipe, call_for
+from .shrink import shrink_limits
 from .stop import StopRequested, stop_requested
 
 if TYPE_CHECKING:
@@ -107,6 +108,8 @@ class FunctionResult:
     #: Set when the budget ran out while a call was in flight (that call was stopped).
     cut_in_call: str | None = None
     coverage: Coverage = field(default_factory=Coverage)
+    #: Where a limit of Hypothesis' stopped a shrink (the example may not be minimal).
+    shrink_cut: str | None = None
 
 
 def judge(function: str, example: Example, reference: Adapter, candidate: Adapter) -> ValueVerdict:
@@ -272,9 +275,10 @@ def search_function(
         state = _Round(function, calls, excluded, deadline, result)
         property_ = _property(state, strategy, _seed(seed, function) + len(excluded), examples)
         try:
-            with _without_local_constants():
+            with _without_local_constants(), shrink_limits(deadline) as shrink_cuts:
                 property_()
         except _Found as found:
+            _note_shrink_cuts(result, shrink_cuts)
             _found(function, found, state, space, excluded)
             if found.verdict.kind == "missing" and _lacks_function(function, found.verdict):
                 lacking = True
@@ -310,6 +314,13 @@ def search_function(
         )
     result.seconds = time.monotonic() - started
     return result
+
+
+def _note_shrink_cuts(result: FunctionResult, cuts: list[str]) -> None:
+    """Record each shrink a limit stopped (once per kind of text)."""
+    for cut in cuts:
+        if cut not in (result.shrink_cut or ""):
+            result.shrink_cut = f"{result.shrink_cut}; {cut}" if result.shrink_cut else cut
 
 
 def _sweep(
