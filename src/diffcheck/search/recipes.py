@@ -337,7 +337,7 @@ def _cancelling_rows(category: str) -> Callable[[Space, int], list[Example]]:
     such values was 4.3e-4 off relative, found before only on constant rows)."""
 
     def build(space: Space, seed: int) -> list[Example]:
-        rows = []
+        rows: list[Example] = []
         for dtype in space.of(category):
             if dtype not in ("float32", "float64"):
                 continue

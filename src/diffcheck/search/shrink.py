@@ -52,9 +52,8 @@ def shrink_limits(deadline: float | None) -> Iterator[list[str]]:
             )
         exit_with(self, reason)
 
-    engine.MAX_SHRINKING_SECONDS = (
-        math.inf if deadline is None else max(deadline - time.monotonic(), 0.0)
-    )
+    limit = math.inf if deadline is None else max(deadline - time.monotonic(), 0.0)
+    engine.MAX_SHRINKING_SECONDS = limit  # type: ignore[assignment]  # an int there; inf compares alike
     runner.exit_with = recording
     try:
         yield cuts
