@@ -183,7 +183,10 @@ def _ulps(value: float, truth: Any, dtype: str) -> float:
     with mpmath.workprec(1024):
         if not mpmath.isfinite(truth):
             return 0.0 if math.isinf(value) and (value > 0) == (truth > 0) else math.inf
-        rounded = np.asarray(float(truth)).astype(dtype)
+        with np.errstate(over="ignore"):
+            rounded = np.asarray(float(truth)).astype(dtype)
+        if np.isinf(rounded):  # the truth rounds past the largest finite value: to infinity
+            return 0.0 if value == float(rounded) else math.inf
         if value == 0 and rounded == 0:
             return 0.0 if math.copysign(1, value) == math.copysign(1, float(truth)) else math.inf
         spacing = float(np.spacing(np.abs(rounded).astype(dtype))) or float(
