@@ -130,3 +130,19 @@ def test_a_norm_of_nothing_with_ord_inf_may_raise_but_an_ordinary_norm_may_not()
     nonempty = blame("linalg.vector_norm", [full], {"ord": math.inf},
                      np.asarray(1.0, np.float32), None, refused)  # fmt: skip
     assert nonempty.side == "candidate", nonempty
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(-1074, -700), st.booleans())
+def test_a_part_lost_alike_at_256_and_512_bits_is_found_all_the_same(
+    exponent: int, negative: bool
+) -> None:
+    from diffcheck.values.oracle import true_complex
+
+    # acos(1 + e j): 1 - z**2 cancels below 2**(2 * exponent), far past 512 bits for a
+    # subnormal e (acos(1 - 1.5e-323j) was blamed on both sides, its imaginary part lost)
+    tiny = math.ldexp(-1.0 if negative else 1.0, exponent)
+    truth = complex(true_complex("acos", [complex(1.0, tiny)]))
+    assert truth.imag != 0
+    assert math.isclose(abs(truth.imag), truth.real, rel_tol=1e-6)
+    assert (truth.imag < 0) != negative

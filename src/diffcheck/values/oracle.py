@@ -43,17 +43,25 @@ def _agree(first: Any, second: Any, bits: int) -> bool:
     return True
 
 
-def _stable(evaluate: Callable[[], Any]) -> Any:
+def _span(values: Sequence[float]) -> int:
+    """Bits between the largest and the smallest nonzero input component: a cancellation
+    between them (``1 - z**2`` of ``z = 1 + 1.5e-323j``) needs twice as many to show."""
+    exponents = [math.frexp(v)[1] for v in values if v != 0 and math.isfinite(v)]
+    return max(exponents) - min(exponents) if exponents else 0
+
+
+def _stable(evaluate: Callable[[], Any], span: int = 0) -> Any:
     """``evaluate()`` at 256 bits, then at twice as many until two answers agree to 128 bits
     in every component (a component lost to cancellation differs from its next answer in
     every bit); None when they never agree below :data:`_MAX_PRECISION` bits. Errors of
     ``evaluate`` (a domain error, a pole) propagate."""
     import mpmath
 
-    bits = _PRECISION
+    # Two answers lost alike agree: start where a cancellation across the inputs' span shows.
+    bits = _PRECISION + 2 * span
     with mpmath.workprec(bits):
         answer = evaluate()
-    while bits < _MAX_PRECISION:
+    while bits < _MAX_PRECISION + 2 * span:
         bits *= 2
         with mpmath.workprec(bits):
             again = evaluate()
@@ -159,7 +167,7 @@ def true_value(function: str, args: Sequence[float]) -> Any:
     if evaluate is None or not all(math.isfinite(a) for a in args):
         return None
     try:
-        result = _stable(lambda: evaluate(*(mpmath.mpf(a) for a in args)))
+        result = _stable(lambda: evaluate(*(mpmath.mpf(a) for a in args)), _span(args))
     except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
         return None
     if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
@@ -273,7 +281,10 @@ def true_complex(function: str, args: Sequence[complex]) -> Any:
     if not all(math.isfinite(a.real) and math.isfinite(a.imag) for a in args):
         return None
     try:
-        result = _stable(lambda: mpmath.mpc(evaluate(*(mpmath.mpc(a.real, a.imag) for a in args))))
+        result = _stable(
+            lambda: mpmath.mpc(evaluate(*(mpmath.mpc(a.real, a.imag) for a in args))),
+            _span([part for a in args for part in (a.real, a.imag)]),
+        )
     except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
         return None
     if result is None or not (mpmath.isfinite(result.real) and mpmath.isfinite(result.imag)):
