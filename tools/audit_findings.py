@@ -197,7 +197,21 @@ def _ulps(value: float, truth: Any, dtype: str) -> float:
         return float(abs(mpmath.mpf(value) - truth)) / spacing
 
 
-def _wrong_side(function: str, example: Any, ref: Any, cand: Any, share: float) -> set[str] | None:
+def _of_kind(kind: str, r: Any, c: Any) -> bool:
+    """Whether two differing elements differ in the finding's kind (inf, nan, signed-zero)."""
+    parts = ((r.real, c.real), (r.imag, c.imag)) if np.iscomplexobj(r) else ((r, c),)
+    if kind == "inf":
+        return any(bool(np.isinf(a) != np.isinf(b)) for a, b in parts)
+    if kind == "nan":
+        return any(bool(np.isnan(a) != np.isnan(b)) for a, b in parts)
+    if kind == "signed-zero":
+        return any(bool(a == 0 and b == 0 and np.signbit(a) != np.signbit(b)) for a, b in parts)
+    return True
+
+
+def _wrong_side(
+    function: str, example: Any, ref: Any, cand: Any, share: float, kind: str = "value"
+) -> set[str] | None:
     """The sides more than ``share`` ULP from mpmath's truth at the first differing element
     where a side is (an empty set: no side is at any differing element; None: unchecked)."""
     if function not in _MP_FUNCTIONS and function not in _BINARY:
@@ -218,6 +232,8 @@ def _wrong_side(function: str, example: Any, ref: Any, cand: Any, share: float) 
     for i in range(flat_r.size):
         if _same_array(flat_r[i : i + 1], flat_c[i : i + 1]):
             continue
+        if not _of_kind(kind, flat_r[i], flat_c[i]):
+            continue  # an element that differs another way: not the one the finding is of
         values = [complex(a.reshape(-1)[i]) if a.dtype.kind == "c" else float(a.reshape(-1)[i])
                   for a in inputs]  # fmt: skip
         if any(not np.isfinite(v) or v == 0 for v in values):
@@ -284,7 +300,7 @@ def audit(directory: Path) -> list[dict[str, Any]]:
             share = float(found.group(1)) if found else 4.0  # the search's own allowance
             if "correctly rounded" in entry["bound"]:  # IEEE 754's basic operations, sqrt
                 share = 0.5 + 1e-9
-            wrong = _wrong_side(entry["function"], example, r_value, c_value, share)
+            wrong = _wrong_side(entry["function"], example, r_value, c_value, share, entry["kind"])
             if wrong is None or row["true"] == "false":
                 row["blame_check"] = "unchecked"
             else:
