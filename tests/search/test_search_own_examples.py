@@ -41,7 +41,7 @@ def test_a_joined_dtype_shows_the_example_that_fails_in_it(tmp_path: Path) -> No
 
 def test_a_dtype_grouped_by_a_cast_of_the_example_needs_no_own_example(tmp_path: Path) -> None:
     result = search_api(
-        Misbehaving("float64-everywhere"), functions=["exp"], examples=20, seed=0,
+        Misbehaving("float64-everywhere"), functions=["exp"], examples=20, seed=3,
         out=tmp_path / "o",
     )  # fmt: skip
     grouped = [f for f in result.findings if f.dtype == "float32" and "float64" in f.dtypes]
