@@ -156,6 +156,7 @@ def _compare_modes_on_mlx(functions: list[str], examples: int) -> None:
     assert not differing
 
 
+@pytest.mark.exhaustive  # minutes under load; an in-process MLX hang would stall the run
 def test_mlx_empty_reductions_declared_give_one_verdict_in_both_modes() -> None:
     pytest.importorskip("mlx.core", reason="the candidate is mlx:cpu")
     _compare_modes_on_mlx(_declared_functions(empty_only=True), examples=12)
