@@ -18,7 +18,20 @@ import numpy as np
 
 from value_fakes import FaultyAdapter, FaultyNamespace
 
-MISBEHAVIOURS = ("sigfpe", "abort", "hang", "slow", "float32-only", "wrong-then-crash")
+MISBEHAVIOURS = (
+    "sigfpe",
+    "abort",
+    "hang",
+    "slow",
+    "float32-only",
+    "wrong-then-crash",
+    "foreign",
+    "float64-everywhere",
+)
+
+
+class Foreign:
+    """A library's own object, which no answer of the search's worker may carry home."""
 
 
 class _Namespace(FaultyNamespace):
@@ -29,6 +42,15 @@ class _Namespace(FaultyNamespace):
     def exp(self, x: Any, /) -> Any:
         result = super().exp(x)
         values = np.asarray(x)
+        if self.how == "float64-everywhere":  # wrong in float64; in float32 only past 2
+            wrong = values.dtype == np.float64 or (
+                values.dtype == np.float32 and bool(np.any(np.abs(values) >= 2))
+            )
+            return (
+                np.asarray(result) * np.asarray(1.01, np.asarray(result).dtype) if wrong else result
+            )
+        if self.how == "foreign":  # every result holds a library object, not host data
+            return np.asarray(Foreign(), dtype=object)
         if self.how == "slow":
             time.sleep(0.05)
             return result
@@ -53,8 +75,9 @@ class _Namespace(FaultyNamespace):
 
 
 class Misbehaving(FaultyAdapter):
-    """``exp`` crashes (SIGFPE, abort), hangs, is slow, is wrong in float32 only, or is
-    wrong everywhere and crashes once on a 0-d input (met while shrinking)."""
+    """``exp`` crashes (SIGFPE, abort), hangs, is slow, is wrong in float32 only, is
+    wrong everywhere and crashes once on a 0-d input (met while shrinking), or returns a
+    library object (``foreign``)."""
 
     def __init__(self, how: str, marker: str = "") -> None:
         if how not in MISBEHAVIOURS:

@@ -12,7 +12,9 @@ A worker is a fresh interpreter (``python -m diffcheck.search.worker``, the pare
 ``sys.path``, its own session): the parent has already loaded and used the backends, and
 forking a process whose libraries run threads is not safe; nor does the worker re-import
 the caller's main module, as multiprocessing's ``spawn`` would. Requests and answers are
-pickled over a socket pair. Adapters travel to the worker pickled, so an adapter must be
+pickled over a socket pair; answers hold host data only (:mod:`.wire`: never a library's
+object, which torch would share through file descriptors another process cannot fetch),
+and an answer that cannot come home is a ``crash`` finding of that call. Adapters travel to the worker pickled, so an adapter must be
 picklable (every registered one is); :class:`InProcess` runs the same calls here, for
 speed comparisons and for adapters that cannot travel.
 """
@@ -35,6 +37,7 @@ from ..errors import ConfigError
 from ..values.call import Outcome
 from ..values.model import ValueVerdict
 from .stop import StopRequested, stop_requested
+from .wire import as_sent, dump_answer, host_only, load_answer
 
 if TYPE_CHECKING:
     from ..adapters import Adapter
@@ -42,12 +45,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
+    "WIRE_FAILURE",
     "CallFailure",
     "Calls",
     "InProcess",
     "Isolated",
     "calls_for",
 ]
+
+#: How a crash finding whose answer could not come home as host data begins its reason.
+WIRE_FAILURE = "the worker's answer could not be brought home as host data"
 
 #: Seconds one example (both sides, and the blame's extra calls) may take in a worker.
 DEFAULT_CALL_TIMEOUT_S = 30.0
@@ -80,7 +87,13 @@ class Calls(Protocol):
 
 
 class InProcess:
-    """Every call in this process: fastest, but a crash or hang of a backend ends the run."""
+    """Every call in this process: fastest, but a crash or hang of a backend ends the run.
+
+    The calls are made exactly as a worker makes them: on the example as the worker
+    receives it (pickled and read back: every array an owned, C-ordered copy, not the
+    drawn object) and answered as the worker answers (host data only), so both modes judge
+    the same bytes and give the same verdict.
+    """
 
     mode = "in-process"
     timeout_s: float | None = None
@@ -93,12 +106,18 @@ class InProcess:
     ) -> ValueVerdict | CallFailure:
         from .runner import judge
 
-        return judge(function, example, self._reference, self._candidate)
+        sent = as_sent(example)
+        answer: ValueVerdict = host_only(judge(function, sent, self._reference, self._candidate))
+        return answer
 
     def outputs(
         self, function: str, example: Example, *, candidate: bool = True
     ) -> tuple[Outcome, Outcome] | CallFailure:
-        return _outputs(function, example, self._reference, self._candidate, candidate)
+        sent = as_sent(example)
+        answer: tuple[Outcome, Outcome] = host_only(
+            _outputs(function, sent, self._reference, self._candidate, candidate)
+        )
+        return answer
 
     def close(self) -> None:
         return None
@@ -140,7 +159,15 @@ def serve(connection: Any) -> None:
                 reply = ("ok", _outputs(request[1], request[2], ref, cand, request[3]))
         except Exception as error:  # the harness failed, not a backend: the parent says so
             reply = ("error", f"{type(error).__name__}: {error}")
-        connection.send(reply)
+        try:
+            data = dump_answer(reply)
+        except Exception as error:  # a result that cannot travel: that call's finding
+            data = dump_answer(("wire", f"{type(error).__name__}: {error}"))
+        connection.send_bytes(data)
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
 
 
 def _describe(exitcode: int | None) -> str:
@@ -243,12 +270,17 @@ class Isolated:
                 "hang", f"no result within the {self.timeout_s:g} s call timeout; worker killed"
             )
         try:
-            status, value = self._connection.recv()
+            status, value = load_answer(self._connection.recv_bytes())
         except (EOFError, OSError):
             how = _describe(_wait(process, 5))
             seconds = time.monotonic() - started
             self._stop()
             return CallFailure("crash", f"the worker process {how} after {seconds:.2f} s")
+        except Exception as error:  # WireError, or anything else reading it: never the run's end
+            self._stop()  # the stream may be out of step: a fresh worker for the next call
+            return CallFailure("crash", f"{WIRE_FAILURE} ({_one_line(error)}); worker replaced")
+        if status == "wire":
+            return CallFailure("crash", f"{WIRE_FAILURE} ({value})")
         if status == "error":
             raise HarnessError(value)
         return value

@@ -10,7 +10,8 @@ The distributions are the ones that expose a weak summation:
 - ``constant``: one value repeated (a left-to-right float32 sum of a million 0.1s is 1%
   off);
 - ``uniform``: same-signed values of one magnitude;
-- ``offset``: a large mean and a small spread (``E[x^2] - E[x]^2`` loses every digit);
+- ``offset``: a large mean and a small spread (``E[x^2] - E[x]^2`` loses every digit),
+  the spread drawn too (2^-4 to 2^-16 of the mean), so the variance is not always one size;
 - ``normal``: both signs, cancellation;
 - ``lognormal``: magnitudes over several decades, both signs;
 - ``near_one``: ``1 + small noise``, for products (anything else overflows long before a
@@ -59,13 +60,15 @@ def length(draw: DrawFn) -> int:
     return round(exact)
 
 
-def _real_values(kind: str, size: int, scale: float, rng: np.random.Generator) -> Any:
+def _real_values(
+    kind: str, size: int, scale: float, rng: np.random.Generator, spread: int = 10
+) -> Any:
     if kind == "constant":
         return np.full(size, scale * (0.1 + rng.random()))
     if kind == "uniform":
         return scale * rng.random(size)
     if kind == "offset":
-        return scale * (1.0 + 2.0**-10 * rng.random(size))
+        return scale * (1.0 + 2.0**-spread * rng.random(size))
     if kind == "normal":
         return scale * rng.standard_normal(size)
     if kind == "lognormal":
@@ -87,10 +90,11 @@ def large_values(
     kind = "near_one" if products else draw(st.sampled_from(DISTRIBUTIONS))
     exponent = draw(st.integers(-24, -8) if products else st.integers(-20, 20))
     seed = draw(st.integers(0, 2**32 - 1))
+    spread = draw(st.integers(4, 16)) if kind == "offset" else 10
     rng = np.random.default_rng(seed)
     size = int(np.prod(shape))
     real = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
-    values = _real_values(kind, size, 2.0**exponent, rng).astype(real)
+    values = _real_values(kind, size, 2.0**exponent, rng, spread).astype(real)
     if dtype in COMPLEX:  # near one: a small imaginary part, or the product overflows
         imag_kind = "normal" if products else kind
         imag = _real_values(imag_kind, size, 2.0**exponent, rng).astype(real)

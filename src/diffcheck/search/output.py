@@ -30,7 +30,14 @@ from .runner import Finding
 if TYPE_CHECKING:
     from ..adapters import Adapter
 
-__all__ = ["JOURNAL", "Journal", "bundle_name", "describe_example", "write_new"]
+__all__ = [
+    "JOURNAL",
+    "Journal",
+    "bundle_name",
+    "describe_example",
+    "describe_finding_example",
+    "write_new",
+]
 
 JOURNAL = "journal.jsonl"
 _JOURNAL_KIND = "diffcheck-api-search-journal"
@@ -56,6 +63,13 @@ def describe_example(example: Example) -> str:
     parts += [f"{k}={v}" for k, v in example.dtypes.items()]
     parts += [f"{k}={v!r}" for k, v in example.kwargs.items()]
     return ", ".join(parts).replace("\n", " ")
+
+
+def describe_finding_example(finding: Finding) -> str:
+    """The finding's minimal example, then each joined dtype's own: ``...; float32: ...``."""
+    parts = [describe_example(finding.example)]
+    parts += [f"{dtype}: {describe_example(example)}" for dtype, example in finding.own_examples]
+    return "; ".join(parts)
 
 
 def write_new(path: Path, text: str) -> None:

@@ -39,6 +39,14 @@ padding:3px 8px;text-align:left}
 """
 
 
+def _own_examples(finding: Finding) -> str:
+    """Each joined dtype's own minimal example (the one above may pass in it)."""
+    return "".join(
+        f"<div>minimal inputs in {escape(dtype)}</div><pre>{escape(describe_example(example))}</pre>"
+        for dtype, example in finding.own_examples
+    )
+
+
 def _output(outcome: Outcome) -> str:
     if outcome.missing is not None:
         return f"missing: {outcome.missing}"
@@ -73,6 +81,7 @@ def fragment(entry: FindingEntry, finding: Finding) -> str:
         f"<div class='meta'>bound: {escape(entry.bound)}; bundle: "
         f"<a href='{escape(entry.bundle)}'>{escape(entry.bundle)}</a></div>"
         f"<div>minimal inputs</div><pre>{escape(describe_example(finding.example))}</pre>"
+        f"{_own_examples(finding)}"
         f"<div>reference output</div><pre>{escape(_output(finding.reference))}</pre>"
         f"<div>candidate output</div><pre>{escape(_output(finding.candidate))}</pre></div>"
     )

@@ -36,8 +36,9 @@ from ..values.call import Outcome, call_on, compare_call, host_inputs
 from ..values.model import Blame, Bound, Side, ValueVerdict
 from .arrays import Space
 from .coverage import Coverage
-from .isolation import CallFailure, Calls
+from .isolation import WIRE_FAILURE, CallFailure, Calls
 from .recipes import Example, Recipe, call_for
+from .shrink import shrink_limits
 from .stop import StopRequested, stop_requested
 
 if TYPE_CHECKING:
@@ -74,6 +75,9 @@ class Finding:
     reference: Outcome
     candidate: Outcome
     dtypes: tuple[str, ...] = ()
+    #: A dtype joined with its own minimal example (found in that dtype, not this one's
+    #: ``example`` cast): ``(dtype, example)`` pairs, so every listed dtype is shown failing.
+    own_examples: tuple[tuple[str, Example], ...] = ()
 
 
 def api_case(finding: Finding) -> ApiCase:
@@ -104,6 +108,8 @@ class FunctionResult:
     #: Set when the budget ran out while a call was in flight (that call was stopped).
     cut_in_call: str | None = None
     coverage: Coverage = field(default_factory=Coverage)
+    #: Where a limit of Hypothesis' stopped a shrink (the example may not be minimal).
+    shrink_cut: str | None = None
 
 
 def judge(function: str, example: Example, reference: Adapter, candidate: Adapter) -> ValueVerdict:
@@ -269,9 +275,10 @@ def search_function(
         state = _Round(function, calls, excluded, deadline, result)
         property_ = _property(state, strategy, _seed(seed, function) + len(excluded), examples)
         try:
-            with _without_local_constants():
+            with _without_local_constants(), shrink_limits(deadline) as shrink_cuts:
                 property_()
         except _Found as found:
+            _note_shrink_cuts(result, shrink_cuts)
             _found(function, found, state, space, excluded)
             if found.verdict.kind == "missing" and _lacks_function(function, found.verdict):
                 lacking = True
@@ -307,6 +314,13 @@ def search_function(
         )
     result.seconds = time.monotonic() - started
     return result
+
+
+def _note_shrink_cuts(result: FunctionResult, cuts: list[str]) -> None:
+    """Record each shrink a limit stopped (once per kind of text)."""
+    for cut in cuts:
+        if cut not in (result.shrink_cut or ""):
+            result.shrink_cut = f"{result.shrink_cut}; {cut}" if result.shrink_cut else cut
 
 
 def _sweep(
@@ -397,7 +411,13 @@ def _joined_earlier(function: str, found: _Found, state: _Round, dtypes: tuple[s
             continue
         if isinstance(answer, ValueVerdict) and not answer.passed and answer.kind == kind:
             joined = tuple(dict.fromkeys((*(earlier.dtypes or (earlier.dtype,)), *dtypes)))
-            state.result.findings[index] = replace(earlier, dtypes=joined)
+            # Each dtype joined keeps the example that failed in it: the earlier finding's
+            # own example may pass there (cos(1.0) is right in float32).
+            added = [(d, found.example if d == own else _cast(found.example, d)) for d in dtypes]
+            mine = tuple((d, e) for d, e in added if e is not None and d not in earlier.dtypes)
+            state.result.findings[index] = replace(
+                earlier, dtypes=joined, own_examples=(*earlier.own_examples, *mine)
+            )
             return True
     return False
 
@@ -525,6 +545,10 @@ def failure_verdict(failure: CallFailure, reference: CallFailure | None) -> Valu
     if reference is not None:
         side: Side = "undecided"
         why = f"the reference alone also failed ({reference.kind}): {reference.reason}"
+    elif failure.reason.startswith(WIRE_FAILURE):
+        # the call returned, but its result could not travel home: a fault of no side
+        side = "undecided"
+        why = "the call returned in the worker; no rule of the standard covers carrying it"
     else:
         side = "candidate"
         why = (

@@ -76,7 +76,7 @@ def _declared(d: KnownApiDivergence) -> DeclaredDivergence:
 
 def entry_of(finding: Finding, bundle: str, known: DeclaredDivergence | None) -> FindingEntry:
     """``findings.json``'s entry for one finding."""
-    from .output import describe_example
+    from .output import describe_finding_example
 
     blame = finding.verdict.blame
     return FindingEntry(
@@ -90,7 +90,7 @@ def entry_of(finding: Finding, bundle: str, known: DeclaredDivergence | None) ->
         reason=" ".join((finding.verdict.reason or "").split()),
         bound=str(finding.verdict.bound),
         bundle=bundle,
-        example=describe_example(finding.example),
+        example=describe_finding_example(finding),
         known=known,
     )
 
@@ -201,7 +201,8 @@ class Session:
             findings=len(result.findings),
             seconds=round(result.seconds, 3),
             stopped_by_time_budget=result.cut is not None,
-            cut=result.cut,
+            # the budget's cut, then any shrink a limit of Hypothesis' stopped
+            cut="; ".join(c for c in (result.cut, result.shrink_cut) if c) or None,
             error=result.error,
             coverage=result.coverage.counts(),
         )
@@ -242,7 +243,7 @@ class Session:
             isolation=isolation,
             complete=complete,
             resumed_functions=self.resumed,
-            time_budget_cuts=[d.run.function for d in done if d.run.cut is not None],
+            time_budget_cuts=[d.run.function for d in done if d.run.stopped_by_time_budget],
             dtypes=list(self.space.dtypes),
             dtypes_not_shared=dtypes_not_shared,
             functions_tried=[d.run for d in done],

@@ -4,7 +4,11 @@ Each element of a floating-point array is drawn from one of five classes, chosen
 Hypothesis draw with these shares (:data:`SHARES`, out of 100):
 
 - **ordinary** (45): log-uniform across the dtype's whole finite normal range, both signs,
-  so small, moderate and huge magnitudes are equally likely;
+  so small, moderate and huge magnitudes are equally likely; for a function with a
+  domain of its own (:func:`domain_of`: exp's inputs whose result is finite and normal,
+  asin's [-1, 1]) half of them uniform over that domain instead, where a log-uniform
+  draw seldom lands (float32 ``exp`` was 45.6 ULP off at -79.3, inside a range a
+  log-uniform draw reaches about once in 170);
 - **interesting** (20): the function's own points (near zeros and poles, overflow and
   underflow thresholds such as exp's, integer and half-integer boundaries for rounding,
   multiples of pi/2 for trig functions), each moved a few ULPs either way;
@@ -37,6 +41,7 @@ __all__ = [
     "SWEEP_LENGTH",
     "classify",
     "coverage_counts",
+    "domain_of",
     "float_elements",
     "points_of",
     "sweep",
@@ -116,6 +121,41 @@ def points_of(function: str, dtype: str) -> list[float]:
     return points + table.get(name, [])
 
 
+def domain_of(function: str, dtype: str) -> tuple[float, float] | None:
+    """The interval a function's ordinary inputs are drawn uniformly from, or None.
+
+    The inputs whose result is finite and normal, or the range where its accuracy is
+    usually tested: uniform over it, the ordinary range is reached, not only its ends.
+    """
+    t = _thresholds(_real(dtype))
+    name = function.rsplit(".", 1)[-1]
+    table: dict[str, tuple[float, float]] = {
+        "exp": (t["log_tiny"], t["log_max"]),
+        "expm1": (t["log_tiny"], t["log_max"]),
+        "sinh": (-t["cosh_max"], t["cosh_max"]),
+        "cosh": (-t["cosh_max"], t["cosh_max"]),
+        "tanh": (-20.0, 20.0),
+        "atan": (-20.0, 20.0),
+        "sin": (-1024.0, 1024.0),
+        "cos": (-1024.0, 1024.0),
+        "tan": (-1024.0, 1024.0),
+        "asin": (-1.0, 1.0),
+        "acos": (-1.0, 1.0),
+        "atanh": (-1.0, 1.0),
+        "acosh": (1.0, 1024.0),
+        "log": (0.0, 1024.0),
+        "log2": (0.0, 1024.0),
+        "log10": (0.0, 1024.0),
+        "log1p": (-1.0, 1024.0),
+        "sqrt": (0.0, 1024.0),
+        "pow": (-32.0, 32.0),
+        "logaddexp": (-128.0, 128.0),
+        "atan2": (-1024.0, 1024.0),
+        "hypot": (-1024.0, 1024.0),
+    }
+    return table.get(name)
+
+
 def _special(function: str, dtype: str) -> list[float]:
     """The values the standard's special cases for ``function`` name, and the dtype's edges."""
     from ..values.special_cases import RULES
@@ -172,6 +212,14 @@ def float_elements(dtype: str, function: str = "") -> SearchStrategy[Any]:
             * math.ldexp(1.0 + ((u // span) % 2**52) / 2**52, int(low) + u % span)
         )
     )
+    domain = domain_of(function, dtype)
+    if domain is not None:  # half over the function's own domain (uniform: its middle too)
+        lo, width = domain[0], domain[1] - domain[0]
+        # Hypothesis favours small integers: a multiplicative hash spreads them over [0, 1).
+        inside = st.integers(0, 2**62 - 1).map(
+            lambda u: fit(lo + width * (((u * 0x9E3779B97F4A7C15) % 2**64) / 2**64))
+        )
+        ordinary = st.one_of(ordinary, inside)
     points = points_of(function, dtype)
 
     def near(point: float, steps: int) -> float:
@@ -265,6 +313,7 @@ def sweep(seed: int, dtype: str, function: str = "") -> np.ndarray[Any, Any]:
     low, high = math.log2(float(info.smallest_normal)), math.log2(float(info.max))
     points = points_of(function, dtype)
     specials = _special(function, dtype)
+    domain = domain_of(function, dtype)
     count = round(float(info.smallest_normal) / float(info.smallest_subnormal))
     names = [name for name, share in SHARES.items() for _ in range(share // 5)]
     values: list[float] = []
@@ -284,6 +333,8 @@ def sweep(seed: int, dtype: str, function: str = "") -> np.ndarray[Any, Any]:
             )
         elif name == "special":
             values.append(float(cast(specials[int(rng.integers(len(specials)))])))
+        elif domain is not None and rng.integers(2):  # half over the function's domain
+            values.append(float(cast(rng.uniform(domain[0], domain[1]))))
         else:
             exponent = rng.uniform(low, high)
             values.append(float(cast((-1.0 if rng.integers(2) else 1.0) * 2.0**exponent)))

@@ -19,6 +19,7 @@ A side judged wrong by no evidence is never blamed: the answer is then ``undecid
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -70,10 +71,12 @@ def _missing_name(reason: str | None) -> str | None:
 def _blame_call(
     function: str,
     args: Sequence[Any],
+    kwargs: Mapping[str, Any],
     reference: Any,
     candidate: Any,
     verdict: ValueVerdict,
     dtype_args: Mapping[str, str] | None = None,
+    positional: Sequence[Any] = (),
 ) -> Blame | None:
     missing_ref, missing_cand = reference is None, candidate is None
     if not (missing_ref or missing_cand):
@@ -101,6 +104,9 @@ def _blame_call(
             "division by zero or a negative shift count), so raising is allowed",
             "standard-rule",
         )
+    silent = _silent_on_empty(function, args, kwargs)
+    if silent is not None:
+        return Blame("undecided", silent, "standard-rule")
     if not scalars_fit(promote(_input_dtypes(args)), args):
         return Blame(
             "undecided",
@@ -108,20 +114,23 @@ def _blame_call(
             "open, so raising is allowed",
             "standard-rule",
         )
-    required = expected_result_dtype(function, *_input_dtypes(args))
+    # A dtype given by name (full(shape, fill, dtype=uint64)) fixes the result as an input's
+    # dtype does (full_like): the same rule decides both.
+    given = (dtype_args or {}).get("dtype")
+    required = expected_result_dtype(function, *_input_dtypes(args), dtype=given)
     if required is None:
         return None  # the standard does not define a result here: raising may be right
-    if not _integers_fit(required, args):
+    if not _integers_fit(required, [*args, *positional]):
         return Blame(
             "undecided",
             f"a Python integer argument of {function} lies outside {required}'s range, which "
             "the standard leaves unspecified, so raising is allowed",
             "standard-rule",
         )
+    inputs = f"{', '.join(_input_dtypes(args))} inputs" if _input_dtypes(args) else "these inputs"
     return Blame(
         side,
-        f"the standard defines {function} for {', '.join(_input_dtypes(args))} inputs "
-        f"(result {required}); the {side} raised",
+        f"the standard defines {function} for {inputs} (result {required}); the {side} raised",
         "standard-rule",
     )
 
@@ -156,6 +165,33 @@ def _blame_astype(
         side,
         f"the standard defines astype from {sources[0]} to {target}; the {side} raised",
         "standard-rule",
+    )
+
+
+def _silent_on_empty(function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str | None:
+    """Why raising is allowed for a reduction over no elements whose result the standard
+    does not give, or None: the maximum and minimum of nothing are "implementation-defined"
+    (an error allowed), and ``vector_norm`` with ``ord`` of +-inf is such a maximum or
+    minimum of ``|x|``, of which its text says nothing for no elements."""
+    name = function.removeprefix("xp.")
+    arrays = [host_value(a)[0] for a in args if isinstance(a, np.ndarray | np.generic)]
+    if not arrays:
+        return None
+    if name == "linalg.vector_norm" and abs(float(kwargs.get("ord", 2))) != math.inf:
+        return None
+    if name not in ("max", "min", "linalg.vector_norm"):
+        return None
+    x, axis = arrays[0], kwargs.get("axis")
+    axes = range(x.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    try:
+        terms = int(np.prod([x.shape[a] for a in axes])) if x.ndim else 1
+    except (IndexError, TypeError):
+        return None
+    if terms:
+        return None
+    return (
+        f"the standard gives no result of {name} over no elements (a maximum or minimum of "
+        "nothing), so raising is allowed"
     )
 
 
@@ -319,6 +355,7 @@ def blame(
     default_int: str = "int64",
     defaults: tuple[DefaultDtypes, DefaultDtypes] | None = None,
     dtype_args: Mapping[str, str] | None = None,
+    positional: Sequence[Any] = (),
 ) -> Blame:
     """Decide which side of a failed comparison is wrong, from independent evidence.
 
@@ -347,6 +384,9 @@ def blame(
         held to its own.
     dtype_args
         Arguments that name a dtype (``can_cast``'s ``from_`` and ``to``), by parameter.
+    positional
+        Arguments passed after the arrays that are not arrays (``full``'s shape and fill):
+        a Python integer among them outside the result dtype's range leaves a refusal open.
 
     Returns
     -------
@@ -358,7 +398,9 @@ def blame(
     kind = verdict.kind
     found: Blame | None = None
     if kind in ("missing", "raises"):
-        found = _blame_call(function, args, reference, candidate, verdict, dtype_args)
+        found = _blame_call(
+            function, args, kwargs, reference, candidate, verdict, dtype_args, tuple(positional)
+        )
     elif kind == "dtype":
         if defaults is None:
             same = DefaultDtypes(integral=default_int, indexing=default_int, declared=True)

@@ -287,6 +287,7 @@ def _blamed(
             voters=voters,
             defaults=(_defaults(reference), _defaults(candidate)),
             dtype_args=dict(getattr(fn, "dtypes", ())),
+            positional=tuple(getattr(fn, "positional", ())),
         )
     except Exception as error:  # the verdict stands; only the judgement of sides is lost
         judged = Blame(

@@ -41,6 +41,9 @@ class Exact:
     value: npt.NDArray[Any]
     rule: str
     tolerance: npt.NDArray[Any] | None = None
+    #: The rule fixes the sign of a zero too (``round(-0.4)`` is ``-0.0``, ``x - x`` is
+    #: ``+0.0``): a zero of the other sign does not match.
+    signed_zeros: bool = False
 
     def matches(self, result: Any) -> bool:
         got = np.asarray(host_value(result)[0])
@@ -49,9 +52,22 @@ class Exact:
         want = self.value.astype(got.dtype) if self.tolerance is None else self.value
         if self.tolerance is None:
             if got.dtype.kind in "fc":
-                return bool(np.array_equal(got, want, equal_nan=True))
+                same = bool(np.array_equal(got, want, equal_nan=True))
+                return same and (not self.signed_zeros or _same_zero_signs(got, want))
             return bool(np.array_equal(got, want))
         return bool(np.all(np.abs(got.astype(np.float64) - want) <= self.tolerance))
+
+
+def _same_zero_signs(got: npt.NDArray[Any], want: npt.NDArray[Any]) -> bool:
+    """Whether every zero component of ``want`` has the sign of ``got``'s (real or complex)."""
+    parts = (
+        ((got.real, want.real), (got.imag, want.imag)) if got.dtype.kind == "c" else ((got, want),)
+    )
+    for mine, required in parts:
+        zeros = required == 0
+        if np.any(np.signbit(mine[zeros]) != np.signbit(required[zeros])):
+            return False
+    return True
 
 
 def _arrays(args: Sequence[Any]) -> list[npt.NDArray[Any]]:
@@ -139,6 +155,37 @@ def _round(x: npt.NDArray[Any]) -> Exact | None:
         np.asarray(rounded, dtype=x.dtype).reshape(x.shape),
         "the standard: round rounds half to even"
         + (", the real and imaginary components separately" if x.dtype.kind == "c" else ""),
+        signed_zeros=True,
+    )
+
+
+def _diff(x: npt.NDArray[Any], kwargs: Mapping[str, Any]) -> Exact | None:
+    """``diff``'s n-th forward difference: each step one IEEE 754 subtraction per element,
+    correctly rounded in the dtype (for a complex dtype, per component: the standard's
+    complex subtraction is componentwise), so the result is fixed, signs of zeros included.
+    """
+    n, axis = kwargs.get("n", 1), kwargs.get("axis", -1)
+    if x.dtype.kind not in "fc" or set(kwargs) - {"n", "axis"} or x.ndim == 0:
+        return None
+    if not isinstance(n, int) or not isinstance(axis, int) or n < 0:
+        return None
+    parts = (x.real, x.imag) if x.dtype.kind == "c" else (x,)
+    done = []
+    for part in parts:
+        values = np.moveaxis(np.array(part, copy=True), axis, -1)
+        for _ in range(n):
+            with np.errstate(all="ignore"):  # inf - inf is NaN by IEEE 754: a value here
+                values = np.subtract(values[..., 1:], values[..., :-1])
+        done.append(np.moveaxis(values, -1, axis))
+    result = done[0] if len(done) == 1 else (done[0] + 1j * 0).astype(x.dtype)
+    if len(done) == 2:
+        result.imag = done[1]
+    return Exact(
+        np.asarray(result, dtype=x.dtype),
+        f"the standard: diff is x[i+1] - x[i] along the axis, {n} times, each an IEEE 754 "
+        "subtraction in the dtype"
+        + (" (real and imaginary components separately)" if x.dtype.kind == "c" else ""),
+        signed_zeros=True,
     )
 
 
@@ -203,6 +250,8 @@ def exact_answer(
         return None
     if name == "round" and not kwargs:
         return _round(arrays[0])
+    if name == "diff" and len(arrays) == 1:
+        return _diff(arrays[0], kwargs)
     if name == "linalg.det":
         return _det(arrays[0])
     if name in (*_EMPTY, *_EMPTY_NAN):

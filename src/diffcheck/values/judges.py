@@ -104,6 +104,9 @@ def judge_element(
                     "special-case",
                 )
             return None
+        divisor = _remainder_zero_sign(function, floats, r, c, at)
+        if divisor is not None:
+            return divisor
         truth = true_value(function, floats)
         if truth is not None:
             share = _allowance(bound)
@@ -406,6 +409,30 @@ def _judge_spread(
         f"error {allowed:.3g}, the two-pass bound with a robust sum); reference is "
         f"{ref_off:.3g} off, candidate {cand_off:.3g} at {list(loc.index)}",
         "oracle",
+    )
+
+
+def _remainder_zero_sign(
+    function: str, floats: Sequence[float], r: float, c: float, at: str
+) -> Blame | None:
+    """Two zeros of opposite signs from ``remainder``: "each element-wise result must have
+    the same sign as the respective element x2_i" (the standard), so a zero result takes
+    the divisor's sign (``remainder(-4.0, 2.0)`` is ``+0.0``)."""
+    if function.removeprefix("xp.") != "remainder" or len(floats) != 2:
+        return None
+    divisor = floats[1]
+    if not (r == 0 and c == 0) or divisor == 0 or math.isnan(divisor):
+        return None
+    sign = math.copysign(1.0, divisor)
+    side = judge_sides(math.copysign(1.0, r) == sign, math.copysign(1.0, c) == sign)
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"the standard: remainder's result has the sign of x2 ({divisor!r}), so the zero "
+        f"remainder({floats[0]!r}, {divisor!r}) is {'+' if sign > 0 else '-'}0.0; reference "
+        f"{r!r}, candidate {c!r} {at}",
+        "standard-rule",
     )
 
 

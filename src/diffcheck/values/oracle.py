@@ -1,8 +1,11 @@
 """A high-precision oracle: the true value of elementwise math and reductions.
 
-Values are computed with ``mpmath`` at 256 bits from the exact inputs (every float is a
-dyadic rational, so the inputs themselves are exact), then each side's distance from the
-truth is measured in ULPs of the output dtype at the true value.
+Values are computed with ``mpmath`` from the exact inputs (every float is a dyadic
+rational, so the inputs themselves are exact), at 256 bits and then at twice as many until
+two answers agree (:func:`_stable`): a fixed precision can lose a part entirely
+(``acos(1 + 2.2e-308j)`` needs ``1 - z**2``, whose real part ``-eps**2`` is below 256
+bits of 1). Each side's distance from the truth is measured in ULPs of the output dtype at
+the true value.
 """
 
 from __future__ import annotations
@@ -24,6 +27,48 @@ __all__ = [
 ]
 
 _PRECISION = 256
+#: The most bits :func:`_stable` tries: past it the answer is taken as unknown (None).
+_MAX_PRECISION = 16384
+
+
+def _agree(first: Any, second: Any, bits: int) -> bool:
+    """Whether two answers agree in every component to ``bits`` bits, relative to it."""
+    import mpmath
+
+    for a, b in ((mpmath.re(first), mpmath.re(second)), (mpmath.im(first), mpmath.im(second))):
+        if a == b:
+            continue
+        if abs(a - b) > abs(b) * mpmath.ldexp(1, -bits):
+            return False
+    return True
+
+
+def _span(values: Sequence[float]) -> int:
+    """Bits between the largest and the smallest nonzero input component: a cancellation
+    between them (``1 - z**2`` of ``z = 1 + 1.5e-323j``) needs twice as many to show."""
+    exponents = [math.frexp(v)[1] for v in values if v != 0 and math.isfinite(v)]
+    return max(exponents) - min(exponents) if exponents else 0
+
+
+def _stable(evaluate: Callable[[], Any], span: int = 0) -> Any:
+    """``evaluate()`` at 256 bits, then at twice as many until two answers agree to 128 bits
+    in every component (a component lost to cancellation differs from its next answer in
+    every bit); None when they never agree below :data:`_MAX_PRECISION` bits. Errors of
+    ``evaluate`` (a domain error, a pole) propagate."""
+    import mpmath
+
+    # Two answers lost alike agree: start where a cancellation across the inputs' span shows.
+    bits = _PRECISION + 2 * span
+    with mpmath.workprec(bits):
+        answer = evaluate()
+    while bits < _MAX_PRECISION + 2 * span:
+        bits *= 2
+        with mpmath.workprec(bits):
+            again = evaluate()
+            if _agree(answer, again, _PRECISION // 2):
+                return again
+        answer = again
+    return None
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
@@ -121,14 +166,13 @@ def true_value(function: str, args: Sequence[float]) -> Any:
     evaluate = _evaluators().get(function.removeprefix("xp."))
     if evaluate is None or not all(math.isfinite(a) for a in args):
         return None
-    with mpmath.workprec(_PRECISION):
-        try:
-            result = evaluate(*(mpmath.mpf(a) for a in args))
-        except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
-            return None
-        if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
-            return None
-        return result
+    try:
+        result = _stable(lambda: evaluate(*(mpmath.mpf(a) for a in args)), _span(args))
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
+        return None
+    if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
+        return None
+    return result
 
 
 _SUMS = frozenset(["sum", "cumulative_sum", "vecdot", "linalg.vecdot", "matmul", "mean"])
@@ -236,15 +280,16 @@ def true_complex(function: str, args: Sequence[complex]) -> Any:
         return None
     if not all(math.isfinite(a.real) and math.isfinite(a.imag) for a in args):
         return None
-    with mpmath.workprec(_PRECISION):
-        try:
-            result = evaluate(*(mpmath.mpc(a.real, a.imag) for a in args))
-        except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
-            return None
-        result = mpmath.mpc(result)
-        if not (mpmath.isfinite(result.real) and mpmath.isfinite(result.imag)):
-            return None
-        return result
+    try:
+        result = _stable(
+            lambda: mpmath.mpc(evaluate(*(mpmath.mpc(a.real, a.imag) for a in args))),
+            _span([part for a in args for part in (a.real, a.imag)]),
+        )
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # TypeError: arity
+        return None
+    if result is None or not (mpmath.isfinite(result.real) and mpmath.isfinite(result.imag)):
+        return None
+    return result
 
 
 def complex_ulps_from_truth(value: complex, truth: Any, dtype: str) -> float:
