@@ -26,13 +26,15 @@ _DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+")
 
 
 class _Long:
-    """What no reason may show: a decimal with more than four significant digits (the
-    tables' ``1.000e+00`` has four)."""
+    """What no reason may show: a decimal with five or more digits after the point that
+    is not exact in four significant digits (``0.0000000000001666``, ``3.14159``; the
+    tables' ``1.000e+00`` has four, and ``1.9375``, an exact max_abs, is short enough)."""
 
     @staticmethod
     def search(text: str) -> str | None:
         for match in _DECIMAL.finditer(text):
-            if len(match.group().replace(".", "").lstrip("0")) > 4:
+            after = match.group().partition(".")[2]
+            if len(after) >= 5 and len(match.group().replace(".", "").lstrip("0")) > 4:
                 return match.group()
         return None
 
