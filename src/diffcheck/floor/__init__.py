@@ -10,7 +10,8 @@ float16 or bfloat16 matmul operands; float16 or bfloat16 arithmetic) and names t
 error matches; a known divergence is verified against the twin it declares.
 
 ``rounding``
-    Rounding host values to a format; the NMSE and its half-ULP floor.
+    Rounding host values to a format; the sums an NMSE is made of, and correct rounding's
+    error.
 ``twins``
     The twins, and an op's truth and twin outputs.
 ``measure``
@@ -34,7 +35,7 @@ from .measure import (
     match_twin,
 )
 from .ops import op_floor
-from .rounding import half_ulp_nmse, nmse, round_to, round_to_tf32
+from .rounding import energy, ratio, round_to, round_to_tf32, rounding_error
 from .twins import HONEST_TWIN, TWINS, Twin, downgrades, op_truth, run_op_twin, twin_named
 
 __all__ = [
@@ -47,15 +48,16 @@ __all__ = [
     "TwinError",
     "bind_floor",
     "downgrades",
+    "energy",
     "function_floor",
-    "half_ulp_nmse",
     "judge_floor",
     "match_twin",
-    "nmse",
     "op_floor",
     "op_truth",
+    "ratio",
     "round_to",
     "round_to_tf32",
+    "rounding_error",
     "run_op_twin",
     "twin_named",
 ]

@@ -211,7 +211,7 @@ def judge_floor(
         twins': NumPy's pairwise sums and sums in order), the candidate's. The floor is the
         largest honest error; the candidate's distance to the honest twins, the smallest.
     precision
-        The check's storage precision (its half-ULP term and its multiple).
+        The check's storage precision (its rounding floor and its multiple).
     segments
         ``(name, start, stop)`` ranges judged on their own.
     downgraded

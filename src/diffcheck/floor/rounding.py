@@ -21,8 +21,6 @@ __all__ = [
     "UNIT_ROUNDOFF",
     "Format",
     "energy",
-    "half_ulp_nmse",
-    "nmse",
     "ratio",
     "round_to",
     "round_to_tf32",
@@ -68,21 +66,6 @@ def round_to(values: Any, fmt: Format) -> npt.NDArray[Any]:
         return np.asarray(values).astype(FORMAT_DTYPES[fmt])
 
 
-def nmse(actual: npt.NDArray[Any], truth: npt.NDArray[np.float64]) -> float:
-    """The differ's NMSE of ``actual`` against ``truth``, summed in float64.
-
-    ``sum((actual - truth)^2) / sum(truth^2)``, or the mean squared error when the truth's
-    mean square is under 1e-30 (the seed's absolute-MSE fallback). Infinite when either side
-    holds a non-finite value or the sums overflow.
-    """
-    flat = truth.reshape(-1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        diff = np.asarray(actual, dtype=np.float64).reshape(-1) - flat
-    # einsum, not np.dot: BLAS's threaded ddot took 35 ms for 2.6e5 elements on a loaded
-    # 2-core machine, einsum's vector loop 0.1 ms.
-    return ratio(energy(diff), energy(flat), flat.size)
-
-
 #: Unit roundoff (half the spacing at 1) of each storage format.
 UNIT_ROUNDOFF: Final[dict[str, float]] = {"f32": 2.0**-24, "f16": 2.0**-11, "bf16": 2.0**-8}
 #: The smallest positive (subnormal) value of each storage format: the spacing at zero.
@@ -95,14 +78,6 @@ def rounding_error(reference_energy: float, count: int, precision: PrecisionName
     unit roundoff ``u``), plus half the spacing at zero per value, so zeros count too."""
     u = UNIT_ROUNDOFF[precision]
     return u * u / 3.0 * reference_energy + count * (_TINIEST[precision] / 2.0) ** 2
-
-
-def half_ulp_nmse(truth: npt.NDArray[np.float64], precision: PrecisionName) -> float:
-    """The NMSE correct rounding of ``truth`` to ``precision`` makes (:func:`rounding_error`):
-    the smallest floor any implementation storing in ``precision`` can promise."""
-    flat = truth.reshape(-1)
-    total = energy(flat)
-    return ratio(rounding_error(total, flat.size, precision), total, flat.size)
 
 
 def energy(values: npt.NDArray[np.float64]) -> float:
