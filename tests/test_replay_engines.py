@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from diffcheck.differ import _measure
 from diffcheck.differ.judge import compare_outputs
-from diffcheck.report.figures import compare_metrics, sum_allowance
+from diffcheck.report.figures import compare_metrics, same_reason, sum_allowance
 from diffcheck.report.models import MetricsRecord
 
 _EPS = sys.float_info.epsilon
@@ -57,3 +57,40 @@ def test_a_figure_from_either_engine_agrees_with_the_other(
     if moved != kernel.nmse and math.isfinite(moved):
         forged = kernel.model_copy(update={"nmse": moved})
         assert compare_metrics("metrics", forged, numpy_path) != []
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    size=st.integers(1, 3 * _measure.BLOCK),
+    seed=st.integers(0, 2**32 - 1),
+    tolerance=st.sampled_from([1e-30, 1e-12, 1e-7]),
+)
+def test_a_failing_reason_from_either_engine_is_the_same_reason(
+    size: int, seed: int, tolerance: float
+) -> None:
+    # The contract's reason prints the NMSE to its last digit, where the engines differ.
+    if _measure.load_kernel() is not None:
+        pytest.skip(f"numba kernel unavailable here: {_measure.load_kernel()}")
+    rng = np.random.default_rng(seed)
+    reference = rng.standard_normal(size).astype(np.float32)
+    actual = (reference * (1 + 1e-3 * rng.standard_normal(size))).astype(np.float32)
+    reasons = []
+    for engine in ("", "numpy"):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("DIFFCHECK_DIFFER", engine)
+            reasons.append(compare_outputs(reference, actual, tolerance).reason)
+    assert same_reason(reasons[0], reasons[1], size)
+    assert same_reason(reasons[1], reasons[0], size)
+
+
+def test_a_reason_with_other_words_or_a_moved_number_is_not_the_same() -> None:
+    stored = "NMSE 0.000000000000011951394316886564 is not below tolerance 0.001; max_abs=0.5"
+    assert same_reason(stored, stored.replace("886564", "886557"), 512)
+    assert not same_reason(stored, stored.replace("0.0000000000000119", "0.0000000000000129"), 512)
+    assert not same_reason(stored, stored.replace("not below", "below"), 512)
+    assert not same_reason(stored, stored + "; 1", 512)
+    assert not same_reason(stored, None, 512)
+    # The floor's figures are compare_floor's to check; its words (the twin named) are not.
+    floored = stored + "; precision floor: NMSE 6.84e-08 = 8e+05x, consistent with tf32 operands"
+    assert same_reason(floored, floored.replace("6.84e-08", "6.9e-08"), 512)
+    assert not same_reason(floored, floored.replace("tf32 operands", "float16 operands"), 512)

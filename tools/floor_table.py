@@ -23,6 +23,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from diffcheck.adapters import resolve  # noqa: E402
 from diffcheck.config import make_check  # noqa: E402
+from diffcheck.report.arrays import decode_output  # noqa: E402
+from diffcheck.report.floor_check import check_floor  # noqa: E402
 from diffcheck.runner import run_check  # noqa: E402
 
 
@@ -35,10 +37,15 @@ def _shapes(matrix: Path) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _ratio(result: Any) -> float | None:
-    if result is None or result.floor is None:
+def _ratio(check: Any, document: Any) -> float | None:
+    """The candidate's NMSE in units of the floor of both honest orders (a verdict takes
+    the in-order twin only where the pairwise floor alone fails it)."""
+    result = document.result
+    if result is None or result.floor is None or result.actual is None:
         return None
-    return float(result.floor.candidate_nmse / result.floor.floor_nmse)
+    chains = check.op.name == "context-lifecycle" and document.submission_phases is None
+    both = check_floor(check, chains, decode_output(result.actual, "actual"), in_order=True)
+    return None if both is None else float(both.candidate_nmse / both.floor_nmse)
 
 
 def main() -> int:
@@ -71,8 +78,9 @@ def main() -> int:
             failed: dict[str, int] = defaultdict(int)
             for op, params in shapes:
                 check = make_check(backend, op, precision=precision, seed=42, **params)
-                result = run_check(check, candidate=adapter).result
-                ratio = _ratio(result)
+                document = run_check(check, candidate=adapter)
+                result = document.result
+                ratio = _ratio(check, document)
                 if ratio is not None:
                     seen.append((ratio, f"{op} {params}"))
                 floor = None if result is None else result.floor
@@ -99,9 +107,10 @@ def main() -> int:
         names: dict[str, int] = defaultdict(int)
         for op, params in shapes:
             check = make_check("torch:cpu", op, seed=42, **params)
-            result = run_check(check, candidate=DowngradedTorch(kind)).result
+            document = run_check(check, candidate=DowngradedTorch(kind))
+            result = document.result
             honest = run_check(check).result
-            ratio = _ratio(result)
+            ratio = _ratio(check, document)
             if ratio is None or result.floor.candidate_nmse == honest.floor.candidate_nmse:
                 continue  # the downgrade does not touch this op (no matmul, no exp)
             seen.append((ratio, f"{op} {params}"))

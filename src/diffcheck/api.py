@@ -35,7 +35,7 @@ from .config import Check, make_check
 from .differ import Segment, Verdict, diff, host_array, on_device
 from .differ.tolerance import positive_tolerance
 from .errors import BackendError, ConfigError
-from .floor import Floor, bind_floor, function_floor
+from .floor import Floor, NoFloor, bind_floor, function_floor
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .provenance import provenance_of
 from .report.models import ReportDocument
@@ -527,7 +527,7 @@ def _locate_failure(
     return attach(verdict, located)
 
 
-FloorOf = Callable[[npt.NDArray[np.float32], bool], Floor | None]
+FloorOf = Callable[[npt.NDArray[np.float32], bool], Floor | NoFloor | None]
 
 
 def _floor_of(
@@ -540,7 +540,7 @@ def _floor_of(
     """How the candidate's flat output is measured against its precision floor: the NumPy
     reference's own output is the float32 twin, where the reference is NumPy."""
 
-    def measure(flat_act: npt.NDArray[np.float32], failed: bool) -> Floor | None:
+    def measure(flat_act: npt.NDArray[np.float32], failed: bool) -> Floor | NoFloor | None:
         honest = _flat(expected) if reference.spec == "numpy" and expected else None
         return function_floor(fn, hosts, precision, flat_act, honest=honest, diagnose=failed)
 

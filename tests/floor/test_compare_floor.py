@@ -89,3 +89,30 @@ def test_honest_libraries_pass_every_function_at_every_precision_they_store(back
             verdict = diffcheck.compare(fn, X, candidate=backend, precision=precision, max_nmse=1.0)
             assert verdict.floor is not None, (name, precision)
             assert verdict.floor.passed, (name, precision, verdict.floor.summary())
+
+
+def test_a_function_numpy_cannot_run_in_float64_says_it_has_no_floor() -> None:
+    from diffcheck.differ import diff
+    from diffcheck.floor import NoFloor, bind_floor, function_floor
+
+    x = np.linspace(-1, 1, 64, dtype=np.float32)
+
+    def bits(xp: Any, x: Any) -> Any:  # reads float32 bits: float64 has twice the words
+        return xp.astype(xp.asarray(np.asarray(x).view(np.int32) & 0xFF), xp.float32)
+
+    candidate = bits(np, x).astype(np.float32)
+    floor = function_floor(bits, [x], "f32", candidate)
+    assert isinstance(floor, NoFloor)
+    assert "128 elements" in floor.reason
+    verdict = bind_floor(diff(candidate, candidate, max_nmse=1e-7), floor)
+    assert verdict.floor is None
+    assert "precision floor: not measured (its float64 run gave 128" in str(verdict)
+
+    def raises(xp: Any, x: Any) -> Any:
+        if x.dtype != np.float32:
+            raise TypeError("float32 only")
+        return x
+
+    refused = function_floor(raises, [x], "f32", x)
+    assert isinstance(refused, NoFloor)
+    assert refused.reason.startswith("the function does not run on NumPy in float64: TypeError")

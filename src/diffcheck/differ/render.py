@@ -236,6 +236,8 @@ def render_text(verdict: Verdict, shape: Sequence[int] | None = None) -> str:
             lines += [f"    - {clause}" for clause in clauses]
     if verdict.floor is not None:
         lines.append(f"  precision floor: {verdict.floor.summary()}")
+    elif verdict.floor_note is not None:
+        lines.append(f"  precision floor: not measured ({verdict.floor_note})")
     if verdict.provenance is not None:
         lines.append(f"  computed by: {verdict.provenance}")
     return "\n".join(lines)

@@ -137,6 +137,9 @@ class Verdict:
     #: The precision floor the candidate was also judged against (a check of a registered
     #: op, ``compare``); None where none was measured (``diff`` sees only two arrays).
     floor: FloorFigures | None = None
+    #: Why no floor was measured where the check measures one (``compare`` of a function
+    #: NumPy cannot run in float64, or whose truth is not finite); the tolerance stands.
+    floor_note: str | None = None
 
     @property
     def passed(self) -> bool:

@@ -28,11 +28,14 @@ from .function import function_floor
 from .measure import (
     FLOOR_MULTIPLE,
     Floor,
+    HonestOrder,
+    NoFloor,
     SegmentFloor,
     TwinError,
     bind_floor,
     judge_floor,
     match_twin,
+    twin_tolerance,
 )
 from .ops import op_floor
 from .rounding import energy, ratio, round_to, round_to_tf32, rounding_error
@@ -43,6 +46,8 @@ __all__ = [
     "HONEST_TWIN",
     "TWINS",
     "Floor",
+    "HonestOrder",
+    "NoFloor",
     "SegmentFloor",
     "Twin",
     "TwinError",
@@ -60,4 +65,5 @@ __all__ = [
     "rounding_error",
     "run_op_twin",
     "twin_named",
+    "twin_tolerance",
 ]

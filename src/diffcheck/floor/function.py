@@ -18,9 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..precision import PrecisionName, TwinName
-from .measure import Floor, judge_floor
+from .measure import Floor, NoFloor, judge_floor
 from .rounding import round_to
-from .twins import RoundingNamespace, SequentialNamespace, Twin, downgrades
+from .twins import ReductionWatch, RoundingNamespace, SequentialNamespace, Twin, downgrades
 
 __all__ = ["function_floor"]
 
@@ -61,14 +61,17 @@ def _twin(
     hosts: Sequence[npt.NDArray[Any]],
     precision: PrecisionName,
     twin: Twin,
-) -> npt.NDArray[np.float64]:
+) -> tuple[npt.NDArray[np.float64], ...]:
+    """``fn`` as ``twin`` computes it; then with its matmuls accumulated in float64 and with
+    its sums in order (the twin's own spread, :func:`~.twins.run_op_twin`)."""
     storage = twin.storage or precision
     coarser = twin.arithmetic if twin.arithmetic != "f32" else storage
     arrays = [round_to(round_to(h, storage), coarser) for h in hosts]
-    xp = _namespace()
-    if twin.operands is not None:
-        xp = RoundingNamespace(xp, twin.operands, product=twin.product)
-    return _run(fn, xp, arrays)
+    plain = RoundingNamespace(_namespace(), twin.operands, product=twin.product)
+    wide = RoundingNamespace(_namespace(), twin.operands, product=twin.product, wide=True)
+    if twin.arithmetic != "f32":  # the accumulation's format is the twin: it runs once
+        return (_run(fn, plain, arrays),)
+    return tuple(_run(fn, xp, arrays) for xp in (plain, wide, SequentialNamespace(plain)))
 
 
 def function_floor(
@@ -79,37 +82,51 @@ def function_floor(
     *,
     honest: npt.NDArray[Any] | None = None,
     diagnose: bool = False,
-) -> Floor | None:
-    """The floor of ``fn`` on ``hosts`` for the flat ``candidate``; None where it cannot be
-    measured (the function does not run on NumPy in float64, or its truth is not finite).
+) -> Floor | NoFloor:
+    """The floor of ``fn`` on ``hosts`` for the flat ``candidate``; :class:`NoFloor`, saying
+    why, where it cannot be measured (the function does not run on NumPy in float64, or its
+    truth is not finite).
 
     ``honest`` is the NumPy reference's own flat output, reused as the float32 twin.
     """
     try:
         stored = [round_to(h, precision) for h in hosts]
-        truth = _run(fn, _TruthNamespace(_namespace()), [s.astype(np.float64) for s in stored])
+        watch = ReductionWatch()
+        truth = _run(fn, _TruthNamespace(watch), [s.astype(np.float64) for s in stored])
         if honest is None or precision != "f32":
             honest = _run(fn, _namespace(), stored)
-        ordered = _run(fn, SequentialNamespace(_namespace()), stored)
-    except Exception:  # a function NumPy cannot run in float64: no floor, the tolerance stands
-        return None
-    if truth.shape != candidate.reshape(-1).shape or not np.isfinite(truth).all():
-        return None
+    except Exception as error:  # NumPy cannot run it in float64: the tolerance stands
+        return NoFloor(
+            f"the function does not run on NumPy in float64: {type(error).__name__}: {error}"
+        )
+    if truth.shape != candidate.reshape(-1).shape:
+        return NoFloor(
+            f"its float64 run gave {truth.size} elements, the candidate {candidate.size}"
+        )
+    if not np.isfinite(truth).all():
+        return NoFloor("its float64 truth is not finite")
 
-    def downgraded() -> dict[TwinName, npt.NDArray[np.float64]]:
+    def downgraded() -> dict[TwinName, tuple[npt.NDArray[np.float64], ...]]:
         outputs = {}
         for twin in downgrades(precision):
             try:
                 outputs[twin.name] = _twin(fn, hosts, precision, twin)
             except Exception:  # a twin the function cannot run (no float16 op): not a model
                 continue
-        return {n: o for n, o in outputs.items() if o.shape == truth.shape}
+        return {n: o for n, o in outputs.items() if all(x.shape == truth.shape for x in o)}
+
+    def in_order() -> npt.NDArray[np.float64]:
+        try:
+            return _run(fn, SequentialNamespace(_namespace()), stored)
+        except Exception:  # it ran pairwise: an in-order failure is not the function's
+            return np.asarray(honest).reshape(-1)
 
     return judge_floor(
         truth,
-        [np.asarray(honest, dtype=np.float64).reshape(-1), ordered],
+        np.asarray(honest).reshape(-1),
         np.asarray(candidate).reshape(-1),
         precision,
+        in_order=in_order if watch.reduced else None,  # one that does not reduce: the same
         downgraded=downgraded,
         diagnose=diagnose,
     )

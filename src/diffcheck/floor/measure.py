@@ -23,17 +23,21 @@ import numpy.typing as npt
 from .._numbers import short_float
 from ..differ import Verdict
 from ..precision import PrecisionName, TwinName
-from .rounding import energy, ratio, rounding_error
+from .rounding import ratio, rounding_error
+from .sums import span_sums
 from .twins import HONEST_TWIN, twin_named
 
 __all__ = [
     "FLOOR_MULTIPLE",
     "Floor",
+    "HonestOrder",
+    "NoFloor",
     "SegmentFloor",
     "TwinError",
     "bind_floor",
     "judge_floor",
     "match_twin",
+    "twin_tolerance",
 ]
 
 #: How far above its floor an honest candidate may land, by precision: the derived tolerance
@@ -50,6 +54,7 @@ FLOOR_MULTIPLE: Final[dict[PrecisionName, float]] = {"f32": 100.0, "f16": 16.0, 
 _SIZE_FACTOR: Final = 4.0
 
 MatchKind = Literal["matches it within the floor", "same size"]
+HonestOrder = Literal["pairwise", "in order"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,33 @@ class TwinError:
     name: TwinName
     nmse: float
     distance: float
+    #: The twin's own spread: the largest NMSE (against the truth's energy) between its
+    #: outputs under honest accumulation orders (float32, float64, in order).
+    spread: float = 0.0
+
+    def tolerance(self, derived_tolerance: float, multiple: float) -> float:
+        """How near the candidate must be to model it: see :func:`twin_tolerance`."""
+        return twin_tolerance(derived_tolerance, multiple, self.spread, self.nmse)
+
+
+def twin_tolerance(derived_tolerance: float, multiple: float, spread: float, nmse: float) -> float:
+    """How near a candidate's output must be to a twin's for the twin to model it.
+
+    The check's derived tolerance, or the floor's multiple of the twin's own spread where
+    that is larger: two honest TF32 implementations differ by more than two float32 ones,
+    since a sum-order difference that flips one TF32 rounding of an operand is a whole
+    TF32 step in the product that reads it. The spread widens it at most to a quarter of the
+    twin's own error: a twin whose honest orders disagree as much as it errs (bfloat16
+    arithmetic on small rows) is told apart from the truth only by the size of its error.
+    """
+    return max(derived_tolerance, min(multiple * spread, nmse / _SIZE_FACTOR))
+
+
+@dataclass(frozen=True)
+class NoFloor:
+    """Why a check's floor could not be measured; its verdict rests on the tolerance alone."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -87,6 +119,9 @@ class Floor:
     segments: tuple[SegmentFloor, ...] = ()
     #: The candidate's NMSE against the honest twin's output.
     honest_distance: float = math.inf
+    #: The honest summation orders the floor was taken over: pairwise (NumPy's), and in
+    #: order where the check reduces and the pairwise floor alone failed it.
+    honest_orders: tuple[HonestOrder, ...] = ("pairwise",)
 
     @property
     def honest(self) -> TwinName:
@@ -112,15 +147,19 @@ class Floor:
     @property
     def match(self) -> tuple[TwinError, MatchKind] | None:
         """The downgraded twin the candidate's error matches, and how; None if none does."""
-        return match_twin(self.candidate_nmse, self.twins, self.derived_tolerance)
+        return match_twin(self.candidate_nmse, self.twins, self.derived_tolerance, self.multiple)
 
     @property
     def models(self) -> tuple[TwinName, ...]:
         """The twins that model the candidate, the honest one first: their outputs are within
         the derived tolerance of each other (the candidate computes what the twin computes,
-        up to an honest implementation's own spread at this precision)."""
+        up to an honest implementation's own spread at this precision, or the twin's)."""
         honest = (self.honest,) if self.honest_distance < self.derived_tolerance else ()
-        return honest + tuple(t.name for t in self.twins if t.distance < self.derived_tolerance)
+        return honest + tuple(
+            t.name
+            for t in self.twins
+            if t.distance < t.tolerance(self.derived_tolerance, self.multiple)
+        )
 
     def summary(self) -> str:
         """``NMSE 7.1e-08 against the float64 truth = 5.2e+05x the float32 floor 1.4e-13``."""
@@ -144,7 +183,9 @@ class Floor:
             )
         twin, kind = found
         others = [
-            t.name for t in self.twins if t is not twin and t.distance < self.derived_tolerance
+            t.name
+            for t in self.twins
+            if t is not twin and t.distance < t.tolerance(self.derived_tolerance, self.multiple)
         ]
         also = f", as do {', '.join(others)}" if others else ""
         return (
@@ -170,12 +211,13 @@ class Floor:
 
 
 def match_twin(
-    candidate_nmse: float, twins: Sequence[TwinError], tolerance: float
+    candidate_nmse: float, twins: Sequence[TwinError], tolerance: float, multiple: float
 ) -> tuple[TwinError, MatchKind] | None:
     """The first twin (in :data:`~diffcheck.floor.twins.TWINS` order, the most specific
-    first) whose output the candidate's is within ``tolerance`` of; else the twin whose
-    error is of the candidate's size, within a factor of four."""
-    matching = [t for t in twins if t.distance < tolerance]
+    first) whose output the candidate's is within ``tolerance`` of (or ``multiple`` times the
+    twin's own spread); else the twin whose error is of the candidate's size, within a
+    factor of four."""
+    matching = [t for t in twins if t.distance < t.tolerance(tolerance, multiple)]
     if matching:
         return matching[0], "matches it within the floor"
     sized = [
@@ -193,12 +235,14 @@ Spans = Sequence[tuple[str, int, int]]
 
 def judge_floor(
     truth: npt.NDArray[np.float64],
-    honest: npt.NDArray[Any] | Sequence[npt.NDArray[Any]],
+    honest: npt.NDArray[Any],
     candidate: npt.NDArray[Any],
     precision: PrecisionName,
     *,
     segments: Spans = (),
-    downgraded: Callable[[], Mapping[TwinName, npt.NDArray[Any]]] | None = None,
+    in_order: Callable[[], npt.NDArray[Any]] | None = None,
+    run_in_order: bool | None = None,
+    downgraded: Callable[[], Mapping[TwinName, Sequence[npt.NDArray[np.float64]]]] | None = None,
     diagnose: bool = False,
     multiple: float | None = None,
 ) -> Floor:
@@ -207,67 +251,100 @@ def judge_floor(
     Parameters
     ----------
     truth, honest, candidate
-        Flat outputs of one size: the float64 truth, the honest twin's (or several honest
-        twins': NumPy's pairwise sums and sums in order), the candidate's. The floor is the
-        largest honest error; the candidate's distance to the honest twins, the smallest.
+        Flat outputs of one size: the float64 truth, the honest twin's with NumPy's
+        pairwise sums, the candidate's.
     precision
         The check's storage precision (its rounding floor and its multiple).
     segments
         ``(name, start, stop)`` ranges judged on their own.
+    in_order
+        Computes the honest twin with every sum in order (None for a check that does not
+        reduce). The floor is the largest honest error, and the candidate's distance to the
+        honest twins the smallest; a larger floor can only pass more, so this twin runs
+        only when the pairwise floor fails the candidate, unless ``run_in_order`` says
+        whether it runs (replay follows the report, whose floor says which ran).
     downgraded
-        Computes the downgraded twins' outputs by name; called only when the candidate
-        fails its floor or ``diagnose`` asks for it (the check failed on another count).
+        Computes the downgraded twins' outputs by name, each as one or more honest
+        implementations of the twin (the first is the twin's error; the candidate's distance
+        is to the nearest; their spread widens what models it); called only when the
+        candidate fails its floor or ``diagnose`` asks for it (the check failed on another
+        count).
     multiple
         The derived tolerance's multiple; :data:`FLOOR_MULTIPLE` of ``precision`` by default.
     """
     k = FLOOR_MULTIPLE[precision] if multiple is None else multiple
-    honests = [honest] if isinstance(honest, np.ndarray) else list(honest)
-    flat = np.asarray(candidate, dtype=np.float64).reshape(-1)
+    flat = np.ascontiguousarray(candidate).reshape(-1)
     # Every figure is a sum over a span, divided by the truth's energy there: each array
-    # pair is subtracted once and summed per span (the whole output, then each segment).
+    # pair is summed once per span (the whole output, then each segment), in its own dtype.
     spans = [(0, truth.size), *((lo, hi) for _, lo, hi in segments)]
-    energies = [energy(truth[lo:hi]) for lo, hi in spans]
+    energies = span_sums(truth, None, spans)
 
-    def against(other: npt.NDArray[Any], base: npt.NDArray[np.float64] = truth) -> list[float]:
-        with np.errstate(over="ignore", invalid="ignore"):
-            diff = np.asarray(other, dtype=np.float64).reshape(-1) - base
+    def against(
+        other: npt.NDArray[Any], base: npt.NDArray[Any] = truth, *, whole: bool = False
+    ) -> list[float]:
+        chosen = spans[:1] if whole else spans
         return [
-            ratio(energy(diff[lo:hi]), e, hi - lo)
-            for (lo, hi), e in zip(spans, energies, strict=True)
+            ratio(error, e, hi - lo)
+            for (lo, hi), e, error in zip(
+                chosen, energies[: len(chosen)], span_sums(other, base, chosen), strict=True
+            )
         ]
 
     floors = [
         ratio(rounding_error(e, hi - lo, precision), e, hi - lo)
         for (lo, hi), e in zip(spans, energies, strict=True)
     ]
-    for output in honests:
-        floors = [max(a, b) for a, b in zip(floors, against(output), strict=True)]
     candidate_errors = against(flat)
-    whole = Floor(
-        precision,
-        floors[0],
-        k,
-        candidate_errors[0],
-        segments=tuple(
-            SegmentFloor(name, f, c, k * f)
-            for (name, _, _), f, c in zip(segments, floors[1:], candidate_errors[1:], strict=True)
-        ),
-        honest_distance=min(against(flat, np.asarray(h, dtype=np.float64))[0] for h in honests),
-    )
+
+    def measured(honests: list[npt.NDArray[Any]], orders: tuple[HonestOrder, ...]) -> Floor:
+        worst = floors
+        for output in honests:
+            worst = [max(a, b) for a, b in zip(worst, against(output), strict=True)]
+        return Floor(
+            precision,
+            worst[0],
+            k,
+            candidate_errors[0],
+            segments=tuple(
+                SegmentFloor(name, f, c, k * f)
+                for (name, _, _), f, c in zip(
+                    segments, worst[1:], candidate_errors[1:], strict=True
+                )
+            ),
+            honest_distance=min(against(flat, h, whole=True)[0] for h in honests),
+            honest_orders=orders,
+        )
+
+    honests = [np.ascontiguousarray(honest).reshape(-1)]
+    whole = measured(honests, ("pairwise",))
+    if in_order is not None and (not whole.passed if run_in_order is None else run_in_order):
+        honests.append(np.ascontiguousarray(in_order()).reshape(-1))
+        whole = measured(honests, ("pairwise", "in order"))
     if downgraded is None or (whole.passed and not diagnose):
         return whole
     twins = tuple(
-        TwinError(name, against(output)[0], against(flat, output.astype(np.float64))[0])
-        for name, output in downgraded().items()
-        if not any(np.array_equal(output, h) for h in honests)
+        TwinError(
+            name,
+            against(outputs[0], whole=True)[0],
+            min(against(flat, output, whole=True)[0] for output in outputs),
+            max(
+                (against(output, outputs[0], whole=True)[0] for output in outputs[1:]),
+                default=0.0,
+            ),
+        )
+        for name, outputs in downgraded().items()
+        if not any(np.array_equal(outputs[0], h) for h in honests)
     )
     return replace(whole, twins=twins)
 
 
-def bind_floor(verdict: Verdict, floor: Floor | None) -> Verdict:
-    """``verdict`` with ``floor`` attached; failed, with the floor's reason, when it fails."""
+def bind_floor(verdict: Verdict, floor: Floor | NoFloor | None) -> Verdict:
+    """``verdict`` with ``floor`` attached; failed, with the floor's reason, when it fails;
+    with the note of why, where it could not be measured."""
     if floor is None:
         return verdict
+    if isinstance(floor, NoFloor):
+        return replace(verdict, floor_note=floor.reason)
     reason = floor.reason()
     if reason is None:
         return replace(verdict, floor=floor)

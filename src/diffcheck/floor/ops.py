@@ -10,7 +10,14 @@ import numpy.typing as npt
 
 from ..precision import PrecisionName, TwinName
 from .measure import Floor, Spans, judge_floor
-from .twins import downgrades, op_truth, run_honest_twins, run_op_twin
+from .twins import (
+    ReductionWatch,
+    downgrades,
+    op_truth,
+    run_honest_twin,
+    run_in_order_twin,
+    run_op_twin,
+)
 
 if TYPE_CHECKING:
     from ..ops import HostInputs, Op, OpParams
@@ -28,25 +35,32 @@ def op_floor(
     segments: Spans = (),
     diagnose: bool = False,
     multiple: float | None = None,
+    in_order: bool | None = None,
 ) -> Floor:
     """Measure ``candidate`` (the flat output of the check) against its precision's floor.
 
-    The truth and the honest twins always run (three host computations of the op); the
-    downgraded twins run only when the candidate fails its floor or ``diagnose`` is set.
+    The truth and the pairwise honest twin always run (two host computations of the op);
+    the in-order honest twin runs for an op that reduces, when the pairwise floor fails the
+    candidate (or as ``in_order`` says: replay follows the report); the downgraded twins run
+    only when the candidate fails its floor or ``diagnose`` is set.
     """
-    truth = op_truth(op, params, inputs, precision)
-    honest = run_honest_twins(op, params, inputs, precision)
+    watch = ReductionWatch()
+    truth = op_truth(op, params, inputs, precision, xp=watch)
 
-    def downgraded() -> dict[TwinName, npt.NDArray[np.float64]]:
+    def downgraded() -> dict[TwinName, tuple[npt.NDArray[np.float64], ...]]:
         twins: Sequence[Any] = downgrades(precision)
-        return {t.name: run_op_twin(op, params, inputs, precision, t) for t in twins}
+        return {t.name: run_op_twin(op, params, inputs, precision, t, orders=True) for t in twins}
 
     return judge_floor(
         truth,
-        honest,
+        run_honest_twin(op, params, inputs, precision),
         np.asarray(candidate).reshape(-1),
         precision,
         segments=segments,
+        in_order=(lambda: run_in_order_twin(op, params, inputs, precision))
+        if watch.reduced
+        else None,
+        run_in_order=in_order,
         downgraded=downgraded,
         diagnose=diagnose,
         multiple=multiple,

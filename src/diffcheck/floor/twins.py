@@ -26,12 +26,14 @@ if TYPE_CHECKING:
 __all__ = [
     "HONEST_TWIN",
     "TWINS",
+    "ReductionWatch",
     "RoundingNamespace",
     "SequentialNamespace",
     "Twin",
     "downgrades",
     "op_truth",
-    "run_honest_twins",
+    "run_honest_twin",
+    "run_in_order_twin",
     "run_op_twin",
     "twin_named",
 ]
@@ -129,17 +131,21 @@ def downgrades(precision: PrecisionName) -> tuple[Twin, ...]:
 
 class RoundingNamespace:
     """A NumPy Array-API namespace whose matmuls round their operands to ``fmt`` first, and
-    with ``product`` their result too.
+    with ``product`` their result too; with ``wide`` they accumulate in float64 (then round
+    to the operands' dtype), one end of a twin's own spread over accumulation orders.
 
     The product is returned in its operands' own dtype, so a twin whose arithmetic is
     bfloat16 keeps its matmul results in bfloat16 too (NumPy widens them otherwise).
     Everything else is the wrapped namespace's.
     """
 
-    def __init__(self, base: Any, fmt: Format | None, *, product: bool = False) -> None:
+    def __init__(
+        self, base: Any, fmt: Format | None, *, product: bool = False, wide: bool = False
+    ) -> None:
         self._base = base
         self._fmt = fmt
         self._product = product
+        self._wide = wide
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._base, name)
@@ -153,6 +159,8 @@ class RoundingNamespace:
             if self._fmt is not None:
                 x1 = round_to(x1, self._fmt).astype(dtype, copy=False)
                 x2 = round_to(x2, self._fmt).astype(dtype, copy=False)
+            if self._wide:  # the same operands, every product and sum exact in float64
+                x1, x2 = np.asarray(x1, np.float64), np.asarray(x2, np.float64)
             product = np.asarray(function(x1, x2, **kwargs))
             if self._product and self._fmt is not None:
                 product = round_to(product, self._fmt)
@@ -218,6 +226,26 @@ class SequentialNamespace:
         return self._base.vecdot(x1, x2, axis=axis) if total is None else total
 
 
+#: What :class:`SequentialNamespace` sums in order: code that calls none of them computes the
+#: same in either summation order.
+_REDUCTIONS: Final = frozenset({"sum", "mean", "vecdot"})
+
+
+class ReductionWatch:
+    """A namespace that notes whether the code it serves asked for a reduction that
+    :class:`SequentialNamespace` sums in order; where it did not, the in-order twin would
+    repeat the pairwise one bit for bit, and is not run."""
+
+    def __init__(self, base: Any = None) -> None:
+        self._base = _namespace() if base is None else base
+        self.reduced = False
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _REDUCTIONS:
+            self.reduced = True
+        return getattr(self._base, name)
+
+
 def _namespace() -> Any:
     import array_api_compat.numpy
 
@@ -229,38 +257,79 @@ def _stored(inputs: Mapping[str, npt.NDArray[Any]], fmt: PrecisionName) -> dict[
 
 
 def op_truth(
-    op: Op[Any], params: OpParams, inputs: HostInputs, precision: PrecisionName
+    op: Op[Any],
+    params: OpParams,
+    inputs: HostInputs,
+    precision: PrecisionName,
+    *,
+    xp: Any = None,
 ) -> npt.NDArray[np.float64]:
-    """The op in float64 from the inputs as ``precision`` stores them: the truth, flat."""
+    """The op in float64 from the inputs as ``precision`` stores them: the truth, flat.
+
+    ``xp`` is NumPy's Array-API namespace by default (a :class:`ReductionWatch` over it
+    tells whether the op reduces).
+    """
     arrays = {k: v.astype(np.float64) for k, v in _stored(inputs, precision).items()}
+    xp = _namespace() if xp is None else xp
     with np.errstate(all="ignore"):
-        out = op.compute(_namespace(), arrays, params, accumulate=np.float64)
+        out = op.compute(xp, arrays, params, accumulate=np.float64)
     return np.asarray(out, dtype=np.float64).reshape(-1)
 
 
 def run_op_twin(
-    op: Op[Any], params: OpParams, inputs: HostInputs, precision: PrecisionName, twin: Twin
-) -> npt.NDArray[np.float64]:
-    """The op computed as ``twin`` computes it, for a check at ``precision``; flat float64."""
+    op: Op[Any],
+    params: OpParams,
+    inputs: HostInputs,
+    precision: PrecisionName,
+    twin: Twin,
+    *,
+    orders: bool = False,
+) -> tuple[npt.NDArray[np.float64], ...]:
+    """The op computed as ``twin`` computes it, for a check at ``precision``; flat float64.
+
+    With ``orders``, also the same twin with its matmuls accumulated in float64 and with its
+    sums in order: three honest implementations of the twin, whose spread is the twin's own
+    floor (a chain of roundings, TF32 operands of a product of a product, amplifies a
+    difference of summation order into whole TF32 steps). A twin of float16 or bfloat16
+    arithmetic is defined by where it accumulates, and runs once.
+    """
     arithmetic = FORMAT_DTYPES[twin.arithmetic]
-    xp = _namespace()
-    if twin.operands is not None or twin.arithmetic != "f32":
-        xp = RoundingNamespace(xp, twin.operands, product=twin.product)
     arrays = _stored(inputs, twin.storage or precision)
+    rounding = twin.operands is not None or twin.arithmetic != "f32"
+    variants: list[Any] = [
+        RoundingNamespace(_namespace(), twin.operands, product=twin.product)
+        if rounding
+        else _namespace()
+    ]
+    if orders and twin.arithmetic == "f32":  # a narrower arithmetic is the twin's own order
+        variants.append(
+            RoundingNamespace(_namespace(), twin.operands, product=twin.product, wide=True)
+        )
+        variants.append(SequentialNamespace(variants[0]))
+    outputs = []
     with np.errstate(all="ignore"):
-        out = op.compute(xp, arrays, params, accumulate=arithmetic)
-    return np.asarray(out, dtype=np.float64).reshape(-1)
+        for xp in variants:
+            out = op.compute(xp, arrays, params, accumulate=arithmetic)
+            outputs.append(np.asarray(out, dtype=np.float64).reshape(-1))
+    return tuple(outputs)
 
 
-def run_honest_twins(
+def run_honest_twin(
     op: Op[Any], params: OpParams, inputs: HostInputs, precision: PrecisionName
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """The honest twin of ``precision`` with NumPy's pairwise sums, and with sums in order."""
+) -> npt.NDArray[np.float64]:
+    """The honest twin of ``precision`` with NumPy's pairwise sums, flat."""
+    (pairwise,) = run_op_twin(op, params, inputs, precision, twin_named(HONEST_TWIN[precision]))
+    return pairwise
+
+
+def run_in_order_twin(
+    op: Op[Any], params: OpParams, inputs: HostInputs, precision: PrecisionName
+) -> npt.NDArray[np.float64]:
+    """The honest twin of ``precision`` with every sum in order, flat."""
     honest = twin_named(HONEST_TWIN[precision])
     arrays = _stored(inputs, honest.storage or precision)
     with np.errstate(all="ignore"):
-        ordered = op.compute(
+        in_order = op.compute(
             SequentialNamespace(_namespace()), arrays, params, accumulate=np.float32
         )
-    pairwise = run_op_twin(op, params, inputs, precision, honest)
-    return pairwise, np.asarray(ordered, dtype=np.float64).reshape(-1)
+    return np.asarray(in_order, dtype=np.float64).reshape(-1)

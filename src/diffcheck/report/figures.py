@@ -18,13 +18,20 @@ the verdict itself is re-derived from the stored bits.
 from __future__ import annotations
 
 import math
+import re
 import sys
 
 from ..differ import Verdict
 from ..differ._measure import BLOCK
 from .models import MetricsRecord, ReportDocument, SegmentRecord
 
-__all__ = ["compare_metrics", "compare_segments", "compare_submission_metrics", "sum_allowance"]
+__all__ = [
+    "compare_metrics",
+    "compare_segments",
+    "compare_submission_metrics",
+    "same_reason",
+    "sum_allowance",
+]
 
 _RELATIVE = 8 * sys.float_info.epsilon
 
@@ -38,6 +45,30 @@ def _close(stored: float, derived: float, relative: float = _RELATIVE) -> bool:
     if not (math.isfinite(stored) and math.isfinite(derived)):
         return stored == derived or (math.isnan(stored) and math.isnan(derived))
     return stored == derived or abs(stored - derived) <= relative * max(abs(stored), abs(derived))
+
+
+# A decimal or exponent number as a reason prints one (the contract's long decimals too).
+_FLOOR_CLAUSE = "precision floor: "
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def same_reason(stored: str | None, derived: str | None, count: int) -> bool:
+    """Whether two verdict reasons say the same: equal words, and each number within the
+    allowance of a sum of ``count`` terms (a reason prints the NMSE to its last digit, and
+    the two engines' sums may differ there; see the module docstring)."""
+    if stored == derived or stored is None or derived is None:
+        return stored == derived
+    mine, _, my_floor = stored.partition(_FLOOR_CLAUSE)
+    theirs, _, their_floor = derived.partition(_FLOOR_CLAUSE)
+    # The floor's figures rest on BLAS and are checked by compare_floor, within its factors;
+    # its clause's words (the twin named) must still agree.
+    if _NUMBER.split(my_floor) != _NUMBER.split(their_floor):
+        return False
+    numbers = (_NUMBER.findall(mine), _NUMBER.findall(theirs))
+    if _NUMBER.split(mine) != _NUMBER.split(theirs) or len(numbers[0]) != len(numbers[1]):
+        return False
+    allowance = sum_allowance(count)
+    return all(_close(float(a), float(b), allowance) for a, b in zip(*numbers, strict=True))
 
 
 def compare_metrics(

@@ -39,11 +39,14 @@ def check_floor(
     *,
     inputs: HostInputs | None = None,
     diagnose: bool = False,
+    in_order: bool | None = None,
 ) -> Floor | None:
     """The floor of ``check`` for the candidate output ``actual``; None when it is not measured.
 
     Not measured when the output does not have the configured element count (the shape
     binding fails it) or holds a non-finite value (the comparator fails it first).
+    ``in_order`` forces whether the in-order honest twin runs (replay: as the report's
+    floor says it did); by default it runs where the pairwise floor fails the candidate.
     """
     from ..config import segments_of
 
@@ -60,6 +63,7 @@ def check_floor(
         actual,
         segments=spans,
         diagnose=diagnose,
+        in_order=in_order,
     )
 
 
@@ -89,7 +93,7 @@ def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str
     assert again is not None
     problems = []
     tiny = again.derived_tolerance * 1e-3
-    for name in ("honest_twin", "multiple", "status", "match"):
+    for name in ("honest_twin", "honest_orders", "multiple", "status", "match"):
         if getattr(stored, name) != getattr(again, name):
             problems.append(
                 f"result.floor.{name}: stored {getattr(stored, name)!r}, "
@@ -120,7 +124,7 @@ def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str
         )
     else:
         for mine, theirs in zip(stored.twins, again.twins, strict=True):
-            for name in ("nmse", "distance"):
+            for name in ("nmse", "distance", "spread"):
                 if not _near(
                     getattr(mine, name), getattr(theirs, name), factor=_TWIN_FACTOR, negligible=tiny
                 ):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..floor import Floor
+from ..floor import Floor, HonestOrder, twin_tolerance
 from ..precision import TwinName
 from ._fields import DERIVED, JsonFloat, Strict
 
@@ -22,7 +22,14 @@ class TwinRecord(Strict):
     name: TwinName = Field(description=DERIVED + "Which twin (diffcheck.precision.TwinName).")
     nmse: JsonFloat = Field(description=_RECOMPUTED + "The twin's NMSE against the truth.")
     distance: JsonFloat = Field(
-        description=_RECOMPUTED + "The candidate's NMSE against the twin's output."
+        description=_RECOMPUTED + "The candidate's NMSE against the twin's output (the "
+        "nearest of its honest accumulation orders)."
+    )
+    spread: JsonFloat = Field(
+        description=_RECOMPUTED + "The twin's own spread: the largest NMSE between its "
+        "outputs under honest accumulation orders (float32, float64, in order). The twin "
+        "models the candidate when distance < max(derived_tolerance, min(multiple x spread, "
+        "nmse / 4))."
     )
 
 
@@ -51,8 +58,14 @@ class FloorRecord(Strict):
     )
     floor_nmse: JsonFloat = Field(
         description=_RECOMPUTED + "max(the honest twin's NMSE against the truth with NumPy's "
-        "pairwise sums, the same with every sum in order, the NMSE correct rounding to "
-        "config.precision makes on average: u^2/3)."
+        "pairwise sums, the same with every sum in order where honest_orders has it, the "
+        "NMSE correct rounding to config.precision makes on average: u^2/3)."
+    )
+    honest_orders: list[HonestOrder] = Field(
+        description=DERIVED + "The honest summation orders the floor was taken over: "
+        "'pairwise' always; 'in order' too for an op that reduces whose candidate the "
+        "pairwise floor alone fails (a larger floor only passes more). Replay runs the "
+        "orders listed and derives the same list."
     )
     multiple: JsonFloat = Field(
         description=DERIVED + "The measured multiple of the floor an honest candidate stays "
@@ -86,7 +99,11 @@ class FloorRecord(Strict):
         """The twins whose output the candidate's is within the derived tolerance of, the
         honest one first."""
         honest = (self.honest_twin,) if self.honest_distance < self.derived_tolerance else ()
-        return honest + tuple(t.name for t in self.twins if t.distance < self.derived_tolerance)
+        return honest + tuple(
+            t.name
+            for t in self.twins
+            if t.distance < twin_tolerance(self.derived_tolerance, self.multiple, t.spread, t.nmse)
+        )
 
     @classmethod
     def of(cls, floor: Floor | None) -> FloorRecord | None:
@@ -101,8 +118,12 @@ class FloorRecord(Strict):
             derived_tolerance=floor.derived_tolerance,
             candidate_nmse=floor.candidate_nmse,
             honest_distance=floor.honest_distance,
+            honest_orders=list(floor.honest_orders),
             status="passed" if floor.passed else "failed",
-            twins=[TwinRecord(name=t.name, nmse=t.nmse, distance=t.distance) for t in floor.twins],
+            twins=[
+                TwinRecord(name=t.name, nmse=t.nmse, distance=t.distance, spread=t.spread)
+                for t in floor.twins
+            ],
             match=None if found is None else found[0].name,
             segments=[
                 FloorSegmentRecord(

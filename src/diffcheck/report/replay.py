@@ -47,7 +47,12 @@ from ..ops import ContextLifecycle, get_op
 from .arrays import decode_output
 from .bounds import claimed_fields, is_self_test, representability_problem
 from .candidate import bind_rerun, candidate_identity
-from .figures import compare_metrics, compare_segments, compare_submission_metrics
+from .figures import (
+    compare_metrics,
+    compare_segments,
+    compare_submission_metrics,
+    same_reason,
+)
 from .floor_check import check_floor, compare_floor
 from .identity import bind_library, computed_by_of, identity_problem, independence
 from .limits import report_read_limit
@@ -238,7 +243,15 @@ def _judge(
     if segments:
         verdict = bind_segments(verdict, reference, actual, segments, ulp_dtype=check.precision)
     if floor and document.schema_version >= FLOOR_VERSION:
-        measured = check_floor(check, chains, actual, diagnose=verdict.status == "failed")
+        stored = getattr(document.result, "floor", None)
+        measured = check_floor(
+            check,
+            chains,
+            actual,
+            diagnose=verdict.status == "failed",
+            # The report's floor says which honest orders made it; none stored: the rule's.
+            in_order=None if stored is None else "in order" in stored.honest_orders,
+        )
         verdict = bind_floor(verdict, measured)
     return verdict
 
@@ -376,7 +389,10 @@ def replay(document: ReportDocument, *, rerun: bool = False) -> Replay:
     if result.reference is not None and result.actual is not None:
         if reference is not None and actual is not None:
             verdict = _judge(document, check, chains, reference, actual, floor=not refuted)
-            if (result.status, result.reason) != (verdict.status, verdict.reason):
+            count = verdict.metrics.element_count if verdict.metrics is not None else 0
+            if result.status != verdict.status or not same_reason(
+                result.reason, verdict.reason, count
+            ):
                 problems.append(
                     f"status: stored {result.status}, derived {verdict.status}"
                     + (
