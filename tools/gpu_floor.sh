@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The precision floor on an NVIDIA machine (docs/gpu-evidence.md): honest GPU candidates
 # against the floor, and the TF32 paths that must fail. Run from the tree's root with the
-# wheels in .whl/ (this tree's, pydantic's, array-api-compat's, mlx's) and MLX's CUDA
+# wheels in .whl/ (this tree's, pydantic's, array-api-compat's, ml-dtypes', mlx's, wgpu's with
+# cffi, pycparser and rendercanvas, libvulkan1's .deb) and MLX's CUDA
 # backend unpacked at /tmp/mlxcuda (the mlx-cuda wheel's contents). Reports go to $OUT
 # (default /tmp/floor-out).
 set -u
