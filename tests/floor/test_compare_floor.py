@@ -116,3 +116,48 @@ def test_a_function_numpy_cannot_run_in_float64_says_it_has_no_floor() -> None:
     refused = function_floor(raises, [x], "f32", x)
     assert isinstance(refused, NoFloor)
     assert refused.reason.startswith("the function does not run on NumPy in float64: TypeError")
+
+
+def mlp_with_operators(xp: Any, x: Any, w1: Any, w2: Any) -> Any:
+    """The MLP written with ``@``, as most code is; a candidate computes every product in
+    float16 (a half-precision GEMM)."""
+
+    def product(a: Any, b: Any) -> Any:
+        if "numpy" in _library(xp):
+            return a @ b
+        return xp.astype(xp.astype(a, xp.float16) @ xp.astype(b, xp.float16), a.dtype)
+
+    h = product(x, w1)
+    h = h * (1.0 / (1.0 + xp.exp(-h)))
+    logits = product(h, w2)
+    shifted = logits - xp.max(logits, axis=-1, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+
+
+def test_a_half_precision_product_written_with_the_operator_is_named() -> None:
+    _usable("torch:cpu")
+    verdict = diffcheck.compare(mlp_with_operators, X, W1, W2, candidate="torch:cpu")
+    assert not verdict
+    assert verdict.floor is not None
+    found = verdict.floor.match
+    assert found is not None, verdict.reason
+    # Before the inputs saw `@`, no matmul twin rounded these products and none matched.
+    assert found[0].name == "float16 matmuls", verdict.reason
+    assert found[1] == "matches it within the floor", verdict.reason
+
+
+def test_the_operator_twin_rounds_every_product_of_products() -> None:
+    from diffcheck.floor.function import _operands
+    from diffcheck.floor.rounding import round_to
+    from diffcheck.floor.twins import twin_named
+
+    a, b = X[:4], W1
+    (wrapped_a, wrapped_b) = _operands(twin_named("tf32 operands"), [a, b])
+    first = wrapped_a @ wrapped_b
+    expected = round_to(a, "tf32").astype(np.float32) @ round_to(b, "tf32").astype(np.float32)
+    assert np.array_equal(np.asarray(first), expected)
+    second = (first * 2.0) @ np.asarray(W2)  # a ufunc result keeps rounding its products
+    rounded = round_to(np.asarray(first) * 2.0, "tf32").astype(np.float32)
+    assert np.array_equal(np.asarray(second), rounded @ round_to(W2, "tf32").astype(np.float32))
+    # A twin that leaves matmul operands alone hands the arrays over as they are.
+    assert _operands(twin_named("float16 storage"), [a])[0] is a

@@ -6,7 +6,8 @@ whose float32 and float16 dtypes are float64 (so ``xp.astype(x, xp.float32)`` in
 function keeps the truth exact). The honest twin runs it on arrays stored at the check's
 precision, NumPy rounding every operation's result there (at f32 that is the NumPy
 reference itself, reused). Matmul twins round the operands of ``xp.matmul``,
-``xp.tensordot`` and ``xp.vecdot``; a product written ``a @ b`` is not seen by them.
+``xp.tensordot`` and ``xp.vecdot``, and of ``a @ b`` on the inputs and on what is computed
+from them by NumPy's ufuncs (:class:`_MatmulOperands`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy.typing as npt
 
 from ..precision import PrecisionName, TwinName
 from .measure import Floor, NoFloor, judge_floor
-from .rounding import round_to
+from .rounding import Format, round_to
 from .twins import ReductionWatch, RoundingNamespace, SequentialNamespace, Twin, downgrades
 
 __all__ = ["function_floor"]
@@ -56,6 +57,44 @@ def _run(fn: Callable[..., Any], xp: Any, arrays: Sequence[Any]) -> npt.NDArray[
         return _flat(fn(xp, *arrays))
 
 
+class _MatmulOperands(np.ndarray):
+    """An input array whose ``a @ b`` rounds its operands as the twin's ``xp.matmul`` does.
+
+    ``a @ b`` on NumPy arrays never reaches the namespace; NumPy's matmul is a ufunc, so an
+    input of this subclass sees it in ``__array_ufunc__``, and every ufunc result stays of
+    this subclass so a product of products is seen too. ``_fmt`` and ``_product`` are set on
+    a subclass made per twin (:func:`_operands`).
+    """
+
+    _fmt: Format | None = None
+    _product: bool = False
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        plain = [np.asarray(x) if isinstance(x, _MatmulOperands) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(np.asarray(o) for o in kwargs["out"])
+        if ufunc is np.matmul and method == "__call__" and self._fmt is not None:
+            dtype = np.result_type(*plain)
+            plain = [round_to(x, self._fmt).astype(dtype, copy=False) for x in plain]
+            result = np.asarray(ufunc(*plain, **kwargs))
+            if self._product:
+                result = round_to(result, self._fmt).astype(dtype, copy=False)
+        else:
+            result = getattr(ufunc, method)(*plain, **kwargs)
+        return result.view(type(self)) if isinstance(result, np.ndarray) else result
+
+
+def _operands(twin: Twin, arrays: Sequence[npt.NDArray[Any]]) -> list[npt.NDArray[Any]]:
+    """``arrays`` as inputs whose ``@`` rounds like ``twin``'s matmuls (as they are for a
+    twin that leaves matmul operands alone)."""
+    if twin.operands is None:
+        return list(arrays)
+    kind = type(
+        "MatmulOperands", (_MatmulOperands,), {"_fmt": twin.operands, "_product": twin.product}
+    )
+    return [np.asarray(a).view(kind) for a in arrays]
+
+
 def _twin(
     fn: Callable[..., Any],
     hosts: Sequence[npt.NDArray[Any]],
@@ -66,7 +105,7 @@ def _twin(
     its sums in order (the twin's own spread, :func:`~.twins.run_op_twin`)."""
     storage = twin.storage or precision
     coarser = twin.arithmetic if twin.arithmetic != "f32" else storage
-    arrays = [round_to(round_to(h, storage), coarser) for h in hosts]
+    arrays = _operands(twin, [round_to(round_to(h, storage), coarser) for h in hosts])
     plain = RoundingNamespace(_namespace(), twin.operands, product=twin.product)
     wide = RoundingNamespace(_namespace(), twin.operands, product=twin.product, wide=True)
     if twin.arithmetic != "f32":  # the accumulation's format is the twin: it runs once
