@@ -45,6 +45,7 @@ from ._judge import Comparer, Kept, Pending
 from ._proxy import RawCall, Recorder, RecordingNamespace, is_array, unwrap
 from ._rerun import short_bound
 from ._result import CandidateRaised, Localization, LocatedCall, PathSplit
+from ._twins import MATMULS, call_twin
 
 __all__ = ["DEFAULT_MAX_MEMORY", "locate_on"]
 
@@ -369,6 +370,7 @@ def locate_on(
     calls = _before_first_wrong_ok(tuple(located[i] for i in sorted(located)))
     first = next((c for c in calls if c.status == "wrong"), None)
     make_bundle: Callable[[], tuple[Any, str]] | None = None
+    make_diagnosis: Callable[[], str | None] | None = None
     if first is not None and first.index in first_pending:
         pending = first_pending[first.index]
         function, via = first.function, pending.call.via
@@ -378,6 +380,12 @@ def locate_on(
             return bundle_for_call(function, via, args, kwargs, reference, candidate)
 
         make_bundle = bundle_first
+        if function in MATMULS:
+
+            def diagnose_first() -> str | None:
+                return call_twin(function, pending, candidate, precision)  # type: ignore[arg-type]
+
+            make_diagnosis = diagnose_first
 
     return Localization(
         reference=reference.spec,
@@ -391,5 +399,6 @@ def locate_on(
         peak_stored_bytes=peak,
         max_memory=max_memory,
         make_bundle=make_bundle,
+        make_diagnosis=make_diagnosis,
         raised=raised[0] if raised else None,
     )

@@ -144,6 +144,14 @@ class Localization:
     )
     #: The call that raised on the candidate only (no later call was compared), or None.
     raised: CandidateRaised | None = None
+    #: Names the precision twin a wrong matmul's error matches, the first time it is asked.
+    make_diagnosis: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def diagnosis(self) -> str | None:
+        """For a first wrong call that multiplies matrices, the twin its error matches
+        (``consistent with TF32 matmul operands ...: twin NMSE 6.8e-08``); else None."""
+        return None if self.make_diagnosis is None else self.make_diagnosis()
 
     @cached_property
     def _bundled(self) -> tuple[Any, str]:
@@ -222,7 +230,8 @@ class Localization:
             f"  local error: NMSE {_figure(call.local.nmse)}, max |diff| "
             f"{_figure(call.local.max_abs)} at {call.local.worst_index}; {call.local.reason}\n"
             f"  carried error: NMSE {_figure(call.carried.nmse)}\n"
-            f"  reference around it: {list(call.local.reference_around)}\n"
+            + (f"  diagnosis: {self.diagnosis}\n" if self.diagnosis else "")
+            + f"  reference around it: {list(call.local.reference_around)}\n"
             f"  candidate around it: {list(call.local.candidate_around)}"
         )
         inherits = sum(1 for c in self.calls if c.status == "inherits")
