@@ -9,7 +9,20 @@ names what ``locate`` must find on each candidate at float32:
   ``function`` (each is listed in docs/locate.md with its evidence);
 - ``Known(cause, raises)``: a false alarm or a failure to run whose cause is named; the
   corpus test marks it ``xfail(strict=True)`` with that cause, so the case reports itself
-  once the cause is gone.
+  once the cause is gone (none is left).
+
+At float16 and bfloat16 (``precision="f16"``, ``"bf16"``: the candidate's floating inputs
+are cast to that dtype, the reference keeps float32) every case runs on each candidate that
+runs it at float32 and executes the precision (torch:cpu and mlx:cpu; array_api_strict
+executes f32 only). Each is clean unless ``Case.narrow`` names what else it must give:
+
+- ``Raises(function, error, reason)``: the candidate's run stops at a call of ``function``
+  with an exception matching ``error``, where the reference ran on (``result.raised``);
+- ``Splits(reference, reason)``: the library takes another path on the candidate's dtype
+  than on the reference's float32, first parting at a call of ``reference`` on the
+  reference's side (``result.path_split``).
+
+Neither may come with a wrong call.
 
 MLX runs a case only where the library accepts ``mlx.core`` (which is not an Array API
 namespace: no ``unique_values``, ``signbit``, ``bool``, ``astype(copy=)``, ``asarray(device=)``
@@ -67,15 +80,6 @@ from sklearn.utils.extmath import softmax as sk_softmax
 
 CANDIDATES = ("array_api_strict", "torch:cpu", "mlx:cpu")
 
-#: The false alarms locate still gives on the corpus, each by its mechanism.
-CAUSE_RANK_DEFICIENT_SVD = (
-    "values.gauge aligns a zero singular value's vectors only within the columns returned: "
-    "LinearDiscriminantAnalysis calls linalg.svd(full_matrices=False) on a (3, 4) matrix of "
-    "rank 2 (singular values 4.3, 0.60, 1e-8), whose third right vector may be any unit "
-    "vector of a 2-dimensional null space; torch picks another one than NumPy, and Vh is "
-    "judged wrong (NMSE 0.12)"
-)
-
 
 @dataclass(frozen=True)
 class Real:
@@ -99,8 +103,27 @@ class Known:
     raises: type[BaseException] = AssertionError
 
 
+@dataclass(frozen=True)
+class Raises:
+    """The candidate's run stops at a call of ``function`` raising ``error`` (a regex)."""
+
+    function: str
+    error: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Splits:
+    """The paths part at a call of ``reference`` on the reference's side: a dtype branch."""
+
+    reference: str
+    reason: str
+
+
 CLEAN = "clean"
-Expectation = str | Real | Known
+Expectation = str | Real | Known | Raises | Splits
+#: The precisions below float32 the corpus runs at, on each candidate that executes them.
+NARROW = ("f16", "bf16")
 
 
 @dataclass(frozen=True)
@@ -111,6 +134,14 @@ class Case:
     fn: Callable[..., Any]
     inputs: Callable[[], tuple[Any, ...]]
     expect: dict[str, Expectation] = field(default_factory=dict)
+    #: (candidate, precision) -> what it must give at f16 or bf16 where that is not clean.
+    narrow: dict[tuple[str, str], Expectation] = field(default_factory=dict)
+
+    def expected(self, candidate: str, precision: str) -> Expectation:
+        """What locate must find on ``candidate`` at ``precision``."""
+        if precision == "f32":
+            return self.expect[candidate]
+        return self.narrow.get((candidate, precision), CLEAN)
 
 
 def _rng() -> np.random.Generator:
@@ -198,14 +229,52 @@ def scipy_dispatches() -> bool:
 
 all_clean = {"array_api_strict": CLEAN, "torch:cpu": CLEAN, "mlx:cpu": CLEAN}
 no_mlx_clean = {"array_api_strict": CLEAN, "torch:cpu": CLEAN}
-lda_svd = Known(
-    CAUSE_RANK_DEFICIENT_SVD, r"^NMSE \S+ is not below 1e-07 in \d+ of 12 float32 elements"
-)
 torch_sqrt = Real(
     "sqrt",
     "torch's float32 sqrt is not correctly rounded: 15,648 of 100,000 uniform arguments in "
     "[0, 10) differ from the correctly rounded root (NumPy's match it everywhere)",
 )
+
+# --- what a case gives at f16 and bf16 where it is not clean -----------------------------
+
+#: torch's ``@`` does not promote two floating dtypes, which the standard's matmul does.
+torch_matmul = Raises(
+    "matmul",
+    r"have the same dtype",
+    "scikit-learn fits a float16 or bfloat16 input in float64 (a dtype it does not keep) and "
+    "then computes X @ coef_ of the input's dtype and float64: torch's @ refuses two floating "
+    "dtypes (float32 @ float64 raises too), where the standard's matmul, NumPy and "
+    "array_api_compat.torch.matmul promote",
+)
+#: SciPy's special functions compute on NumPy arrays, and NumPy has no bfloat16.
+scipy_bf16 = {
+    ("torch:cpu", "bf16"): Raises(
+        "(the program's own code)",
+        r"unsupported ScalarType BFloat16",
+        "SciPy converts the input to NumPy, which has no bfloat16 (torch's __array__ raises)",
+    ),
+    ("mlx:cpu", "bf16"): Raises(
+        "(the program's own code)",
+        r"'bfloat16' is not a valid PEP 3118 buffer format string",
+        "SciPy converts the input to NumPy, which has no bfloat16 (MLX's buffer raises)",
+    ),
+}
+#: scikit-learn computes float32 distances in float64 chunks, and other dtypes directly.
+upcast_split = Splits(
+    "empty",
+    "scikit-learn's euclidean_distances upcasts float32 inputs by chunks "
+    "(_euclidean_distances_upcast: empty at pairwise.py:581) and computes float16 and float64 "
+    "(bfloat16 becomes float64) directly: the reference's float32 takes another path",
+)
+#: scikit-learn keeps no bfloat16: it turns it into float64, the reference's float32 stays.
+scaler_split = Splits(
+    "astype",
+    "scikit-learn turns bfloat16 into float64 (check_array keeps float64, float32 and "
+    "float16) and upcasts the reference's float32 sums to float64 (astype at extmath.py:1102) "
+    "where the candidate's float64 needs none",
+)
+sklearn_narrow = {("torch:cpu", p): torch_matmul for p in NARROW}
+distances_narrow = {("torch:cpu", p): upcast_split for p in NARROW}
 
 CORPUS: dict[str, Case] = {
     # array-api-extra
@@ -256,11 +325,15 @@ CORPUS: dict[str, Case] = {
     "scipy.special.xlogy": Case(
         "scipy", special.xlogy, lambda: (_positive()[0], _positive()[0] + 1), no_mlx_clean
     ),
-    "scipy.special.entr": Case("scipy", special.entr, _positive, all_clean),
-    "scipy.special.expit": Case("scipy", special.expit, _vector, all_clean),
-    "scipy.special.erf": Case("scipy", special.erf, _vector, all_clean),
-    "scipy.special.log_ndtr": Case("scipy", special.log_ndtr, _vector, all_clean),
-    "scipy.special.gammaln": Case("scipy", special.gammaln, _positive, all_clean),
+    "scipy.special.entr": Case("scipy", special.entr, _positive, all_clean, narrow=scipy_bf16),
+    "scipy.special.expit": Case("scipy", special.expit, _vector, all_clean, narrow=scipy_bf16),
+    "scipy.special.erf": Case("scipy", special.erf, _vector, all_clean, narrow=scipy_bf16),
+    "scipy.special.log_ndtr": Case(
+        "scipy", special.log_ndtr, _vector, all_clean, narrow=scipy_bf16
+    ),
+    "scipy.special.gammaln": Case(
+        "scipy", special.gammaln, _positive, all_clean, narrow=scipy_bf16
+    ),
     "scipy.stats.zscore": Case("scipy", stats.zscore, _matrix, no_mlx_clean),
     "scipy.stats.skew": Case("scipy", stats.skew, _matrix, no_mlx_clean),
     "scipy.stats.gmean": Case("scipy", stats.gmean, _positive, no_mlx_clean),
@@ -275,13 +348,18 @@ CORPUS: dict[str, Case] = {
         "scikit-learn",
         sk(lambda x, y: LinearDiscriminantAnalysis(solver="svd").fit(x, y).predict_proba(x)),
         _matrix_labels,
-        {"array_api_strict": CLEAN, "torch:cpu": lda_svd},
+        # Its linalg.svd(full_matrices=False) of a (3, 4) matrix of rank 2: torch's third
+        # right vector is another unit vector of the 2-dimensional null space than NumPy's,
+        # judged by what the input determines (values.gauge).
+        no_mlx_clean,
+        narrow=sklearn_narrow,
     ),
     "sklearn Ridge": Case(
         "scikit-learn",
         sk(lambda x, y: Ridge(alpha=1.0, solver="svd").fit(x, y).predict(x)),
         _matrix_target,
         no_mlx_clean,
+        narrow=sklearn_narrow,
     ),
     "sklearn r2_score": Case("scikit-learn", sk(metric(r2_score)), _pair, no_mlx_clean),
     "sklearn mean_squared_error": Case(
@@ -301,7 +379,11 @@ CORPUS: dict[str, Case] = {
         no_mlx_clean,
     ),
     "sklearn StandardScaler": Case(
-        "scikit-learn", sk(lambda x: StandardScaler().fit_transform(x)), _matrix, no_mlx_clean
+        "scikit-learn",
+        sk(lambda x: StandardScaler().fit_transform(x)),
+        _matrix,
+        no_mlx_clean,
+        narrow={("torch:cpu", "bf16"): scaler_split},
     ),
     "sklearn MinMaxScaler": Case(
         "scikit-learn", sk(lambda x: MinMaxScaler().fit_transform(x)), _matrix, no_mlx_clean
@@ -327,7 +409,9 @@ CORPUS: dict[str, Case] = {
     "sklearn linear_kernel": Case("scikit-learn", sk(linear_kernel), _matrix, no_mlx_clean),
     "sklearn polynomial_kernel": Case("scikit-learn", sk(polynomial_kernel), _matrix, no_mlx_clean),
     "sklearn sigmoid_kernel": Case("scikit-learn", sk(sigmoid_kernel), _matrix, no_mlx_clean),
-    "sklearn rbf_kernel": Case("scikit-learn", sk(rbf_kernel), _matrix, no_mlx_clean),
+    "sklearn rbf_kernel": Case(
+        "scikit-learn", sk(rbf_kernel), _matrix, no_mlx_clean, narrow=distances_narrow
+    ),
     "sklearn cosine_similarity": Case(
         "scikit-learn",
         sk(cosine_similarity),
@@ -339,6 +423,7 @@ CORPUS: dict[str, Case] = {
         sk(euclidean_distances),
         _matrix,
         {"array_api_strict": CLEAN, "torch:cpu": torch_sqrt},
+        narrow=distances_narrow,
     ),
     "sklearn additive_chi2_kernel": Case(
         "scikit-learn", sk(additive_chi2_kernel), _positive, no_mlx_clean

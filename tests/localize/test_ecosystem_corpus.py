@@ -2,8 +2,8 @@
 
 The corpus (``ecosystem_corpus``) runs each function of array-api-extra, SciPy and
 scikit-learn on array_api_strict, torch:cpu and mlx:cpu (where the library accepts MLX) at
-float32; a clean library gives no wrong call, and every wrong call on a real library is a
-real deviation. Then one namespace function at a time is planted wrong in a NumPy
+float32, and on torch:cpu and mlx:cpu at float16 and bfloat16; a clean library gives no
+wrong call, and every wrong call on a real library is a real deviation. Then one namespace function at a time is planted wrong in a NumPy
 candidate, for every function each program calls: the first wrong call is a call of that
 function and no call of any other function is wrong.
 """
@@ -33,6 +33,14 @@ CELLS = [
     for name, case in corpus.CORPUS.items()
     for candidate in corpus.CANDIDATES
     if candidate in case.expect
+]
+#: The candidates that execute float16 and bfloat16 (array_api_strict executes f32 only).
+NARROW_CANDIDATES = ("torch:cpu", "mlx:cpu")
+NARROW_CELLS = [
+    (name, candidate, precision)
+    for precision in corpus.NARROW
+    for name, candidate in CELLS
+    if candidate in NARROW_CANDIDATES
 ]
 
 
@@ -96,16 +104,70 @@ def test_each_corpus_function_is_located_as_expected_at_f32(
         )
         _only_the_known_cause(case, candidate, expected)
     result = locate(case.fn, *case.inputs(), candidate=candidate)
+    _found_as_expected(result, expected)
+
+
+def _found_as_expected(result: Localization, expected: Any) -> None:
+    """``result`` is what ``expected`` says, and no call is wrong that it does not name."""
+    wrong = {c.function for c in result.calls if c.status == "wrong"}
+    if isinstance(expected, corpus.Raises):  # the candidate stops: the library or the dtype
+        raised = result.raised
+        assert raised is not None, str(result)
+        assert raised.function == expected.function, str(result)
+        assert re.search(expected.error, raised.error), str(result)
+        assert result.path_split is None, str(result)
+        assert not wrong, str(result)
+        return
+    if isinstance(expected, corpus.Splits):  # the library branches on the dtype
+        split = result.path_split
+        assert split is not None, str(result)
+        assert split.reference is not None, str(result)
+        assert split.reference[0] == expected.reference, str(result)
+        assert result.raised is None, str(result)
+        assert not wrong, str(result)
+        return
     assert result.path_split is None, str(result)
+    assert result.raised is None, str(result)
     _compared(result)
     if isinstance(expected, corpus.Real):
         first = result.first_wrong
         assert first is not None, result.table()
         assert first.function == expected.function, str(result)
-        assert {c.function for c in result.calls if c.status == "wrong"} == {expected.function}
+        assert wrong == {expected.function}, str(result)
     else:
+        assert expected == corpus.CLEAN, expected
         assert result.passed, str(result)
         assert {c.status for c in result.calls} <= {"ok", "inherits"}
+
+
+@pytest.mark.parametrize(
+    ("name", "candidate", "precision"),
+    NARROW_CELLS,
+    ids=[f"{n}-{c}-{p}" for n, c, p in NARROW_CELLS],
+)
+def test_each_corpus_function_is_located_as_expected_at_f16_and_bf16(
+    name: str, candidate: str, precision: str
+) -> None:
+    # The candidate's floating inputs in float16 or bfloat16, the reference's in float32.
+    case = corpus.CORPUS[name]
+    probe = resolve(candidate).probe()
+    if not probe.is_available:
+        pytest.skip(f"{candidate}: {probe.reason}")
+    result = locate(case.fn, *case.inputs(), candidate=candidate, precision=precision)
+    _found_as_expected(result, case.expected(candidate, precision))
+
+
+@pytest.mark.parametrize("precision", corpus.NARROW)
+def test_array_api_strict_runs_no_corpus_case_below_f32(precision: str) -> None:
+    # Not a silent gap: array_api_strict has no float16 or bfloat16, and says so.
+    pytest.importorskip("array_api_strict", reason="array-api-strict is not installed here")
+    executes = resolve("array_api_strict").capabilities().precisions
+    assert precision not in executes, f"array_api_strict executes {precision}: run the corpus"
+    count = sum(1 for _, candidate in CELLS if candidate == "array_api_strict")
+    pytest.skip(
+        f"array_api_strict executes {', '.join(executes)} only, not {precision} "
+        f"({count} cases, collected as one)"
+    )
 
 
 # --- planted bugs inside the libraries' code ---------------------------------------------

@@ -90,6 +90,59 @@ def test_without_alignment_both_would_be_wrong(flip: str, monkeypatch: pytest.Mo
     import diffcheck.localize._judge as judge
 
     monkeypatch.setattr(judge, "align_to_reference", lambda _f, _r, c: list(c))
+    monkeypatch.setattr(judge, "align_and_explain", lambda _f, _r, c: (list(c), None))
     result = locate(_whitened, X, candidate=_SignsAdapter(flip))
     assert result.first_wrong is not None
+    assert result.first_wrong.function == "linalg.svd"
+
+
+# A rank-deficient wide matrix: its reduced SVD returns part of a wider null space.
+
+
+class _NullLinalg(_Linalg):
+    """svd whose right vectors of zero singular values are another basis of the null space."""
+
+    def svd(self, x: Any, /, *, full_matrices: bool = True) -> Any:
+        u, s, vh = cnp.linalg.svd(x, full_matrices=full_matrices)
+        _, _, whole = np.linalg.svd(x, full_matrices=True)
+        rank = int(np.sum(s > 1e-6 * s.max()))
+        null = whole[rank:]  # every direction A maps to zero, beyond the columns returned
+        chosen = (null[0] + null[-1]) / np.sqrt(2.0)  # another unit vector of that space
+        if self.flip == "outside":  # a determined vector mixed in: not in the null space
+            chosen = (chosen + 0.3 * vh[0]) / np.linalg.norm(chosen + 0.3 * vh[0])
+        vh = vh.copy()
+        vh[rank] = chosen
+        return u, s, vh
+
+
+class _NullAdapter(_SignsAdapter):
+    name = "null"
+
+    def __init__(self, flip: str) -> None:
+        super().__init__(flip)
+        self._namespace.linalg = _NullLinalg(flip)
+
+
+def _rank_two(xp: Any, x: Any) -> Any:
+    _, s, vh = xp.linalg.svd(x, full_matrices=False)
+    return xp.sum(vh * vh, axis=-1) + s
+
+
+WIDE = (lambda r: r.standard_normal((3, 2)) @ r.standard_normal((2, 5)))(
+    np.random.default_rng(3)
+).astype(np.float64)
+
+
+def test_another_vector_of_a_null_space_wider_than_the_columns_returned_is_right() -> None:
+    result = locate(_rank_two, WIDE, candidate=_NullAdapter("null"))
+    svd = next(c for c in result.calls if c.function == "linalg.svd")
+    assert svd.status == "ok", str(result)
+    assert result.first_wrong is None, str(result)
+    # The verdict says that these vectors were judged by what the input determines.
+    assert "not determined by the input" in (svd.local.reason or ""), svd.local
+
+
+def test_a_vector_outside_the_null_space_is_the_wrong_call() -> None:
+    result = locate(_rank_two, WIDE, candidate=_NullAdapter("outside"))
+    assert result.first_wrong is not None, str(result)
     assert result.first_wrong.function == "linalg.svd"

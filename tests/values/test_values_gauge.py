@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diffcheck.values import compare_values
-from diffcheck.values.gauge import align_to_reference
+from diffcheck.values.gauge import align_and_explain, align_to_reference
 
 
 def _matrix(seed: int, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
@@ -466,3 +466,125 @@ def test_a_singular_pair_takes_the_sign_closest_for_both_vectors_together() -> N
     assert np.array_equal(u[:, 0], [-0.8, -0.6])
     assert np.array_equal(vh[0], [1.0, 0.0])
     assert np.array_equal(u[:, 1], u_cand[:, 1])  # the second pair already agrees
+
+
+# Zero singular values: vectors the input does not determine, judged by what it does.
+
+
+def _rank_deficient(seed: int, m: int, n: int, rank: int, dtype: Any) -> Any:
+    """An ``m x n`` matrix of rank ``rank`` (singular values 1 to 4, the rest zero)."""
+    rng = np.random.default_rng(seed)
+    left = np.linalg.qr(rng.standard_normal((m, m)))[0][:, :rank]
+    right = np.linalg.qr(rng.standard_normal((n, n)))[0][:, :rank]
+    return ((left * rng.uniform(1.0, 4.0, rank)) @ right.T).astype(dtype)
+
+
+def _null_basis(x: Any, side: str) -> Any:
+    """An orthonormal basis (float64) of the whole null space of ``x`` (``x^T`` for "left")."""
+    u, s, vh = np.linalg.svd(x.astype(np.float64), full_matrices=True)
+    rank = int(np.sum(s > 1e-3 * s.max()))
+    return u[:, rank:] if side == "left" else vh[rank:, :].T
+
+
+def _with_null_columns(svd: list[Any], side: str, columns: Any) -> list[Any]:
+    """The reduced SVD with its last null columns of ``side`` replaced by ``columns``."""
+    u, s, vh = (a.copy() for a in svd)
+    count = columns.shape[1]
+    if side == "left":
+        u[:, -count:] = columns
+    else:
+        vh[-count:, :] = columns.T
+    return [u, s, vh]
+
+
+_DEFICIENT = {
+    "seed": st.integers(0, 2**31 - 1),
+    "small": st.integers(2, 4),
+    "extra": st.integers(1, 3),
+    "lost": st.integers(1, 2),
+    "dtype": st.sampled_from([np.float32, np.float64]),
+    "wide": st.booleans(),
+}
+
+
+def _reduced_case(seed: int, small: int, extra: int, lost: int, dtype: Any, wide: bool) -> Any:
+    """A rank-deficient matrix whose reduced SVD returns only part of a null space."""
+    m, n = (small, small + extra) if wide else (small + extra, small)
+    rank = max(1, small - lost)
+    x = _rank_deficient(seed, m, n, rank, dtype)
+    side = "right" if wide else "left"
+    returned = small - rank  # null columns in the reduced SVD; the null space is wider
+    return x, side, returned, list(np.linalg.svd(x, full_matrices=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(**_DEFICIENT)
+def test_any_basis_of_a_wider_null_space_passes_where_returned_columns_cannot_hold_it(
+    seed: int, small: int, extra: int, lost: int, dtype: Any, wide: bool
+) -> None:
+    x, side, returned, reference = _reduced_case(seed, small, extra, lost, dtype, wide)
+    basis = _null_basis(x, side)  # extra + returned directions; returned columns only
+    turn = np.linalg.qr(np.random.default_rng(seed + 1).standard_normal(basis.shape[1:] * 2))[0]
+    chosen = (basis @ turn[:, :returned]).astype(dtype)
+    candidate = _with_null_columns(reference, side, chosen)
+    verdict = compare_values(reference, candidate, function="linalg.svd")
+    assert verdict.passed, str(verdict)
+    assert "not determined by the input" in verdict.bound.provenance
+    # The columns returned hold another part of the null space: no rotation of them (what
+    # the alignment did before) reaches the candidate's choice.
+    ref_null = reference[0][:, -returned:] if side == "left" else reference[2][-returned:].T
+    outside = chosen - ref_null @ (ref_null.T @ chosen)
+    if float(np.linalg.norm(outside)) > 0.1:
+        rotated = align_to_reference("linalg.svd", reference, candidate)
+        assert not all(np.array_equal(r, c) for r, c in zip(rotated, candidate, strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(**_DEFICIENT, share=st.floats(0.05, 1.0), how=st.sampled_from(["mixed", "scaled"]))
+def test_a_vector_outside_the_null_space_or_not_unit_fails(
+    seed: int,
+    small: int,
+    extra: int,
+    lost: int,
+    dtype: Any,
+    wide: bool,
+    share: float,
+    how: str,
+) -> None:
+    x, side, returned, reference = _reduced_case(seed, small, extra, lost, dtype, wide)
+    chosen = _null_basis(x, side)[:, :returned].copy()
+    if how == "mixed":  # a part of a determined vector mixed in, then made unit again
+        determined = reference[0][:, 0] if side == "left" else reference[2][0]
+        chosen[:, 0] += share * determined
+        chosen[:, 0] /= np.linalg.norm(chosen[:, 0])
+    else:  # in the null space, but not a unit vector
+        chosen[:, 0] *= 1.0 + share
+    candidate = _with_null_columns(reference, side, chosen.astype(dtype))
+    verdict = compare_values(reference, candidate, function="linalg.svd")
+    assert not verdict.passed, str(verdict)
+    assert verdict.kind == "value"
+
+
+def test_a_small_singular_value_above_the_threshold_keeps_its_vectors_determined() -> None:
+    # Singular values 4 and 0.05: above float32's eps ** (1/3) of the largest, each
+    # vector is determined, and its left vector negated alone is wrong.
+    reference = _svd_of([4.0, 0.05], 40)
+    turned = _moved(reference, [1], np.array([[-1.0]]), np.array([[1.0]]))
+    verdict = compare_values(reference, turned, function="linalg.svd")
+    assert not verdict.passed
+    assert "not determined" not in verdict.bound.provenance
+
+
+def test_bfloat16_null_space_vectors_are_judged_by_what_is_determined() -> None:
+    x = _rank_deficient(41, 3, 5, 2, np.float32)
+    reference = [_bfloat16(a) for a in np.linalg.svd(x, full_matrices=False)]
+    basis = _null_basis(x, "right")
+    other = _bfloat16((basis @ np.array([0.6, 0.8, 0.0]))[:, None])
+    candidate = _with_null_columns(reference, "right", other)
+    tagged = [(a, "bfloat16") for a in reference]
+    aligned, note = align_and_explain("linalg.svd", tagged, [(a, "bfloat16") for a in candidate])
+    # The right vector chosen otherwise, and the left one of the same zero value (the
+    # candidate kept the reference's): both are judged by what is determined.
+    assert note is not None
+    assert note.startswith("2 singular vectors of zero singular values")
+    assert all(np.array_equal(a[0], r[0]) for a, r in zip(aligned, tagged, strict=True))

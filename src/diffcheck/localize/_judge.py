@@ -12,7 +12,7 @@ import numpy as np
 from ..adapters import Adapter
 from ..values.bounds import bound_for
 from ..values.compare import compare_values
-from ..values.gauge import GAUGED, align_to_reference
+from ..values.gauge import GAUGED, align_and_explain, align_to_reference
 from ..values.model import Bound
 from ._accuracy import SCANS, published_bound, reduction_bounds, scan_check
 from ._arrays import arrays_in, cast, dtype_of, error_of, host_dtype, map_arrays, map_call
@@ -51,11 +51,7 @@ _MODEL_BOUNDS: dict[tuple[str, str, int, bool, bool], Bound] = {}
 class Comparer(Mover):
     """Judges one candidate call against the reference's record of it."""
 
-    def __init__(
-        self,
-        candidate: Adapter,
-        nmse_bounds: Mapping[str, float],
-    ) -> None:
+    def __init__(self, candidate: Adapter, nmse_bounds: Mapping[str, float]) -> None:
         super().__init__(candidate)
         self.nmse_bounds = nmse_bounds
         self._bounds: dict[tuple[str, str, int, bool, bool], Bound] = {}
@@ -297,8 +293,8 @@ class Comparer(Mover):
             assert kept.outputs is not None
             if name in GAUGED:  # a decomposition's vectors, in the reference's choice
                 carried = align_to_reference(name, kept.outputs, carried)
-                if local is not None:
-                    local = align_to_reference(name, pending.expected, local)
+                if local is not None:  # the verdict says which vectors were judged apart
+                    local, pending.note = align_and_explain(name, pending.expected, local)
             sides.append((pending, reduced, carried, local))
             if name in UNSPECIFIED:  # judged by shape alone (_errors): no pair to assess
                 continue
@@ -354,6 +350,8 @@ class Comparer(Mover):
             args, kwargs = pending.inputs
             local = self._scanned(pending, args, kwargs, pending.expected, local_hosts, local)
             pending.bound_text = "prefix bound"
+        if pending.note is not None:  # null-space vectors judged by what is determined
+            local = replace(local, reason="; ".join(filter(None, [local.reason, pending.note])))
         if problem is not None:  # wrong by its dtype; a wrong value is said too
             reason = problem if local.passed else f"{local.reason}; {problem}"
             local = replace(local, passed=False, reason=reason)

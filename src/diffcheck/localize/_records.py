@@ -56,6 +56,8 @@ class Pending:
     bound: Bound | None = None
     #: The bound in words where it is no Bound of the model (a scan's prefix bound).
     bound_text: str | None = None
+    #: What the local verdict adds about how it judged (a decomposition's null space).
+    note: str | None = None
 
 
 def arrays_of(pending: Sequence[Pending]) -> list[Any]:

@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from .bounds import bound_for, is_elementwise
 from .defaults import common_view
 from .dtypes import BOOL, COMPLEX, FLOATING, INTEGER, dtype_name
-from .gauge import align_to_reference
+from .gauge import align_and_explain
 from .model import Bound, FailureKind, Location, ValueVerdict
 from .ulp import EPSILON, exact_ulp, ulp_distance, value_text
 
@@ -284,10 +284,11 @@ def compare_values(
         and worst elements.
     """
     if isinstance(reference, list | tuple) and not _is_tagged(reference):
+        note = None
         if isinstance(candidate, list | tuple) and not _is_tagged(candidate):
             # A decomposition's vectors in the reference's signs and bases (values.gauge).
-            candidate = align_to_reference(function, reference, candidate)
-        return _compare_many(
+            candidate, note = align_and_explain(function, reference, candidate)
+        verdict = _compare_many(
             reference,
             candidate,
             function,
@@ -296,6 +297,11 @@ def compare_values(
             signed_zero,
             reduced,
         )
+        if note is None:
+            return verdict
+        # Vectors the input does not determine were judged apart: the bound's words say so.
+        said = replace(verdict.bound, provenance=f"{verdict.bound.provenance}; {note}")
+        return replace(verdict, bound=said)
     ref, ref_dtype = _standard_reference(reference)
     cand, cand_dtype = host_value(candidate)
     chosen = bound or bound_for(function, ref_dtype, reduced=reduced)

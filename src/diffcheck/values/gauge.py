@@ -18,6 +18,19 @@ another value's subspace, a singular vector pair whose left and right signs disa
 they lie within ``eps ** (1/3)`` of the largest in magnitude: closer than that, their
 vectors are not determined to the precision the comparison asks of them.
 
+A singular value at most ``eps ** (1/3)`` times the largest is a zero to the precision, and
+its vectors are not determined by the input at all: with ``full_matrices=False`` a wide
+matrix's right vectors (a tall one's left vectors) of a zero value are any unit vectors of
+a null space wider than the columns returned, so no rotation of the columns returned maps
+one library's choice onto another's. Such vectors, and ``full_matrices``' extra ones, are
+judged by what is determined: each is a unit vector orthogonal to every other vector of
+its side (within ``sqrt(eps)``), and ``A v`` (``A^H u`` for a left vector), with ``A``
+rebuilt from the reference's ``U S Vh``, is no longer than the zero threshold itself (plus
+``sqrt(eps)`` of the largest value). Vectors that pass are replaced by the reference's, so
+the comparison reads only the determined values, and :func:`align_and_explain` says how
+many were judged so; vectors that fail are only turned within their columns, as the others,
+for the comparison to report.
+
 A real lone vector is only negated, which is exact; a rotated group, and a complex phase,
 are rounded back into the candidate's dtype (half an ULP per element). bfloat16 values
 (carried as float32) are only negated, never rotated. Anything that does not have the
@@ -29,13 +42,13 @@ that moving them overflows).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["GAUGED", "align_to_reference"]
+__all__ = ["GAUGED", "align_and_explain", "align_to_reference"]
 
 #: The standard's functions whose outputs are fixed only up to signs, phases or rotations.
 GAUGED = frozenset(["linalg.svd", "linalg.eigh", "linalg.qr"])
@@ -52,39 +65,79 @@ def align_to_reference(
     "bfloat16")`` pairs. For a function outside :data:`GAUGED`, or outputs that are not
     the decomposition's, the candidate's come back as they are.
     """
+    return align_and_explain(function, reference, candidate)[0]
+
+
+def align_and_explain(
+    function: str | None, reference: Sequence[Any], candidate: Sequence[Any]
+) -> tuple[list[Any], str | None]:
+    """:func:`align_to_reference`, and a note when null-space vectors were judged apart.
+
+    Returns
+    -------
+    aligned, note
+        The aligned outputs, and None, or one sentence saying how many singular vectors
+        of zero singular values were judged by their determined properties (unit,
+        orthogonal, ``A v`` within the zero threshold) instead of by their components.
+    """
     name = (function or "").removeprefix("xp.")
     one = _ALIGNERS.get(name)
     if one is None or len(reference) != len(candidate):
-        return list(candidate)
+        return list(candidate), None
+    judged: list[int] = []
+    aligned = _align(one, name, reference, candidate, judged)
+    if aligned is None:
+        return list(candidate), None
+    if not judged:
+        return aligned, None
+    count = sum(judged)
+    return aligned, (
+        f"{count} singular {'vector' if count == 1 else 'vectors'} of zero singular values "
+        "(at most eps ** (1/3) of the largest) not determined by the input: judged as unit, "
+        "orthogonal to the others and A v within that threshold, not by their components"
+    )
+
+
+def _align(
+    one: _One, name: str, reference: Sequence[Any], candidate: Sequence[Any], judged: list[int]
+) -> list[Any] | None:
+    """The aligned outputs, or None where they are handed back as they came."""
     refs = [_plain(v) for v in reference]
     cands = [_plain(v) for v in candidate]
     if any(r is None for r in refs) or any(c is None for c in cands):
-        return list(candidate)
+        return None
     ref_arrays = [r[0] for r in refs if r is not None]
     cand_arrays = [c[0] for c in cands if c is not None]
     tagged = any(c[1] is not None for c in cands if c is not None)
     if not _compatible(ref_arrays, cand_arrays) or not _shapes_ok(name, ref_arrays):
-        return list(candidate)
+        return None
     # bfloat16 values are carried as float32: their grouping takes bfloat16's epsilon.
     eps = 2.0**-8 if tagged else float(np.finfo(ref_arrays[0].dtype).eps)
     with np.errstate(all="ignore"):
-        aligned = _batched(ref_arrays, cand_arrays, _Rule(eps, rotate=not tagged), one)
+        rule = _Rule(eps, rotate=not tagged, judged=judged)
+        aligned = _batched(ref_arrays, cand_arrays, rule, one)
         if aligned is None:
-            return list(candidate)
+            return None
         values = [n.astype(c.dtype, copy=False) for c, n in zip(cand_arrays, aligned, strict=True)]
     if not all(bool(np.isfinite(v).all()) for v in values):
         # A wrong candidate's huge values overflowed on the way: it is reported as it came.
-        return list(candidate)
+        judged.clear()
+        return None
     tags = [c[1] for c in cands if c is not None]
     return [v if t is None else (v, t) for v, t in zip(values, tags, strict=True)]
 
 
 @dataclass(frozen=True)
 class _Rule:
-    """How a group is told apart and moved: the storage dtype's epsilon; rotations allowed."""
+    """How a group is told apart and moved: the storage dtype's epsilon; rotations allowed.
+
+    ``judged`` collects, per matrix, how many null-space vectors were judged by their
+    determined properties (:func:`_null_space_holds`) and given the reference's values.
+    """
 
     eps: float
     rotate: bool
+    judged: list[int] = field(default_factory=list)
 
 
 def _plain(value: Any) -> tuple[_Array, str | None] | None:
@@ -189,14 +242,39 @@ def _svd_one(refs: list[_Array], cands: list[_Array], rule: _Rule) -> list[_Arra
             v_c[:, columns] = v_c[:, columns] @ rotation
     # Zero singular values and full_matrices' extra vectors: each side's own null space.
     zero = [i for i in range(k) if i not in nonzero]
-    for vectors_c, vectors_r in ((u_c, u_r), (v_c, v_r)):
+    matrix = (u_r[:, :k] * s_r[:k]) @ vh_r[:k, :]  # A, rebuilt from the reference's U S Vh
+    slack = rule.eps**0.5
+    for vectors_c, vectors_r, a in ((u_c, u_r, matrix.conj().T), (v_c, v_r, matrix)):
         columns = zero + list(range(k, vectors_c.shape[1]))
-        if columns:
-            overlap = vectors_c[:, columns].conj().T @ vectors_r[:, columns]
-            rotation = _rotation([overlap], len(columns), rule)
-            if rotation is not None:
-                vectors_c[:, columns] = vectors_c[:, columns] @ rotation
+        if not columns:
+            continue
+        if _null_space_holds(a, vectors_c, columns, null + slack * (scale or 1.0), slack):
+            # Any such vectors are right: the comparison reads the determined values only.
+            vectors_c[:, columns] = vectors_r[:, columns]
+            rule.judged.append(len(columns))
+            continue
+        overlap = vectors_c[:, columns].conj().T @ vectors_r[:, columns]
+        rotation = _rotation([overlap], len(columns), rule)
+        if rotation is not None:
+            vectors_c[:, columns] = vectors_c[:, columns] @ rotation
     return [u_c, s_c, v_c.conj().T]
+
+
+def _null_space_holds(
+    a: _Array, vectors: _Array, columns: list[int], threshold: float, slack: float
+) -> bool:
+    """Whether ``vectors[:, columns]`` are unit, orthogonal to every column, and ``a v`` small.
+
+    ``a`` maps the side's vectors to what must vanish (``A`` for right vectors, ``A^H``
+    for left ones); each column's ``|a v|`` must be at most ``threshold``.
+    """
+    chosen = vectors[:, columns]
+    gram = vectors.conj().T @ chosen  # every column against the chosen ones
+    gram[columns, range(len(columns))] -= 1.0  # a unit vector's own product is 1
+    if not bool(np.all(np.abs(gram) <= slack)):
+        return False
+    lengths = np.sqrt(np.sum(np.abs(a @ chosen) ** 2, axis=0))
+    return bool(np.all(lengths <= threshold))
 
 
 def _eigh_one(refs: list[_Array], cands: list[_Array], rule: _Rule) -> list[_Array]:
