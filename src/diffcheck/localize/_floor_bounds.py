@@ -23,7 +23,7 @@ from ..floor.sums import span_sums
 from ..precision import PrecisionName
 from ..values.model import Bound
 
-__all__ = ["matmul_bounds"]
+__all__ = ["matmul_bounds", "with_floor"]
 
 _PRECISION: Final[dict[str, PrecisionName]] = {
     "float32": "f32",
@@ -95,3 +95,10 @@ def matmul_bounds(
         return found[dtype]
 
     return bound
+
+
+def with_floor(reason: str | None, contraction: bool, bound: Bound) -> str | None:
+    """A contraction's failing reason with the floor its NMSE bound came from."""
+    if reason is None or not contraction or bound.kind != "nmse":
+        return reason
+    return f"{reason} ({bound.provenance})"

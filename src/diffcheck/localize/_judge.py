@@ -17,7 +17,7 @@ from ..values.model import Bound
 from ._accuracy import SCANS, published_bound, reduction_bounds, scan_check
 from ._arrays import arrays_in, cast, dtype_of, error_of, host_dtype, map_arrays, map_call
 from ._batched import Assessed, Pair, assess
-from ._floor_bounds import matmul_bounds
+from ._floor_bounds import matmul_bounds, with_floor
 from ._homes import homes
 from ._moves import Mover
 from ._proxy import RawCall, is_array
@@ -179,9 +179,7 @@ class Comparer(Mover):
         f = assessed.figures
         if not f.passed:  # shapes differ: error_of's one failing answer without a verdict
             return error_of(pair.reference, pair.candidate, verdict)
-        reason = verdict.reason
-        if reason is not None and name in _MATMUL_LIKE and pair.bound.kind == "nmse":
-            reason = f"{reason} ({pair.bound.provenance})"  # the floor it came from
+        reason = with_floor(verdict.reason, name in _MATMUL_LIKE, pair.bound)
         # error_of(reference, candidate, verdict): the figures assess found, with the verdict
         # (about 60 us a pair not spent on measuring them again).
         return CallError(
@@ -284,8 +282,7 @@ class Comparer(Mover):
             name, kept, count = pending.call.name, pending.kept, len(pending.call.outputs)
             reduced = reduced_terms(name, kept)
             base = reduction_bounds(name, reduced, *pending.inputs) if reduced > 1 else None
-            if name in _MATMUL_LIKE and name not in self.nmse_bounds:
-                base = matmul_bounds(name, *pending.inputs)
+            base = matmul_bounds(name, *pending.inputs) if name in _MATMUL_LIKE else base
             carried, own = every[own : own + count], own + count
             local = None
             if not isinstance(pending.local, str):
