@@ -109,6 +109,37 @@ def test_help_exits_zero_and_help_mixed_with_arguments_is_an_unknown_option(
     assert 'unknown option "--help"' in err
 
 
+def test_run_help_is_argparse_help_of_exactly_the_options_run_reads(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # One declaration: the options the contract's reader accepts are the parser's, and the
+    # help (argparse's, as for every other command) lists each of them, every op's included.
+    import argparse
+    import re
+
+    from diffcheck.cli.run_args import ALLOWED
+    from diffcheck.cli.run_parser import run_parser, usage
+    from diffcheck.ops import OPS
+
+    assert isinstance(run_parser(), argparse.ArgumentParser)
+    code, out, _ = run_cli(["-h"], capsys)
+    assert code == 0
+    assert out.rstrip("\n") == usage() == run_parser().format_help().rstrip("\n")
+    for section in (
+        "usage: diffcheck run [-h] --require-backend",
+        "\nrequired:\n",
+        "\noptions:\n",
+        "\noperator options:\n",
+    ):
+        assert section in out
+    listed = set(re.findall(r"^  (?:-h, )?(--[a-z_-]+)", out, flags=re.MULTILINE))
+    assert listed == ALLOWED | {"--help"}
+    every_op_option = {f"--{name}" for op in OPS.values() for name in op.options}
+    assert every_op_option <= ALLOWED
+    for op in OPS:
+        assert f"\n  {op}" in out  # each operator's defaults under the options
+
+
 def test_explicit_tolerance_and_tail_shape_are_preserved(tmp_path: Path) -> None:
     args = parse_run_args(
         [

@@ -2,8 +2,8 @@
 
 Each fault is a way a real backend goes wrong (a missing function, a wrong result dtype,
 -0.0 for +0.0, NaN where there is a number, a few ULP off, a shift count taken modulo the
-bit width, a narrow accumulator, an exception); the value-model tests find, localize and
-blame every one.
+bit width, a narrow accumulator, an exception, an elementwise result that depends on the
+whole array); the value-model tests find, localize and blame every one.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ FAULTS = (
     "one-pass-var",
     "exact-sums",
     "narrow-counts",
+    "sin-above-half",
+    "cos-sum-shift",
 )
 
 
@@ -90,6 +92,23 @@ class FaultyNamespace:
             picked = np.arange(result.size).reshape(result.shape) % 5 == 3
             result = np.where(picked, nudge(result, 3), result)
         return result
+
+    def sin(self, x: Any, /) -> Any:
+        result = cnp.sin(x)
+        data = np.asarray(x)
+        if self.fault == "sin-above-half" and data.dtype.kind == "f":
+            result = np.where(data > 0.5, nudge(result, 3), result).astype(result.dtype)
+        return result
+
+    def cos(self, x: Any, /) -> Any:
+        data = np.asarray(x)
+        if self.fault == "cos-sum-shift" and data.dtype.kind == "f":
+            # Shifted by the whole array's sum and back, "for stability": exact for one
+            # element (x - x + x), rounded wherever the sum dwarfs an element.
+            total = data.sum(dtype=data.dtype)
+            with np.errstate(all="ignore"):
+                return cnp.cos((data - total) + total)
+        return cnp.cos(x)
 
     def expm1(self, x: Any, /) -> Any:
         result = cnp.expm1(x)

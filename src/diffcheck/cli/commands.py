@@ -29,11 +29,12 @@ def run(argv: Sequence[str]) -> int:
     """``diffcheck run``: one required check, one new report, exit 0 only on a pass."""
     from ..report.identity import computed_by_of
     from ..runner import run_check
-    from .run_args import USAGE, parse_run_args
+    from .run_args import parse_run_args
+    from .run_parser import usage
 
     args = parse_run_args(argv)
     if args is None:
-        print(USAGE)
+        print(usage())
         return 0
     if os.path.isdir(args.report):  # False for any name the OS refuses (too long...)
         # A directory asks for a new name in it, so the same command can be run again.

@@ -1,7 +1,8 @@
 """``diffcheck run`` argument parsing, with the reference tool's exact rules and messages.
 
-Every option takes exactly one following value (``--key=value`` is not accepted), except
-the flag ``--allow-self-test``; keys may not repeat, and errors are reported in the
+The options are those :mod:`diffcheck.cli.run_parser` declares (argparse's help shows
+them). Every option takes exactly one following value (``--key=value`` is not accepted),
+except the flag ``--allow-self-test``; keys may not repeat, and errors are reported in the
 contract's order, before any file exists, each in one line.
 """
 
@@ -19,25 +20,16 @@ from .._numbers import parse_f64, parse_u64
 from ..adapters import parse_backend
 from ..config import DEFAULT_REFERENCE, DEFAULT_SEED, Check, make_check
 from ..errors import ConfigError
-from ..ops import OPS, get_op
-from ..precision import DEFAULT_MAX_NMSE, PRECISIONS
+from ..ops import get_op
+from ..precision import PRECISIONS
 from ..runner.budget import parse_size
+from .run_parser import flags, options
 
-__all__ = ["ALLOWED", "SPELLINGS", "USAGE", "RunArgs", "one_line", "parse_run_args"]
+__all__ = ["ALLOWED", "SPELLINGS", "RunArgs", "one_line", "parse_run_args"]
 
-_COMMON = (
-    "--require-backend",
-    "--reference",
-    "--op",
-    "--report",
-    "--seed",
-    "--max-nmse",
-    "--precision",
-    "--max-memory",
-)
-_FLAGS = frozenset({"--allow-self-test"})
-_OP_OPTIONS = tuple(sorted({f"--{name}" for op in OPS.values() for name in op.options}))
-ALLOWED = frozenset(_COMMON + _OP_OPTIONS) | _FLAGS
+#: Every option of ``run``, and those that take no value, as :mod:`.run_parser` declares them.
+ALLOWED = options()
+_FLAGS = flags()
 
 
 def _respellings(options: frozenset[str]) -> dict[str, str]:
@@ -54,48 +46,6 @@ def _respellings(options: frozenset[str]) -> dict[str, str]:
 
 #: Other spellings accepted for the options, each mapped to its canonical one.
 SPELLINGS = _respellings(ALLOWED)
-
-
-def _op_lines() -> str:
-    lines = []
-    for op in OPS.values():
-        # As typed on the command line (--causal true), as 'diffcheck ops' prints them.
-        defaults = ", ".join(
-            f"{name} {str(field.default).lower() if isinstance(field.default, bool) else field.default}"
-            for name, field in op.params_model.model_fields.items()
-        )
-        alias = f" (alias: {', '.join(op.aliases)})" if op.aliases else ""
-        lines.append(f"  {op.name}{alias}: {defaults}")
-    return "\n".join(lines)
-
-
-USAGE = f"""usage: diffcheck run --require-backend BACKEND --op OP --report PATH [--reference BACKEND]
-                     [--precision f32|f16|bf16] [--seed N] [--max-nmse VALUE]
-                     [--max-memory SIZE] [--allow-self-test] [OP OPTIONS]
-
-Runs one operation on exactly one required candidate backend and compares it with the
-reference backend (default {DEFAULT_REFERENCE}) from the same seeded inputs. The candidate never
-falls back to another backend.
-
-Operators and their options (defaults):
-{_op_lines()}
-  gemm computes C[m,n] = A[m,k]·B[n,k]ᵀ; silu-mul reads rows laid out [gate | up];
-  context-lifecycle runs gemm -> copy -> silu-mul under four submission phases (as four
-  independent chains on a backend without command contexts, and the report says so).
-
---seed defaults to {DEFAULT_SEED}. --max-nmse defaults by precision: {", ".join(f"{k} {v:g}" for k, v in DEFAULT_MAX_NMSE.items())};
-context-lifecycle at f32 requires 0 < max-nmse <= 1e-7.
-A check passes only when NMSE is strictly below the tolerance.
-The candidate must not be the reference's own backend (numpy and numpy:cpu are one);
---allow-self-test permits it for a self-test, and the report's coverage says so.
---max-memory (bytes, or 8G, 512MiB...) caps the check's estimated memory; by default half
-the memory available now. A check over it is refused before its report exists.
-Operator options cannot be combined with a different operator.
-The report must be a new file in an existing directory; it is never overwritten. A
-directory (--report reports/) gets a new name in it: <op>-<backend>-<UTC time>.json.
-not_run and failed exit nonzero. A pass covers only the selected op, shape and precision on
-the named backend, and says nothing about performance.
-Run 'diffcheck backends' to list backends and 'diffcheck ops' to list operators."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from pydantic import (
     BeforeValidator,
     Field,
     FieldSerializationInfo,
+    PrivateAttr,
     field_serializer,
 )
 
@@ -44,6 +45,7 @@ from ._fields import (
     json_pair,
 )
 from .floor_record import FloorRecord
+from .line import Where, document_line
 
 __all__ = [
     "BOUND",
@@ -321,6 +323,16 @@ class ReportDocument(Strict):
     result: CheckResult | None = Field(
         description=DERIVED + "The check's result; null while the check runs."
     )
+
+    #: Where the document was written or read (not a field: never stored or compared).
+    _where: Where = PrivateAttr(default_factory=Where)
+
+    def __repr__(self) -> str:
+        """One line (:mod:`diffcheck.report.line`): a REPL shows what ran and how it came out."""
+        return f"<{type(self).__name__} {document_line(self)}>"
+
+    def __str__(self) -> str:
+        return document_line(self)
 
     def __bool__(self) -> bool:
         """True only for a passed check that is not a self-test (``assert diffcheck.run(...)``).

@@ -37,6 +37,7 @@ from ..files import read_regular
 from ..text import one_line
 from .fields import check_fields
 from .limits import report_read_limit
+from .line import remember_path
 from .models import MODELS, READABLE_VERSIONS, OutputArray, OutputBits, ReportDocument
 
 __all__ = [
@@ -306,4 +307,4 @@ def read_report(
         )
     else:
         data = read_regular(path, limit=limit, follow_symlinks=follow_symlinks)
-    return parse_report(data, str(path))
+    return remember_path(parse_report(data, str(path)), path)

@@ -42,6 +42,7 @@ from ..differ import (
 from ..floor import bind_floor
 from ..ops import HostInputs
 from ..report.floor_check import check_floor
+from ..report.line import remember_path
 from ..report.models import ReportDocument, Status
 from ..report.writer import ReportWriter
 from .budget import check_budget
@@ -295,4 +296,5 @@ def run_check(
         document = completed_document(initial, result, elapsed_ms)
     if writer is not None:
         writer.write(document)
+        remember_path(document, writer.path)
     return document

@@ -4,8 +4,9 @@ For each function the property draws an :class:`~diffcheck.search.recipes.Exampl
 it judged on both backends (by :class:`~diffcheck.search.isolation.Calls`: in a worker
 process or in this one) and fails when the verdict fails with a (kind, dtype) not found
 yet. Hypothesis then shrinks that failure to a minimal example, holding the kind and dtype
-fixed (an example that fails another way counts as passing while it shrinks); the minimal
-example, cast exactly into the other dtypes of its family, groups every dtype that fails
+fixed (an example that fails another way counts as passing while it shrinks), and an
+elementwise function's to its failing element alone where that fails the same way
+(:mod:`diffcheck.search.element`); the minimal example, cast exactly into the other dtypes of its family, groups every dtype that fails
 the same way into the one finding. The function is searched again with those keys
 excluded, so one cause is one finding, never one per example or per dtype. A call that
 crashes or hangs its worker is a finding at once (unshrunk) and the search goes on.
@@ -36,6 +37,7 @@ from ..values.call import Outcome, call_on, compare_call, host_inputs
 from ..values.model import Blame, Bound, Side, ValueVerdict
 from .arrays import Space
 from .coverage import Coverage
+from .element import to_element
 from .isolation import WIRE_FAILURE, CallFailure, Calls
 from .recipes import Example, Recipe, call_for
 from .shrink import shrink_limits
@@ -334,8 +336,8 @@ def _sweep(
     """Judge the sweep rows (:func:`~diffcheck.search.recipes.sweeps_for`) after the search.
 
     They count as drawn examples. A row that fails in a way not found yet is a finding,
-    reduced to its first failing element when that element alone fails the same way (an
-    elementwise function's row is many independent calls).
+    reduced (as every finding of an elementwise function) to its failing element when that
+    element alone fails the same way.
     """
     for example in examples:
         if stop_requested():
@@ -346,44 +348,39 @@ def _sweep(
         try:
             state.run(example)
         except _Found as found:
-            _found(function, _reduced_to_element(function, found, calls), state, space, excluded)
-
-
-def _reduced_to_element(function: str, found: _Found, calls: Calls) -> _Found:
-    """The failing element of a sweep row alone, when it fails the same way by itself."""
-    where = found.verdict.first
-    if where is None or not where.index:
-        return found
-    args = []
-    for arg in found.example.args:
-        if not isinstance(arg, np.ndarray) or arg.ndim != 1:
-            return found
-        at = where.index[0] if arg.shape[0] > 1 else 0
-        args.append(arg[at : at + 1].copy())
-    single = replace(found.example, args=tuple(args))
-    try:
-        answer = calls.judge(function, single, None)
-    except Exception:  # the harness failing on one element: keep the row
-        return found
-    if (
-        isinstance(answer, ValueVerdict)
-        and not answer.passed
-        and finding_key(answer, single) == finding_key(found.verdict, found.example)
-    ):
-        return _Found(single, answer)
-    return found
+            _found(function, found, state, space, excluded)
 
 
 def _found(
     function: str, found: _Found, state: _Round, space: Space, excluded: set[tuple[str, str]]
 ) -> None:
     """Record a shrunk failure, grouped with every dtype the same example fails alike in."""
+    found = _one_element(function, found, state)
     key = finding_key(found.verdict, found.example)
     dtypes = _same_cause_dtypes(function, found, state.calls, space, excluded, state.deadline)
     excluded.add(key)
     excluded.update((found.verdict.kind or "", d) for d in dtypes)
     if not _joined_earlier(function, found, state, dtypes):
         state.result.findings.append(_finding(function, found, state.calls, dtypes))
+
+
+def _one_element(function: str, found: _Found, state: _Round) -> _Found:
+    """An elementwise function's failure cut to its failing element where that element
+    alone fails the same way (:mod:`diffcheck.search.element`); each try counts as a
+    shrink run, and a try that crashes or hangs is a finding as in a shrink. Not past the
+    time budget: a cut search keeps the example it has."""
+    if state.deadline is not None and time.monotonic() > state.deadline:
+        return found
+
+    def judge(example: Example) -> ValueVerdict | CallFailure:
+        state.result.shrink_runs += 1
+        answer = state.calls.judge(function, example, state.deadline)
+        if isinstance(answer, CallFailure) and answer.kind != "cut":
+            state._call_failed(example, answer)  # a crash or hang met here is a finding too
+        return answer
+
+    smaller = to_element(function, found.example, found.verdict, judge)
+    return found if smaller is None else _Found(*smaller)
 
 
 def _joined_earlier(function: str, found: _Found, state: _Round, dtypes: tuple[str, ...]) -> bool:
