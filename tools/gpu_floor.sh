@@ -4,7 +4,8 @@
 # wheels in .whl/ (this tree's, pydantic's, array-api-compat's, ml-dtypes', mlx's, wgpu's with
 # cffi, pycparser and rendercanvas, libvulkan1's .deb) and MLX's CUDA
 # backend unpacked at /tmp/mlxcuda (the mlx-cuda wheel's contents). Reports go to $OUT
-# (default /tmp/floor-out).
+# (default /tmp/floor-out). MATRICES (default: the default and the GPU matrix) chooses the
+# matrices of the tables; SKIP_REPORTS=1 skips the gemm reports.
 set -u
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/floor-out}
@@ -17,7 +18,7 @@ if ls .whl/libvulkan1_*.deb >/dev/null 2>&1; then
 fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import torch, cupy, mlx.core as mx; print('torch', torch.__version__, 'cupy', cupy.__version__, 'mlx', mx.__version__, mx.default_device())"
-for matrix in matrices/default.toml matrices/gpu.toml; do
+for matrix in ${MATRICES:-matrices/default.toml matrices/gpu.toml}; do
   echo "== $matrix: honest, TF32 off (torch's default; MLX_ENABLE_TF32=0)"
   MLX_ENABLE_TF32=0 python3 tools/floor_table.py torch:cuda cupy mlx:gpu wgpu:vulkan --no-downgrades --matrix $matrix
   echo "== $matrix: MLX CUDA with TF32 on (MLX's default)"
@@ -25,6 +26,7 @@ for matrix in matrices/default.toml matrices/gpu.toml; do
   echo "== $matrix: torch:cuda with torch.backends.cuda.matmul.allow_tf32 = True"
   python3 tools/floor_table.py torch:cuda --torch-tf32 --no-downgrades --matrix $matrix
 done
+if [ -z "${SKIP_REPORTS:-}" ]; then
 echo "== reports: one f32 gemm 256x256x256 per path, then replay of each"
 gemm() {  # name, backend, then environment assignments
   local name=$1 backend=$2; shift 2
@@ -38,6 +40,7 @@ gemm mlx-tf32 mlx:gpu MLX_ENABLE_TF32=1
 gemm mlx-f32 mlx:gpu MLX_ENABLE_TF32=0
 gemm torch-tf32 torch:cuda TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1
 gemm torch-f32 torch:cuda TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=0
+fi
 echo "== the GPU matrix swept with each library's defaults (MLX: TF32 on; torch: TF32 off)"
 diffcheck_sweep() { python3 -m diffcheck sweep matrices/gpu.toml --out "$1" --jobs 8; echo "sweep: exit $?"; }
 diffcheck_sweep /tmp/sweep-gpu && tar czf "$OUT/sweep-gpu.tgz" -C /tmp sweep-gpu
