@@ -134,3 +134,26 @@ def test_a_pass_that_needed_the_in_order_floor_does_not_replay_without_it(tmp_pa
     data["result"]["floor"]["honest_orders"] = ["pairwise"]
     problems = replay(document(data)).disagreements
     assert any("status: stored passed, derived failed" in p for p in problems), problems
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), share=st.floats(1e-6, 1.0))
+def test_a_twin_models_a_candidate_near_its_rounding_pattern_and_not_another_of_its_size(
+    seed: int, share: float
+) -> None:
+    """A candidate within 1% of a twin's error (NMSE) reproduces the twin's rounding, as a
+    TF32 tensor core that accumulates its own way does; an unrelated error of the same size
+    does not, however large the twin's error."""
+    rng = np.random.default_rng(seed)
+    truth = rng.standard_normal(4096)
+    honest = truth * (1 + 1e-8 * rng.standard_normal(4096))
+    twin_error = 3e-4 * rng.standard_normal(4096) * np.abs(truth)
+    twin = truth + twin_error
+    near = twin + np.sqrt(share) * 3e-4 * rng.standard_normal(4096) * np.abs(truth)
+    unrelated = truth + 3e-4 * rng.standard_normal(4096) * np.abs(truth)
+    outputs = {"tf32 operands": (twin,)}
+    for candidate, models in ((near, share < 0.5e-2), (unrelated, False)):
+        floor = judge_floor(truth, honest, candidate, "f32", downgraded=lambda: outputs)
+        assert not floor.passed
+        if share < 0.5e-2 or share > 2e-2 or candidate is unrelated:  # clear of the line
+            assert ("tf32 operands" in floor.models) == models, (share, floor.twins)

@@ -53,6 +53,10 @@ FLOOR_MULTIPLE: Final[dict[PrecisionName, float]] = {"f32": 100.0, "f16": 16.0, 
 # factor of the candidate's.
 _SIZE_FACTOR: Final = 4.0
 
+# A twin models a candidate within this share of the twin's own error (NMSE against the
+# truth), whatever the floor: see twin_tolerance.
+_MODEL_SHARE: Final = 1e-2
+
 MatchKind = Literal["matches it within the floor", "same size"]
 HonestOrder = Literal["pairwise", "in order"]
 
@@ -82,8 +86,15 @@ def twin_tolerance(derived_tolerance: float, multiple: float, spread: float, nms
     TF32 step in the product that reads it. The spread widens it at most to a quarter of the
     twin's own error: a twin whose honest orders disagree as much as it errs (bfloat16
     arithmetic on small rows) is told apart from the truth only by the size of its error.
+
+    And always to :data:`_MODEL_SHARE` of the twin's error: a candidate that far from the
+    twin reproduces its rounding pattern (an unrelated error of the same size lies about
+    twice the twin's error away), though its own accumulation differs from any honest
+    order of the twin. Measured on an H100: cuBLAS's TF32 gemm at k = 4096 accumulates in
+    its tensor cores 1.4e-3 of the TF32 twin's error away from it, ten times the float32
+    floor's tolerance.
     """
-    return max(derived_tolerance, min(multiple * spread, nmse / _SIZE_FACTOR))
+    return max(derived_tolerance, min(multiple * spread, nmse / _SIZE_FACTOR), nmse * _MODEL_SHARE)
 
 
 @dataclass(frozen=True)

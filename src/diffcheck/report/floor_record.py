@@ -29,7 +29,7 @@ class TwinRecord(Strict):
         description=_RECOMPUTED + "The twin's own spread: the largest NMSE between its "
         "outputs under honest accumulation orders (float32, float64, in order). The twin "
         "models the candidate when distance < max(derived_tolerance, min(multiple x spread, "
-        "nmse / 4))."
+        "nmse / 4), nmse / 100)."
     )
 
 
