@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import diffcheck
+from diffcheck import provenance
 from diffcheck.adapters import resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
-from diffcheck.provenance import ProbeBits, probe_bits, probes_agree
 from diffcheck.report import load_report, replay
 from diffcheck.report.upgrade import upgrade_document
 from diffcheck.runner import run_check
@@ -53,24 +53,24 @@ def test_probes_agree_by_the_sum_or_by_exp_and_matmul_together(
 ) -> None:
     # Every combination: the sum alone decides; else exp and matmul must both be probed
     # and both agree (matmul alone may be a shared BLAS, exp alone is not enough either).
-    reference = ProbeBits(b"\x01\x02\x03\x04", b"e" * 32, b"m" * 32)
+    reference = provenance.ProbeBits(b"\x01\x02\x03\x04", b"e" * 32, b"m" * 32)
     parts = {"exp": exp, "matmul": matmul}
-    candidate = ProbeBits(
+    candidate = provenance.ProbeBits(
         _side(sum_, reference.sum) or b"",
         _side(parts["exp"], b"e" * 32),
         _side(parts["matmul"], b"m" * 32),
     )
     expected = sum_ == _SAME or (exp == _SAME and matmul == _SAME)
     pair = (reference, candidate) if unprobed_side == "candidate" else (candidate, reference)
-    assert probes_agree(*pair) is expected
+    assert provenance.probes_agree(*pair) is expected
     # A side recorded as its sum alone (a v3 report) agrees by the sum only.
-    assert probes_agree(reference.sum, candidate.sum) is (sum_ == _SAME)
-    assert probes_agree(pair[0], pair[1].sum) is (sum_ == _SAME)
+    assert provenance.probes_agree(reference.sum, candidate.sum) is (sum_ == _SAME)
+    assert provenance.probes_agree(pair[0], pair[1].sum) is (sum_ == _SAME)
 
 
 def _parts(name: str) -> tuple[bool, bool, bool]:
     """Which of (sum, exp, matmul) ``name``'s namespace computes bit-identically to NumPy's."""
-    ours, theirs = probe_bits(resolve("numpy")), probe_bits(resolve(name))
+    ours, theirs = provenance.probe_bits(resolve("numpy")), provenance.probe_bits(resolve(name))
     assert ours is not None
     assert theirs is not None
     assert ours.exp is not None
@@ -88,10 +88,10 @@ def test_honest_libraries_compute_exp_and_sum_their_own_way(name: str, module: s
     same_sum, same_exp, _ = _parts(name)
     # torch's CPU matmul gives NumPy's bits on some machines (one BLAS); exp never does.
     assert (same_sum, same_exp) == (False, False)
-    ours, theirs = probe_bits(resolve("numpy")), probe_bits(resolve(name))
+    ours, theirs = provenance.probe_bits(resolve("numpy")), provenance.probe_bits(resolve(name))
     assert ours is not None
     assert theirs is not None
-    assert not probes_agree(ours, theirs)
+    assert not provenance.probes_agree(ours, theirs)
     verdict = diffcheck.compare(lambda xp, x: xp.exp(x), X, candidate=name)
     assert verdict.provenance is not None
     assert verdict.provenance.independent is True
