@@ -46,8 +46,8 @@ def as_v3(data: dict[str, Any]) -> dict[str, Any]:
     recorded before v4; no ``exp`` or matmul probes: v3 recorded the sums only)."""
     v3: dict[str, Any] = json.loads(json.dumps(data))
     v3["schema_version"] = 3
-    probe = (v3.get("computed_by") or {}).get("probe")
-    for key in [key for key in probe or {} if key.endswith("_sha256")]:
+    probe: dict[str, Any] = (v3.get("computed_by") or {}).get("probe") or {}
+    for key in [key for key in probe if key.endswith("_sha256")]:
         del probe[key]
     result = v3["result"]
     if result is not None:

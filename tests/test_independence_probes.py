@@ -25,6 +25,7 @@ from diffcheck.adapters import resolve
 from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.report import load_report, replay
+from diffcheck.report.models import ReportDocumentV3
 from diffcheck.report.upgrade import upgrade_document
 from diffcheck.runner import run_check
 from forgery import as_v3, document
@@ -32,7 +33,7 @@ from forgery import as_v3, document
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.usefixtures("fake_backends")
 
-SMALL = {"m": 4, "n": 8, "k": 5}
+SMALL: dict[str, Any] = {"m": 4, "n": 8, "k": 5}
 X = np.linspace(-3.0, 3.0, 256, dtype=np.float32)
 
 #: One side's probe parts: each either the reference's bits, other bits, or not probed.
@@ -184,15 +185,16 @@ def test_a_v3_report_without_the_new_probes_loads_replays_and_upgrades(
 ) -> None:
     path, _ = _run_wraplib(tmp_path, capsys)
     old = document(as_v3(json.loads(path.read_text())))
-    assert old.schema_version == 3
-    computed_by = old.computed_by  # type: ignore[attr-defined]
-    assert not hasattr(computed_by.probe, "candidate_exp_sha256")
+    assert type(old) is ReportDocumentV3
+    assert old.computed_by is not None
+    assert not hasattr(old.computed_by.probe, "candidate_exp_sha256")
     assert not old.one_library  # its one sum says independent, as v3 recorded it
     outcome = replay(old)
     assert outcome.agrees
     assert outcome.one_library  # the adapter of that name, probed here, is NumPy
     upgraded = upgrade_document(old)
-    probe = upgraded.computed_by.probe  # type: ignore[union-attr]
+    assert upgraded.computed_by is not None
+    probe = upgraded.computed_by.probe
     assert probe is not None
     assert (probe.reference_exp_sha256, probe.candidate_matmul_sha256) == (None, None)
     assert replay(upgraded).agrees

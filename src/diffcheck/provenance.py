@@ -265,7 +265,7 @@ def _exp_vector() -> npt.NDArray[np.float32]:
     # library's polynomial and range reduction round a different subset of them.
     signs = rng.choice(np.array([-1.0, 1.0]), PATTERN_ELEMENTS)
     vector = np.clip(signs * np.exp2(rng.uniform(-12.0, 6.4, PATTERN_ELEMENTS)), -87.0, 88.0)
-    found = vector.astype(np.float32)
+    found: npt.NDArray[np.float32] = np.asarray(vector, dtype=np.float32)
     found.flags.writeable = False
     return found
 

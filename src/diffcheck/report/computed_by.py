@@ -179,7 +179,7 @@ class ProbeRecordV4(ProbeRecord):
 class ComputedByV4(ComputedBy):
     """``computed_by`` of a v4 report: as v3, with the probes of :class:`ProbeRecordV4`."""
 
-    probe: ProbeRecordV4 | None = Field(  # type: ignore[assignment]
+    probe: ProbeRecordV4 | None = Field(
         description=CLAIMED + "The independence probes (the sums, exp and matmul); null when "
         "a side's namespace could not sum the probe's vector, or both sides are one module "
         "(nothing left to probe)."

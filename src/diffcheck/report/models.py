@@ -449,7 +449,7 @@ class ReportDocumentV4(ReportDocumentV3):
     result: CheckResultV4 | None = Field(
         description=DERIVED + "The check's result; null while the check runs."
     )
-    computed_by: ComputedByV4 | None = Field(  # type: ignore[assignment]
+    computed_by: ComputedByV4 | None = Field(
         default=None,
         description=CLAIMED + "Which library computed each side (read off the arrays each "
         "returned) and the independence probes (a sum, exp and a matmul); null until both "
