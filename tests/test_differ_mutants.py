@@ -65,3 +65,42 @@ def test_an_actual_output_longer_than_the_reference_fails(extra: int) -> None:
     ):
         assert verdict.status == "failed"
         assert verdict.reason == f"output length mismatch: reference=64 actual={64 + extra}"
+
+
+@pytest.mark.parametrize("short", [1, 2, 7])
+def test_bind_shape_fails_an_output_shorter_than_the_configured_shape(short: int) -> None:
+    passed = Verdict("passed", None, None, 1e-7)
+    for counts in ((8, 8 - short), (8 - short, 8), (8 - short, 8 - short)):
+        bound = bind_shape(passed, *counts, 8)
+        assert bound.status == "failed", counts
+        assert f"has {8 - short} elements; configured shape requires 8" in str(bound.reason)
+    values = np.arange(8 - short, dtype=np.float32)
+    assert not diff(values, values.copy(), max_nmse=1e-7, expected_elements=8)
+
+
+@pytest.mark.parametrize("missing", [1, 3, 63])
+def test_an_actual_output_shorter_than_the_reference_fails(missing: int) -> None:
+    # The actual output is the reference's exact prefix: judged on it alone, it would pass.
+    reference = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+    actual = reference[: 64 - missing].copy()
+    for verdict in (
+        compare_outputs(reference, actual, 1e-7),
+        diff(reference, actual, max_nmse=1e-7),
+    ):
+        assert verdict.status == "failed"
+        assert verdict.reason == f"output length mismatch: reference=64 actual={64 - missing}"
+
+
+@settings(max_examples=30, deadline=None)
+@given(stop=st.integers(1, SIZE - 1), at=st.integers(0, SIZE - 1))
+def test_segments_that_stop_short_of_the_output_fail_it(stop: int, at: int) -> None:
+    # Segments covering [0, stop) of a longer output would leave its tail unjudged but for
+    # the aggregate, which a one-element error dilutes below the tolerance.
+    reference = np.ones(SIZE, np.float32)
+    actual = reference.copy()
+    actual[at] = np.float32(1.001)
+    verdict = diff(reference, actual, max_nmse=1e-7, segments=[Segment("head", 0, stop)])
+    assert verdict.status == "failed"
+    assert verdict.reason == (
+        f"segmented output shape: expected {stop}, reference {SIZE}, actual {SIZE}"
+    )
