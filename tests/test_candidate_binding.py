@@ -114,7 +114,7 @@ def test_a_check_whose_candidate_returned_nothing_is_not_one_library(tmp_path: P
     assert data["computed_by"] is None
     outcome = replay(document(data))
     assert outcome.agrees
-    assert not outcome.one_library
+    assert outcome.one_library is False
 
 
 @pytest.mark.parametrize("removed", ["computed_by", "probe", "reference"])
@@ -210,15 +210,80 @@ def test_the_device_of_a_library_with_several_is_claimed_until_rerun(tmp_path: P
     assert [c for c in again.claims if c[0].startswith("result.backend")] == []
 
 
-def test_one_namespace_on_both_sides_is_one_library_as_bound(tmp_path: Path) -> None:
+def _gone(monkeypatch: pytest.MonkeyPatch, name: str, adapter: Any) -> None:
+    """``name`` resolves here to ``adapter``, which says it is not available."""
+    real = candidate.resolve
+    adapter._probe = lambda: Probe.unavailable("not here")
+    monkeypatch.setattr(
+        candidate, "resolve", lambda asked: adapter if asked == name else real(asked)
+    )
+
+
+def test_one_namespace_on_both_sides_is_one_library_as_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A record whose candidate computed through the reference's own namespace, named as a
-    # backend that computes through it here (the fake is NumPy): one library, as bound.
+    # backend that declares that namespace and is not available here (so neither its probes
+    # nor the record's, which were removed, can say it): one library, as bound.
     data = _data(tmp_path, "array_api_strict")
     data["computed_by"]["candidate"] = dict(data["computed_by"]["reference"])
     data["computed_by"]["probe"] = None
-    assert not candidate.CandidateIdentity().one_library  # nothing found is not one library
+    assert candidate.CandidateIdentity().one_library is False
+    _gone(monkeypatch, "fake", FakeAdapter())
     identity = candidate.candidate_identity(
         document(_relabelled(data, "fake")), make_check("fake", "gemm", **SMALL), False
     )
     assert identity.problems == []
     assert identity.one_library
+    assert identity.claims == [
+        ("result.backend", "fake (not available here: what computed it is its word)")
+    ]
+
+
+def test_an_adapter_not_available_here_is_never_probed_its_stored_probes_decide(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes import WrapLib
+
+    data = _data(tmp_path, "wraplib")
+    check = make_check("wraplib", "gemm", **SMALL)
+    _gone(monkeypatch, "wraplib", WrapLib())
+    assert candidate.candidate_identity(document(data), check, False).one_library
+    # Its stored probes edited to differ: only probing the adapter could say one library,
+    # and an adapter that is not available here is not asked.
+    probe = data["computed_by"]["probe"]
+    probe["candidate_exp_sha256"] = probe["candidate_matmul_sha256"] = "f" * 64
+    found = candidate.candidate_identity(document(data), check, False)
+    assert found.problems == []
+    assert found.one_library is False
+
+
+def test_a_device_is_claimed_only_for_a_library_with_several(tmp_path: Path) -> None:
+    claimed = list(replay(document(_data(tmp_path, "wraplib"))).claims)
+    assert [c for c in claimed if c[0] == "result.backend device"] == []
+    if not resolve("mlx").probe().is_available:
+        pytest.skip("mlx is not available here")
+    outcome = replay(document(_data(tmp_path, "mlx", "mlx")))
+    assert (
+        "result.backend device",
+        "the library's default (one namespace for every device; --rerun binds it)",
+    ) in outcome.claims
+
+
+def test_lifecycle_chains_under_a_backend_with_contexts_are_refused_in_full(
+    tmp_path: Path,
+) -> None:
+    from diffcheck.ops.lifecycle import CHAIN_COVERAGE
+    from forgery import restamp
+
+    path = tmp_path / "phases.json"
+    run_check(make_check("fake", "context-lifecycle", tokens=1, intermediate=2, k=3), path)
+    forged = json.loads(path.read_text())
+    forged.pop("submission_phases")
+    forged.pop("submission_metrics", None)
+    forged["coverage"] = CHAIN_COVERAGE
+    restamp(forged)
+    assert (
+        "submission_phases: fake records command contexts at f32 here, so it runs the "
+        "lifecycle's phases; a report of four independent chains is not its run"
+    ) in replay(document(forged)).disagreements
