@@ -93,7 +93,7 @@ def test_a_backend_no_adapter_answers_to_is_claimed_with_the_first_line_of_why(
         "\"notinstalled\"; 'diffcheck backends' lists every backend)",
     ) in outcome.claims
     # An error without a message is named by its type.
-    real = candidate.resolve
+    real = candidate.resolve  # type: ignore[attr-defined]
 
     def silent(name: str) -> Any:
         if name == "notinstalled":
@@ -158,7 +158,7 @@ def test_a_reference_that_cannot_be_probed_here_judges_no_pair_one_library(
 ) -> None:
     check, computed_by = _wraplib_case(tmp_path)
     adapter = resolve("wraplib")
-    real = candidate.resolve
+    real = candidate.resolve  # type: ignore[attr-defined]
 
     def reference_broken(name: str) -> Any:
         if name != check.reference:
@@ -169,11 +169,12 @@ def test_a_reference_that_cannot_be_probed_here_judges_no_pair_one_library(
 
     monkeypatch.setattr(candidate, "resolve", reference_broken)
     if broken == "unprobed":
+        real_patterns = candidate.probe_patterns  # type: ignore[attr-defined]
         monkeypatch.setattr(candidate, "resolve", real)
         monkeypatch.setattr(
             candidate,
             "probe_patterns",
-            lambda found: None if found.name == "numpy" else candidate.probe_patterns(found),
+            lambda found: None if found.name == "numpy" else real_patterns(found),
         )
     assert not candidate._one_library_here(check, adapter, computed_by)
 
@@ -212,7 +213,7 @@ def test_the_device_of_a_library_with_several_is_claimed_until_rerun(tmp_path: P
 
 def _gone(monkeypatch: pytest.MonkeyPatch, name: str, adapter: Any) -> None:
     """``name`` resolves here to ``adapter``, which says it is not available."""
-    real = candidate.resolve
+    real = candidate.resolve  # type: ignore[attr-defined]
     adapter._probe = lambda: Probe.unavailable("not here")
     monkeypatch.setattr(
         candidate, "resolve", lambda asked: adapter if asked == name else real(asked)
