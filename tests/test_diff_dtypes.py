@@ -119,3 +119,41 @@ def test_compare_refuses_a_reference_below_the_floor_through_diff() -> None:
 
     with pytest.raises(ConfigError, match="absolute-MSE floor"):
         diffcheck.compare(half_wrong, np.full(8, 1e-20, np.float32), candidate="array_api_strict")
+
+
+# -- each refusal names the side and the dtype it refuses (mutation testing) ----------------
+
+
+@pytest.mark.parametrize("side", ["reference", "actual"])
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (np.array([1 + 1j, 2 - 3j], np.complex64), "but NMSE is measured over real numbers"),
+        (np.array(["a", "b"]), "but diff compares numbers (bool, integer or real floating)"),
+    ],
+    ids=["complex", "text"],
+)
+def test_a_refused_dtype_names_its_side(side: str, bad: np.ndarray, says: str) -> None:
+    other = np.array([1.0, 2.0], np.float32)
+    pair = (bad, other) if side == "reference" else (other, bad)
+    with pytest.raises(ConfigError) as refused:
+        diff(*pair, max_nmse=1e-7)
+    assert str(refused.value).startswith(f"the {side} has dtype {bad.dtype}, {says}")
+
+
+@pytest.mark.parametrize("side", ["reference", "actual"])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_integers_beside_floats_are_refused_just_past_2_53_on_either_side(
+    side: str, sign: int
+) -> None:
+    # 2**53 itself is a float64; 2**53 + 1 is not. Either side may hold the integers.
+    for beyond, refused in ((2**53, False), (2**53 + 1, True)):
+        integers = np.array([sign * beyond, 7], np.int64)
+        floats = integers.astype(np.float64)
+        pair = (integers, floats) if side == "reference" else (floats, integers)
+        if not refused:
+            assert diff(*pair, max_nmse=1e-7).status == "passed"
+            continue
+        with pytest.raises(ConfigError) as error:
+            diff(*pair, max_nmse=1e-7)
+        assert str(error.value).startswith(f"the {side} holds integers beyond 2**53, which ")

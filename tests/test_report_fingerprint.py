@@ -354,7 +354,11 @@ def test_the_claimed_parts_of_computed_by_are_listed_with_their_values(tmp_path:
         (
             "computed_by.probe",
             f"131072 elements: reference sum {probe.reference_sum_bits}, "
-            f"candidate sum {probe.candidate_sum_bits}",
+            f"candidate sum {probe.candidate_sum_bits}; "
+            f"exp: reference {probe.reference_exp_sha256[:12]}, "
+            f"candidate {probe.candidate_exp_sha256[:12]}; "
+            f"matmul: reference {probe.reference_matmul_sha256[:12]}, "
+            f"candidate {probe.candidate_matmul_sha256[:12]}",
         ),
     ]
     assert str(computed_by.candidate.fingerprint()).startswith("array_api_strict ")

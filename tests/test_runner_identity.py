@@ -1,9 +1,9 @@
 """The runner's identity of a check: both fingerprints, and the probe only where it can tell.
 
 ``identify`` skips the probe when both sides are already one library, runs it on both sides
-otherwise, and keeps its sums only when both sides gave a float32's four bytes: a namespace
-that cannot sum (None) or that returns something else leaves the probe "did not run",
-never an exception and never a half-recorded pair.
+otherwise, and keeps its probes only when both sides gave a float32's four bytes for the
+sum: a namespace that cannot sum (None) or that returns something else leaves the probe
+"did not run", never an exception and never a half-recorded pair.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from diffcheck.provenance import Fingerprint
+from diffcheck.provenance import Fingerprint, ProbeBits
 from diffcheck.runner import identity
 from diffcheck.runner.identity import Identity, identify
 
@@ -28,11 +28,12 @@ def _probe(
     """Make the probe return ``reference``/``candidate`` per side; return the adapters asked."""
     asked: list[Any] = []
 
-    def probe_sum(adapter: Any) -> bytes | None:
+    def probe_bits(adapter: Any) -> ProbeBits | None:
         asked.append(adapter)
-        return reference if adapter is REFERENCE else candidate
+        found = reference if adapter is REFERENCE else candidate
+        return None if found is None else ProbeBits(found, b"exp", b"matmul")
 
-    monkeypatch.setattr(identity, "probe_sum", probe_sum)
+    monkeypatch.setattr(identity, "probe_bits", probe_bits)
     return asked
 
 
@@ -55,7 +56,14 @@ def test_two_libraries_or_an_unknown_side_are_probed_on_both_sides(
 ) -> None:
     asked = _probe(monkeypatch, b"\x01\x02\x03\x04", b"\x05\x06\x07\x08")
     found = _identify(reference, candidate)
-    assert found == Identity(reference, candidate, (b"\x01\x02\x03\x04", b"\x05\x06\x07\x08"))
+    assert found == Identity(
+        reference,
+        candidate,
+        (
+            ProbeBits(b"\x01\x02\x03\x04", b"exp", b"matmul"),
+            ProbeBits(b"\x05\x06\x07\x08", b"exp", b"matmul"),
+        ),
+    )
     assert asked == [REFERENCE, CANDIDATE]
 
 

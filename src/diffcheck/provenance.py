@@ -7,10 +7,13 @@ and then vouches for NumPy with NumPy. Two facts are recorded instead of trusted
 * a :class:`Fingerprint` of each side, read off the arrays the function returned: the
   top-level module of their type (``numpy`` for an ``ndarray``, whatever adapter returned
   it), that module's version and, for NumPy, the BLAS it was built with;
-* a cheap independence probe (:func:`same_bits_probe`): both namespaces sum the same long
-  float32 vector; the summation order is each library's own (pairwise blocks, SIMD lanes,
-  tree reductions), so two libraries that return the same bits for it are, as far as this
-  can tell, one implementation.
+* cheap independence probes (:func:`probe_bits`): both namespaces sum the same long
+  float32 vector (a summation order: pairwise blocks, SIMD lanes, tree reductions), compute
+  ``exp`` over thousands of varied values (an ULP pattern: each library's polynomial and
+  range reduction) and multiply a small matrix by itself (a blocking order). Two libraries
+  whose sums agree bit for bit, or whose ``exp`` and matmul both do, are, as far as this
+  can tell, one implementation (:func:`probes_agree`); a wrapper over NumPy with a float64
+  sum of its own still computes ``exp`` and matmul as NumPy does.
 
 What it cannot detect: a library that wraps another's arrays in a type of its own and
 delegates every operation (array-api-strict over NumPy: the fingerprint differs, the probe
@@ -22,6 +25,7 @@ fingerprint names the wrapper; only the probe may notice).
 from __future__ import annotations
 
 import functools
+import hashlib
 import sys
 from dataclasses import dataclass
 from typing import Any, Final
@@ -32,18 +36,23 @@ import numpy.typing as npt
 from ._installed import installed_version
 
 __all__ = [
+    "PATTERN_ELEMENTS",
+    "PATTERN_MATMUL",
     "PROBE_ELEMENTS",
     "Fingerprint",
+    "ProbeBits",
     "Provenance",
+    "exp_input",
     "fingerprint_of",
     "judge",
     "namespace_name",
     "numpy_blas",
     "one_library",
     "pattern_one_library",
+    "probe_bits",
     "probe_input",
     "probe_patterns",
-    "probe_sum",
+    "probes_agree",
     "provenance_of",
 ]
 
@@ -131,21 +140,57 @@ def fingerprint_of(array: Any, namespace: Any = None) -> Fingerprint:
     return Fingerprint(module, _version(module), qualified, blas, via)
 
 
+@dataclass(frozen=True)
+class ProbeBits:
+    """What one side's namespace computed for the independence probes (:func:`probe_bits`):
+    the float32 sum's four bytes, and the SHA-256 of the bits of ``exp`` over
+    :func:`exp_input` and of a float32 matmul (None: that probe could not run there)."""
+
+    sum: bytes
+    exp: bytes | None = None
+    matmul: bytes | None = None
+
+
+#: One side's probe as the caller has it: the sum's bytes alone (what a report before the
+#: exp and matmul probes records), or all three.
+SideProbe = bytes | ProbeBits
+
+
+def _bits(side: SideProbe) -> ProbeBits:
+    return side if isinstance(side, ProbeBits) else ProbeBits(side)
+
+
+def probes_agree(reference: SideProbe, candidate: SideProbe) -> bool:
+    """Whether two sides' probes say one implementation: the sums' bits agree, or both the
+    ``exp`` and the matmul bits agree. Matmul alone is not enough (two libraries may share
+    one BLAS: torch's CPU matmul gives NumPy's bits here), nor is ``exp`` alone; an
+    independent elementwise ``exp`` bit-identical on thousands of varied inputs is not seen
+    (torch:cpu differs from NumPy on 1621 of 4096, mlx:cpu on 2244)."""
+    ours, theirs = _bits(reference), _bits(candidate)
+    if ours.sum == theirs.sum:
+        return True
+    pattern = ours.exp is not None and ours.matmul is not None
+    return pattern and ours.exp == theirs.exp and ours.matmul == theirs.matmul
+
+
 def one_library(
-    reference: Fingerprint, candidate: Fingerprint, sums: tuple[bytes, bytes] | None = None
+    reference: Fingerprint,
+    candidate: Fingerprint,
+    probes: tuple[SideProbe, SideProbe] | None = None,
 ) -> bool:
     """Whether both sides are one library: arrays of one module, computed through the same
     namespace (or a namespace not known on a side), or through another namespace whose
-    probe sum is bit-identical (``sums``: a namespace over NumPy that returns NumPy's arrays
-    and sums as NumPy does, such as the example plugin, is NumPy under another name). A
-    backend that stores its values in NumPy arrays but sums with functions of its own is
-    independent by this rule."""
+    probes agree (:func:`probes_agree`, ``probes``: a namespace over NumPy that returns
+    NumPy's arrays and sums as NumPy does, such as the example plugin, or that sums in
+    float64 but computes ``exp`` and matmul as NumPy does, is NumPy under another name). A
+    backend that stores its values in NumPy arrays but computes with functions of its own
+    is independent by this rule."""
     if reference.module != candidate.module:
         return False
     known = reference.namespace is not None and candidate.namespace is not None
     if not known or reference.namespace == candidate.namespace:
         return True
-    return sums is not None and sums[0] == sums[1]
+    return probes is not None and probes_agree(probes[0], probes[1])
 
 
 @functools.cache
@@ -166,19 +211,27 @@ def probe_input() -> npt.NDArray[np.float32]:
     return _probe_vector().copy()
 
 
+def _why(probes: tuple[SideProbe, SideProbe]) -> str:
+    """Which probes agree, as the verdict's note says it."""
+    ours, theirs = _bits(probes[0]), _bits(probes[1])
+    if ours.sum == theirs.sum:
+        return f"a {PROBE_ELEMENTS}-element float32 sum is bit-identical on both sides"
+    return (
+        f"exp over {PATTERN_ELEMENTS} values and a {PATTERN_MATMUL}x{PATTERN_MATMUL} "
+        "matmul are bit-identical on both sides"
+    )
+
+
 def judge(
     reference: Fingerprint,
     candidate: Fingerprint,
-    sums: tuple[bytes, bytes] | None,
+    probes: tuple[SideProbe, SideProbe] | None,
 ) -> Provenance:
-    """The provenance of a comparison from both fingerprints and both probe sums' bits."""
-    if one_library(reference, candidate, sums):
-        by_probe = one_library(reference, candidate) is False
-        probe = (
-            f", and a {PROBE_ELEMENTS}-element float32 sum is bit-identical on both sides"
-            if by_probe
-            else ""
-        )
+    """The provenance of a comparison from both fingerprints and both sides' probes
+    (:func:`probes_agree`)."""
+    if one_library(reference, candidate, probes):
+        by_probe = probes is not None and not one_library(reference, candidate)
+        probe = f", and {_why(probes)}" if by_probe and probes is not None else ""
         return Provenance(
             reference,
             candidate,
@@ -186,31 +239,18 @@ def judge(
             f"NOT INDEPENDENT: both sides returned {reference.module} arrays{probe}",
             one_library=True,
         )
-    if sums is None:
+    if probes is None:
         return Provenance(reference, candidate, None, "independence probe did not run")
-    if sums[0] == sums[1]:
+    if probes_agree(probes[0], probes[1]):
         return Provenance(
             reference,
             candidate,
             False,
-            f"NOT INDEPENDENT: a {PROBE_ELEMENTS}-element float32 sum is bit-identical on "
-            "both sides (one implementation under two names?)",
+            f"NOT INDEPENDENT: {_why(probes)} (one implementation under two names?)",
         )
     return Provenance(
         reference, candidate, True, f"independent: the {PROBE_ELEMENTS}-element sums differ"
     )
-
-
-def probe_sum(adapter: Any) -> bytes | None:
-    """The bits of ``adapter``'s float32 sum of :func:`probe_input`, on its device; None if
-    its namespace cannot compute it (the probe then says it did not run)."""
-    try:
-        with adapter.computing():
-            xp = adapter.namespace()
-            total = xp.sum(xp.astype(adapter.to_device(probe_input()), xp.float32))
-            return bytes(adapter.host_float32(total).tobytes())
-    except Exception:  # a namespace without sum or float32 cannot be probed: not a failure
-        return None
 
 
 #: The pattern probes' sizes: an elementwise ``exp`` (its ULP pattern) and a matmul.
@@ -218,48 +258,82 @@ PATTERN_ELEMENTS: Final = 4096
 PATTERN_MATMUL: Final = 48
 
 
-def probe_patterns(adapter: Any) -> tuple[str, tuple[bytes, bytes, bytes]] | None:
-    """What ``adapter``'s namespace computes here, beyond one sum: the top-level module of
-    the arrays it returns, and the bits of three results whose rounding is each library's
-    own: the probe's float32 sum (a summation order), ``exp`` over a span of magnitudes (an
-    ULP pattern) and a float32 matmul (a blocking and accumulation order). None when the
-    namespace cannot compute them.
+@functools.cache
+def _exp_vector() -> npt.NDArray[np.float32]:
+    rng = np.random.default_rng(20240608)
+    # Magnitudes from 2**-12 to 2**6.4 of either sign, inside float32's exp range: each
+    # library's polynomial and range reduction round a different subset of them.
+    signs = rng.choice(np.array([-1.0, 1.0]), PATTERN_ELEMENTS)
+    vector = np.clip(signs * np.exp2(rng.uniform(-12.0, 6.4, PATTERN_ELEMENTS)), -87.0, 88.0)
+    found: npt.NDArray[np.float32] = np.asarray(vector, dtype=np.float32)
+    found.flags.writeable = False
+    return found
 
-    A namespace that returns another library's arrays and matches it bit for bit in any of
-    the three computes with that library for that much (:func:`pattern_one_library`)."""
+
+def exp_input() -> npt.NDArray[np.float32]:
+    """The ``exp`` probe's fixed input: :data:`PATTERN_ELEMENTS` varied float32 values (a
+    writable copy per caller)."""
+    return _exp_vector().copy()
+
+
+def _digest(adapter: Any, array: Any) -> bytes:
+    return hashlib.sha256(adapter.host_float32(array).tobytes()).digest()
+
+
+def _exp_bits(adapter: Any, xp: Any) -> bytes | None:
     try:
-        with adapter.computing():
-            xp = adapter.namespace()
-            vector = probe_input()
-            values = xp.astype(adapter.to_device(vector), xp.float32)
-            total = xp.sum(values)
-            small = xp.astype(adapter.to_device(vector[:PATTERN_ELEMENTS] / 64), xp.float32)
-            exp = xp.exp(small)
-            side = PATTERN_MATMUL * PATTERN_MATMUL
-            square = vector[side : 2 * side].reshape(PATTERN_MATMUL, PATTERN_MATMUL)
-            matrix = xp.astype(adapter.to_device(np.ascontiguousarray(square)), xp.float32)
-            product = xp.matmul(matrix, matrix)
-            module = type(exp).__module__.split(".")[0]
-            bits = tuple(
-                bytes(adapter.host_float32(array).tobytes()) for array in (total, exp, product)
-            )
-            return module, (bits[0], bits[1], bits[2])
-    except Exception:  # a namespace without one of them cannot be probed: not a failure
+        return _digest(adapter, xp.exp(xp.astype(adapter.to_device(exp_input()), xp.float32)))
+    except Exception:  # a namespace without exp cannot be probed for it: not a failure
         return None
 
 
+def _matmul_bits(adapter: Any, xp: Any) -> bytes | None:
+    side = PATTERN_MATMUL * PATTERN_MATMUL
+    square = probe_input()[side : 2 * side].reshape(PATTERN_MATMUL, PATTERN_MATMUL)
+    try:
+        matrix = xp.astype(adapter.to_device(np.ascontiguousarray(square)), xp.float32)
+        return _digest(adapter, xp.matmul(matrix, matrix))
+    except Exception:  # a namespace without matmul cannot be probed for it: not a failure
+        return None
+
+
+def probe_patterns(adapter: Any) -> tuple[str, ProbeBits] | None:
+    """What ``adapter``'s namespace computes here: the top-level module of the arrays it
+    returns, and its :class:`ProbeBits` (its float32 sum of :func:`probe_input`, a
+    summation order; ``exp`` over :func:`exp_input`, an ULP pattern; a float32 matmul, a
+    blocking and accumulation order). None when the namespace cannot sum the probe's
+    vector as float32 (the probe then says it did not run); an ``exp`` or matmul it lacks
+    is None in the bits."""
+    try:
+        with adapter.computing():
+            xp = adapter.namespace()
+            total = xp.sum(xp.astype(adapter.to_device(probe_input()), xp.float32))
+            summed = bytes(adapter.host_float32(total).tobytes())
+            module = type(total).__module__.split(".")[0]
+            found = ProbeBits(summed, _exp_bits(adapter, xp), _matmul_bits(adapter, xp))
+    except Exception:  # a namespace without sum or float32 cannot be probed: not a failure
+        return None
+    return (module, found) if len(summed) == 4 else None
+
+
+def probe_bits(adapter: Any) -> ProbeBits | None:
+    """``adapter``'s :class:`ProbeBits` on its device (:func:`probe_patterns`), or None."""
+    found = probe_patterns(adapter)
+    return None if found is None else found[1]
+
+
 def pattern_one_library(
-    reference: tuple[str, tuple[bytes, ...]] | None, candidate: tuple[str, tuple[bytes, ...]] | None
+    reference: tuple[str, ProbeBits] | None, candidate: tuple[str, ProbeBits] | None
 ) -> bool:
-    """Whether two :func:`probe_patterns` say one library: arrays of one module and any of
-    the three results bit-identical (False when either could not be probed)."""
+    """Whether two :func:`probe_patterns` say one library: arrays of one module and probes
+    that agree (:func:`probes_agree`); False when either could not be probed."""
     if reference is None or candidate is None or reference[0] != candidate[0]:
         return False
-    return any(ours == theirs for ours, theirs in zip(reference[1], candidate[1], strict=True))
+    return probes_agree(reference[1], candidate[1])
 
 
 def provenance_of(reference: Any, candidate: Any, ref_output: Any, cand_output: Any) -> Provenance:
-    """Fingerprints of both outputs and the probe, for adapters ``reference``/``candidate``."""
-    sums = probe_sum(reference), probe_sum(candidate)
-    both = None if sums[0] is None or sums[1] is None else (sums[0], sums[1])
+    """Fingerprints of both outputs and the probes, for adapters ``reference``/``candidate``."""
+    ours, theirs = probe_bits(reference), probe_bits(candidate)
+    both = None if ours is None or theirs is None else (ours, theirs)
     return judge(fingerprint_of(ref_output), fingerprint_of(cand_output), both)

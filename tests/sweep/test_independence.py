@@ -46,20 +46,29 @@ shapes = [{ m = 4, n = 8, k = 6 }]
 """
 
 
-@pytest.fixture
-def fastlib(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> str:
-    """``fastlib`` installed as a backend in this process and in every worker it starts."""
+def _install(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    target: str,
+) -> str:
+    """Backend ``name`` (``target``, in tests/fakes.py) installed in this process and in
+    every worker it starts."""
     site = tmp_path_factory.mktemp("site")
-    info = site / "fastlib_test-0.0.dist-info"
+    info = site / f"{name}_test-0.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fastlib-test\nVersion: 0.0\n")
-    (info / "entry_points.txt").write_text(
-        "[diffcheck.adapters]\nfastlib = fakes:NumpyUnderAnotherName\n"
-    )
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}-test\nVersion: 0.0\n")
+    (info / "entry_points.txt").write_text(f"[diffcheck.adapters]\n{name} = {target}\n")
     monkeypatch.syspath_prepend(str(site))
     path = [str(site), str(TESTS), os.environ.get("PYTHONPATH", "")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in path if p))
-    return "fastlib"
+    return name
+
+
+@pytest.fixture
+def fastlib(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``fastlib`` installed as a backend in this process and in every worker it starts."""
+    return _install(tmp_path_factory, monkeypatch, "fastlib", "fakes:NumpyUnderAnotherName")
 
 
 @pytest.fixture
@@ -268,3 +277,33 @@ def test_a_failure_without_computed_by_may_be_reused(tmp_path: Path) -> None:
         passed = document.model_copy(update={"computed_by": computed_by})
         assert (independence_problem(passed) is None) == (computed_by is not None)
         assert independence_problem(passed.model_copy(update={"result": failed})) is None
+
+
+def test_numpy_behind_a_namespace_with_a_sum_of_its_own_is_no_pass_in_a_sweep(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    sweep_cli: Callable[..., SweepRun],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # wraplib's float64 sum differs from NumPy's; its exp and matmul are NumPy's bits: one
+    # library by the probes, so not counted passed (one sum alone counted it).
+    _install(tmp_path_factory, monkeypatch, "wraplib", "fakes:WrapLib")
+    matrix = write_matrix(
+        tmp_path, MATRIX.replace('candidate = "fastlib"', 'candidate = "wraplib"')
+    )
+    run = sweep_cli(matrix, tmp_path / "out")
+    assert run.code == 1
+    row = run.rows()["numpy-vs-wraplib/gemm/gemm-4x8x6-f32-s42"]
+    assert row["status"] == "passed"
+    assert (row["not_independent"] or "").startswith("NOT INDEPENDENT: both sides returned numpy")
+    assert run.summary["counts"] == {
+        "total": 2,
+        "passed": 1,
+        "failed": 1,
+        "known": 0,
+        "not_run": 0,
+    }
+    code, out, _ = _replay(run.directory, capsys)
+    assert code == 0
+    assert "sweep exit status 1" in out

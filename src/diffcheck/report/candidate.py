@@ -31,9 +31,9 @@ from ..adapters import Adapter, resolve
 from ..adapters.raw_kernels import RawKernelAdapter
 from ..config import Check
 from ..ops import ContextLifecycle
-from ..provenance import namespace_name, pattern_one_library, probe_patterns
+from ..provenance import namespace_name, one_library, pattern_one_library, probe_patterns
 from .identity import bind_library, computed_by_of
-from .models import ReportDocument
+from .models import ComputedBy, ReportDocument
 from .world import rerun_candidate
 
 __all__ = ["CandidateIdentity", "bind_rerun", "candidate_identity"]
@@ -116,16 +116,17 @@ def candidate_identity(
     that ``--rerun`` ran it here and its stored output reproduced bit for bit."""
     found = CandidateIdentity()
     name = check.require_backend
+    computed_by = computed_by_of(document)
+    ran = document.result is not None and document.result.actual is not None
     try:
         adapter = resolve(name)
     except Exception as error:  # a plugin not installed here: the name is its own word
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
         found.claims.append(("result.backend", f"{name} (no adapter of that name here: {text})"))
+        found.one_library = ran and _one_library_here(check, None, computed_by)
         return found
-    computed_by = computed_by_of(document)
     candidate = None if computed_by is None else computed_by.candidate
     recorded = None if candidate is None else candidate.namespace
-    ran = document.result is not None and document.result.actual is not None
     if recorded is None:
         available = adapter.probe().is_available
         phases = isinstance(check.op, ContextLifecycle) and not chains
@@ -167,22 +168,41 @@ def candidate_identity(
             )
         )
     _bind_submissions(found, check, adapter, chains, available)
-    if available and ran and not found.problems and not found.one_library:
-        found.one_library = _one_library_here(check, adapter)
+    if ran and not found.problems and not found.one_library:
+        found.one_library = _one_library_here(check, adapter if available else None, computed_by)
     return found
 
 
-def _one_library_here(check: Check, adapter: Adapter) -> bool:
-    """Whether the candidate's adapter here computes as the reference's does, by the pattern
-    probes (:func:`~diffcheck.provenance.probe_patterns`), not by the report's claimed probe:
-    a namespace over NumPy whose sum alone is its own is still NumPy for exp and matmul."""
+def _one_library_here(
+    check: Check, adapter: Adapter | None, computed_by: ComputedBy | None
+) -> bool:
+    """Whether the pair is one library by the reference's probes recomputed here
+    (:func:`~diffcheck.provenance.probe_patterns`), never by the report's claimed reference
+    probes: against the probes of the candidate's ``adapter`` here (None: not available
+    here; a namespace over NumPy whose sum alone is its own is still NumPy for exp and
+    matmul), and against the candidate's stored probes, which are its word: they can only
+    make the pair one library, never a pass."""
     try:
         reference = resolve(check.reference)
     except Exception:  # the reference's own replay says it cannot run here
         return False
     if not reference.probe().is_available:
         return False
-    return pattern_one_library(probe_patterns(reference), probe_patterns(adapter))
+    ours = probe_patterns(reference)
+    if ours is None:
+        return False
+    if adapter is not None and pattern_one_library(ours, probe_patterns(adapter)):
+        return True
+    if computed_by is None or computed_by.probe is None:
+        return False
+    if computed_by.reference is None or computed_by.candidate is None:
+        return False
+    theirs = computed_by.probe.probes()[1]
+    reference_side, candidate_side = (
+        computed_by.reference.fingerprint(),
+        computed_by.candidate.fingerprint(),
+    )
+    return one_library(reference_side, candidate_side, (ours[1], theirs))
 
 
 def bind_rerun(

@@ -1,14 +1,15 @@
 """``computed_by`` on replay: which library computed each side, bound where replay can see it.
 
 A v3 report records each side's fingerprint (the module of the arrays it returned) and the
-independence probe's two sums. Replay binds what it can re-derive and prints the rest as
-claimed:
+independence probe's two sums; v4 adds both sides' ``exp`` and matmul probes. Replay binds
+what it can re-derive and prints the rest as claimed:
 
 - the reference's module and array type are bound: replay recomputes the reference and reads
   them off its own arrays, so a forger cannot rename the reference's library;
 - the candidate's are the candidate's word, bound only under ``--rerun`` (the re-run's
   arrays must name the same module and type);
-- versions, BLAS and the probe's sums are claimed.
+- versions, BLAS and the probes' bits are claimed; replay judges the pair with the
+  reference's probes recomputed here (:mod:`.candidate`).
 
 Both sides from one module is a pair that is not independent: it counts like a self-test,
 never as a pass. A bit-identical probe between two modules (a wrapper delegating to the
@@ -20,7 +21,7 @@ is what a report without ``computed_by`` (v1, v2) says anyway; it never changes 
 from __future__ import annotations
 
 from ..provenance import Fingerprint, Provenance, judge
-from .models import ComputedBy, LibraryRecord, ReportDocument
+from .models import ComputedBy, LibraryRecord, ProbeRecord, ReportDocument
 
 __all__ = [
     "bind_library",
@@ -39,11 +40,6 @@ def computed_by_of(document: ReportDocument) -> ComputedBy | None:
 
 def _fingerprint(record: LibraryRecord | None) -> Fingerprint | None:
     return None if record is None else record.fingerprint()
-
-
-def _sum_bytes(bits: str) -> bytes:
-    # Stored as the float32's bit pattern in hex; the probe compares the sums' bytes.
-    return int(bits, 16).to_bytes(4, "little")
 
 
 def identity_problem(document: ReportDocument) -> str | None:
@@ -99,13 +95,26 @@ def independence(document: ReportDocument) -> tuple[Provenance | None, str | Non
             "is not recorded, and the pair's independence is unknown"
         )
     probe = computed_by.probe
-    sums = (
-        None
-        if probe is None
-        else (_sum_bytes(probe.reference_sum_bits), _sum_bytes(probe.candidate_sum_bits))
-    )
-    found = judge(reference, candidate, sums)
+    found = judge(reference, candidate, None if probe is None else probe.probes())
     return found, f"computed by: {found}"
+
+
+def _patterns(probe: ProbeRecord) -> str:
+    """The exp and matmul probes' digests, as the claimed line shows them (first 12 digits)."""
+    ours, theirs = probe.probes()
+    parts = [
+        f"; {label}: reference {_short(mine)}, candidate {_short(other)}"
+        for label, mine, other in (
+            ("exp", ours.exp, theirs.exp),
+            ("matmul", ours.matmul, theirs.matmul),
+        )
+        if mine is not None or other is not None
+    ]
+    return "".join(parts)
+
+
+def _short(digest: bytes | None) -> str:
+    return "not probed" if digest is None else digest.hex()[:12]
 
 
 def claimed_identity(document: ReportDocument) -> list[tuple[str, str]]:
@@ -128,7 +137,7 @@ def claimed_identity(document: ReportDocument) -> list[tuple[str, str]]:
             "null"
             if probe is None
             else f"{probe.elements} elements: reference sum {probe.reference_sum_bits}, "
-            f"candidate sum {probe.candidate_sum_bits}",
+            f"candidate sum {probe.candidate_sum_bits}{_patterns(probe)}",
         )
     )
     return claims

@@ -28,7 +28,6 @@ from pydantic import (
 from .._numbers import U64_MAX
 from ..config import AnyCheckConfig
 from ..differ import Metrics
-from ..provenance import Fingerprint, one_library
 from ._fields import (
     BOUND,
     CLAIMED,
@@ -44,6 +43,7 @@ from ._fields import (
     Version4,
     json_pair,
 )
+from .computed_by import ComputedBy, ComputedByV4, LibraryRecord, ProbeRecord, ProbeRecordV4
 from .floor_record import FloorRecord
 from .line import Where, document_line
 
@@ -59,6 +59,7 @@ __all__ = [
     "CheckResultV3",
     "CheckResultV4",
     "ComputedBy",
+    "ComputedByV4",
     "Environment",
     "JsonFloat",
     "LibraryRecord",
@@ -67,6 +68,7 @@ __all__ = [
     "OutputBits",
     "PrecisionRecord",
     "ProbeRecord",
+    "ProbeRecordV4",
     "ReportDocument",
     "ReportDocumentV2",
     "ReportDocumentV3",
@@ -405,99 +407,6 @@ class ReportDocumentV2(ReportDocument):
     )
 
 
-_REBOUND = " `replay --rerun` re-runs the candidate and binds it to the module found then."
-
-
-class LibraryRecord(Strict):
-    """One side's fingerprint: the library whose arrays its computation returned."""
-
-    module: str = Field(
-        description=CLAIMED + "Top-level module of the output array's type (numpy for a "
-        "numpy.ndarray, whatever adapter returned it). For the reference, bound: replay "
-        "recomputes the reference and reads the module off its arrays." + _REBOUND
-    )
-    version: str | None = Field(
-        description=CLAIMED + "That module's version where the check ran (null if unknown)."
-    )
-    array_type: str = Field(
-        description=CLAIMED + "The output array type's qualified name. For the reference, "
-        "bound like module." + _REBOUND
-    )
-    blas: str | None = Field(
-        description=CLAIMED + "For NumPy, the BLAS it was built with (name and version, from "
-        "numpy.show_config); null for other libraries."
-    )
-    namespace: str | None = Field(
-        description=CLAIMED + "The module of the array namespace whose functions computed the "
-        "output (a backend may store values in NumPy arrays and compute with its own "
-        "functions); null when not known. For the reference, bound like module." + _REBOUND
-    )
-
-    def fingerprint(self) -> Fingerprint:
-        """The record as :class:`~diffcheck.provenance.Fingerprint`."""
-        return Fingerprint(self.module, self.version, self.array_type, self.blas, self.namespace)
-
-
-class ProbeRecord(Strict):
-    """The independence probe: both namespaces summed one fixed float32 vector.
-
-    Each library sums in its own order (pairwise blocks, SIMD lanes, trees), so two sides
-    whose sums have the same bits are, as far as this can tell, one implementation.
-    """
-
-    elements: int = Field(ge=1, description=CLAIMED + "Length of the probe's float32 vector.")
-    reference_sum_bits: str = Field(
-        pattern="^[0-9a-f]{8}$",
-        description=CLAIMED
-        + "The reference namespace's float32 sum: its bit pattern, 8 hex digits.",
-    )
-    candidate_sum_bits: str = Field(
-        pattern="^[0-9a-f]{8}$",
-        description=CLAIMED
-        + "The candidate namespace's float32 sum: its bit pattern, 8 hex digits.",
-    )
-
-
-class ComputedBy(Strict):
-    """Which library computed each side, and the probe: whether the pair is independent.
-
-    A name is a label (a NumPy adapter subclass under another name passes the name-based
-    self-test check); the fingerprint is read off the arrays each side returned. Both sides
-    from one module through one namespace is not an independent pair and counts like a
-    self-test: never a pass.
-    A bit-identical probe (a wrapper that delegates to the other side's library) is printed
-    as not independent.
-    """
-
-    reference: LibraryRecord | None = Field(
-        description=BOUND + "The library of the reference's output arrays; its module and "
-        "array type must be what replay's recomputation returns (version and BLAS are "
-        "claimed). Null when the reference returned host values only."
-    )
-    candidate: LibraryRecord | None = Field(
-        description=CLAIMED + "The library of the candidate's output arrays; null when the "
-        "candidate ran its own kernels and returned host values only." + _REBOUND
-    )
-    probe: ProbeRecord | None = Field(
-        description=CLAIMED + "The independence probe's sums; null when a side's namespace "
-        "could not compute it, or both sides are one module (nothing left to probe)."
-    )
-
-    @property
-    def one_library(self) -> bool:
-        """Whether both sides are one library under two names: arrays of one module,
-        computed through one namespace (or a namespace not known on a side)."""
-        if self.reference is None or self.candidate is None:
-            return False
-        probe = self.probe
-        sums = (
-            None
-            if probe is None
-            else (probe.reference_sum_bits.encode(), probe.candidate_sum_bits.encode())
-        )
-        return one_library(self.reference.fingerprint(), self.candidate.fingerprint(), sums)
-
-
 class CheckResultV3(CheckResultV2):
     """The result of a schema v3 report (as v2; the version moves with the document)."""
 
@@ -551,6 +460,15 @@ class ReportDocumentV4(ReportDocumentV3):
     )
     result: CheckResultV4 | None = Field(
         description=DERIVED + "The check's result; null while the check runs."
+    )
+    computed_by: ComputedByV4 | None = Field(
+        default=None,
+        description=CLAIMED + "Which library computed each side (read off the arrays each "
+        "returned) and the independence probes (a sum, exp and a matmul); null until both "
+        "sides ran to an output (and in a report upgraded from v2, which never recorded it: "
+        "replay says so). Both sides from one module counts like a self-test, never a pass. "
+        "Replay binds the reference's module and probes to its recomputation, and under "
+        "--rerun the candidate's.",
     )
 
 

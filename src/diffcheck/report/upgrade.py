@@ -19,7 +19,7 @@ from ..errors import ReportError
 from ..floor import Floor
 from .arrays import decode_output, encode_output
 from .floor_record import FloorRecord
-from .models import SCHEMA_VERSION, CheckResult, ReportDocument, ReportDocumentV4
+from .models import SCHEMA_VERSION, CheckResult, ComputedBy, ReportDocument, ReportDocumentV4
 from .replay import load_report, rejudge, replay
 from .writer import ReportWriter
 
@@ -34,6 +34,10 @@ def _upgraded_result(result: CheckResult) -> dict[str, object]:
             values = decode_output(record, f"result.{name}")
             data[name] = encode_output(values).model_dump()
     return data
+
+
+def _dumped(record: ComputedBy | None) -> dict[str, object] | None:
+    return None if record is None else record.model_dump()
 
 
 def upgrade_document(document: ReportDocument) -> ReportDocumentV4:
@@ -67,7 +71,8 @@ def upgrade_document(document: ReportDocument) -> ReportDocumentV4:
         | {
             "schema_version": SCHEMA_VERSION,
             "result": result,
-            "computed_by": getattr(document, "computed_by", None),
+            # A v3 probe has no exp or matmul probes: they read as not probed (None).
+            "computed_by": _dumped(getattr(document, "computed_by", None)),
         }
     )
     again = replay(upgraded)

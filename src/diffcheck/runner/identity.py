@@ -2,10 +2,12 @@
 
 A backend's name is a label. What a report records instead is read off the arrays each side's
 computation returned (:attr:`~diffcheck.adapters.Execution.computed_by`) and, when the two
-sides name different modules, the independence probe of :mod:`diffcheck.provenance`: both
-namespaces sum one fixed float32 vector, and bit-identical sums mean one implementation under
-two names. The probe costs one sum of 2^17 elements per side; it is skipped when both sides
-are already one library (one module, computed through one namespace).
+sides are not already one library, the independence probes of :mod:`diffcheck.provenance`:
+both namespaces sum one fixed float32 vector, compute ``exp`` over a fixed vector and square
+a small matrix; bit-identical sums, or bit-identical ``exp`` and matmul, mean one
+implementation under two names. The probes cost one sum of 2^17 elements, 4096 ``exp`` and
+a 48x48 matmul per side; they are skipped when both sides are already one library (one
+module, computed through one namespace).
 """
 
 from __future__ import annotations
@@ -13,24 +15,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..adapters import Adapter, Execution
-from ..provenance import Fingerprint, one_library, probe_sum
+from ..provenance import Fingerprint, ProbeBits, one_library, probe_bits
 
 __all__ = ["Identity", "identify"]
 
 
 @dataclass(frozen=True)
 class Identity:
-    """Both sides' fingerprints (None: the side returned host values only) and the probe's
-    two float32 sums as 4 little-endian bytes each (None: not run, or a side could not)."""
+    """Both sides' fingerprints (None: the side returned host values only) and both sides'
+    probes (:class:`~diffcheck.provenance.ProbeBits`; None: not run, or a side could not
+    sum the probe's vector as float32)."""
 
     reference: Fingerprint | None
     candidate: Fingerprint | None
-    sums: tuple[bytes, bytes] | None
+    probes: tuple[ProbeBits, ProbeBits] | None
 
 
-def _sum(adapter: Adapter) -> bytes | None:
-    found = probe_sum(adapter)
-    return found if found is not None and len(found) == 4 else None
+def _probe(adapter: Adapter) -> ProbeBits | None:
+    found = probe_bits(adapter)
+    return found if found is not None and len(found.sum) == 4 else None
 
 
 def identify(
@@ -40,6 +43,6 @@ def identify(
     ours, theirs = reference_run.computed_by, candidate_run.computed_by
     if ours is not None and theirs is not None and one_library(ours, theirs):
         return Identity(ours, theirs, None)
-    sums = _sum(reference), _sum(candidate)
-    both = None if sums[0] is None or sums[1] is None else (sums[0], sums[1])
+    ours_bits, theirs_bits = _probe(reference), _probe(candidate)
+    both = None if ours_bits is None or theirs_bits is None else (ours_bits, theirs_bits)
     return Identity(ours, theirs, both)

@@ -28,12 +28,12 @@ from ..report.arrays import encode_outputs
 from ..report.floor_record import FloorRecord
 from ..report.models import (
     CheckResultV4,
-    ComputedBy,
+    ComputedByV4,
     Environment,
     LibraryRecord,
     MetricsRecord,
     PrecisionRecord,
-    ProbeRecord,
+    ProbeRecordV4,
     ReportDocument,
     ReportDocumentV4,
     SegmentRecord,
@@ -179,18 +179,27 @@ def _library(fingerprint: Fingerprint | None) -> LibraryRecord | None:
     )
 
 
-def computed_by_record(found: Identity | None) -> ComputedBy | None:
+def _hex(digest: bytes | None) -> str | None:
+    return None if digest is None else digest.hex()
+
+
+def computed_by_record(found: Identity | None) -> ComputedByV4 | None:
     """The report's ``computed_by`` from what the runner read off both sides' outputs."""
     if found is None:
         return None
     probe = None
-    if found.sums is not None:
-        probe = ProbeRecord(
+    if found.probes is not None:
+        ours, theirs = found.probes
+        probe = ProbeRecordV4(
             elements=PROBE_ELEMENTS,
-            reference_sum_bits=f"{int.from_bytes(found.sums[0], 'little'):08x}",
-            candidate_sum_bits=f"{int.from_bytes(found.sums[1], 'little'):08x}",
+            reference_sum_bits=f"{int.from_bytes(ours.sum, 'little'):08x}",
+            candidate_sum_bits=f"{int.from_bytes(theirs.sum, 'little'):08x}",
+            reference_exp_sha256=_hex(ours.exp),
+            candidate_exp_sha256=_hex(theirs.exp),
+            reference_matmul_sha256=_hex(ours.matmul),
+            candidate_matmul_sha256=_hex(theirs.matmul),
         )
-    return ComputedBy(
+    return ComputedByV4(
         reference=_library(found.reference), candidate=_library(found.candidate), probe=probe
     )
 
