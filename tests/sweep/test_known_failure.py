@@ -96,3 +96,35 @@ def test_a_divergence_of_one_device_is_known_on_that_device_only(
     plain["config"] = dict(failed["config"], require_backend="mlx")
     plain["result"] = dict(failed["result"], backend="mlx")
     assert not known_failure(document(plain))  # the plain name's device is not known
+
+
+def _segment(status: str, nmse: float | None, metrics: dict[str, Any]) -> dict[str, Any]:
+    figures = None if nmse is None else dict(metrics, nmse=nmse)
+    return {"name": "part", "start": 0, "stop": 1, "status": status, "metrics": figures}
+
+
+@pytest.mark.parametrize(
+    ("segment", "known"),
+    [
+        (("failed", 1e-12), True),  # a failed segment within the ceiling: explained
+        (("failed", 1.0), False),  # a failed segment past the ceiling: a sentinel, never known
+        (("failed", None), False),  # a failed segment not measured: not an NMSE failure
+        (("passed", 1.0), True),  # a passed segment's figure is no failure to explain
+    ],
+)
+def test_a_failed_segment_is_explained_by_its_own_nmse_and_a_passed_one_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, segment: tuple[str, float | None], known: bool
+) -> None:
+    _declare(monkeypatch, ArrayApiAdapter, GEMM)
+    failed = _report(tmp_path, "array_api_strict", max_nmse=1e-30)
+    failed["segments"] = [_segment(*segment, failed["result"]["metrics"])]
+    assert known_failure(document(failed)) is known
+
+
+def test_a_report_without_a_result_is_no_known_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _declare(monkeypatch, ArrayApiAdapter, GEMM)
+    failed = _report(tmp_path, "array_api_strict", max_nmse=1e-30)
+    failed.update(result=None, completed=False, finished_at=None, execution_elapsed_ms=None)
+    assert known_failure(document(failed)) is False
