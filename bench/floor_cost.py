@@ -31,14 +31,16 @@ from diffcheck.runner import run_check
 
 @contextlib.contextmanager
 def no_floor() -> Iterator[None]:
-    """The floor switched off: compare's and the runner's measurements give None."""
-    saved = api._floor_of, runner_run.check_floor
+    """The floor switched off: compare's and the runner's measurements give None, and
+    compare starts no float64 truth on its second thread."""
+    saved = api._floor_of, runner_run.check_floor, api.TRUTH_OVERLAP_ELEMENTS
     api._floor_of = lambda *args: lambda flat, failed: None  # type: ignore[assignment]
     runner_run.check_floor = lambda *args, **kwargs: None  # type: ignore[assignment]
+    api.TRUTH_OVERLAP_ELEMENTS = 1 << 62
     try:
         yield
     finally:
-        api._floor_of, runner_run.check_floor = saved
+        api._floor_of, runner_run.check_floor, api.TRUTH_OVERLAP_ELEMENTS = saved
 
 
 def median(call: Callable[[], object], repeats: int) -> float:

@@ -535,7 +535,8 @@ def large() -> np.ndarray[Any, np.dtype[np.float32]]:
 
 def _threads_seen(record: list[tuple[str, str]]) -> Any:
     def fn(xp: Any, x: Any) -> Any:
-        record.append((xp.__name__, threading.current_thread().name))
+        dtype = str(x.dtype).rsplit(".", 1)[-1]  # array_api_strict's reads "...float32"
+        record.append((f"{xp.__name__}:{dtype}", threading.current_thread().name))
         scale = 1.001 if "array_api_strict" in xp.__name__ else 1.0
         return xp.exp(x * 0.5) * scale
 
@@ -553,11 +554,18 @@ def test_a_large_reference_runs_once_on_its_own_thread_and_a_wrong_candidate_sti
     assert verdict.metrics.element_count == LARGE
     numpy_threads = [name for lib, name in seen if "numpy" in lib]
     candidate_threads = [name for lib, name in seen if "strict" in lib]
-    reference_threads = [name for name in numpy_threads if name.startswith("diffcheck-reference")]
-    assert len(reference_threads) == 1
-    # The precision floor's own NumPy runs (truth, twins) follow on the calling thread.
-    assert set(numpy_threads) - set(reference_threads) <= {threading.main_thread().name}
+    second = [lib for lib, name in seen if name.startswith("diffcheck-reference")]
+    # The reference once, then the floor's float64 truth, on the second thread.
+    assert second == ["array_api_compat.numpy:float32", "array_api_compat.numpy:float64"]
+    # The floor's other NumPy runs (its twins) follow on the calling thread.
+    assert set(numpy_threads) - {threading.main_thread().name} == {second_thread(seen)}
     assert candidate_threads == [threading.main_thread().name]
+
+
+def second_thread(seen: list[tuple[str, str]]) -> str:
+    """The one thread other than the calling one that ``seen`` names."""
+    (name,) = {name for _, name in seen} - {threading.main_thread().name}
+    return name
 
 
 def test_a_small_input_runs_both_sides_in_order_on_the_calling_thread() -> None:
@@ -565,7 +573,10 @@ def test_a_small_input_runs_both_sides_in_order_on_the_calling_thread() -> None:
     small = np.linspace(0, 1, 64, dtype=np.float32)
     verdict = diffcheck.compare(_threads_seen(seen), small, candidate=CANDIDATE)
     assert verdict.status == "failed"
-    assert [lib for lib, _ in seen[:2]] == ["array_api_compat.numpy", "array_api_strict"]
+    assert [lib for lib, _ in seen[:2]] == [
+        "array_api_compat.numpy:float32",
+        "array_api_strict:float32",
+    ]
     assert {name for _, name in seen} == {threading.main_thread().name}
     # Then the precision floor's runs, all through NumPy.
     assert all("numpy" in lib for lib, _ in seen[2:])
@@ -574,7 +585,33 @@ def test_a_small_input_runs_both_sides_in_order_on_the_calling_thread() -> None:
 def test_a_large_input_with_another_reference_runs_in_order(large: np.ndarray[Any, Any]) -> None:
     seen: list[tuple[str, str]] = []
     diffcheck.compare(_threads_seen(seen), large, reference=CANDIDATE, candidate="numpy")
-    assert {name for _, name in seen} == {threading.main_thread().name}
+    main = threading.main_thread().name
+    # Both sides in order on the calling thread; only the floor's NumPy truth (float64) and
+    # its honest float32 twin (the reference is not NumPy) on the second thread.
+    assert [lib for lib, name in seen if name == main][:2] == [
+        "array_api_strict:float32",
+        "array_api_compat.numpy:float32",
+    ]
+    assert [lib for lib, name in seen if name != main] == [
+        "array_api_compat.numpy:float64",
+        "array_api_compat.numpy:float32",
+    ]
+
+
+def test_a_small_input_computes_its_truth_on_the_calling_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[str, str]] = []
+    small = np.linspace(0, 1, 64, dtype=np.float32)
+    monkeypatch.setattr(api, "TRUTH_OVERLAP_ELEMENTS", 65)
+    diffcheck.compare(_threads_seen(seen), small, candidate=CANDIDATE)
+    assert ("array_api_compat.numpy:float64", threading.main_thread().name) in seen
+    monkeypatch.setattr(api, "TRUTH_OVERLAP_ELEMENTS", 64)
+    seen.clear()
+    diffcheck.compare(_threads_seen(seen), small, candidate=CANDIDATE)
+    assert [lib for lib, name in seen if name != threading.main_thread().name] == [
+        "array_api_compat.numpy:float64"
+    ]
 
 
 def test_overlapped_and_ordered_runs_give_the_same_verdict(
@@ -583,10 +620,17 @@ def test_overlapped_and_ordered_runs_give_the_same_verdict(
     def fn(xp: Any, x: Any) -> Any:
         return xp.sin(x) * xp.cos(x)
 
-    overlapped = diffcheck.compare(fn, large, candidate=CANDIDATE)
+    def wrong(xp: Any, x: Any) -> Any:  # within the f32 bucket, far past the float32 floor
+        scale = 1 + 2**-12 if "strict" in xp.__name__ else 1.0
+        return xp.sin(x) * xp.cos(x) * scale
+
+    overlapped = [diffcheck.compare(f, large, candidate=CANDIDATE) for f in (fn, wrong)]
     monkeypatch.setattr(api, "OVERLAP_ELEMENTS", 10 * LARGE)
-    ordered = diffcheck.compare(fn, large, candidate=CANDIDATE)
-    assert overlapped.passed, str(overlapped)
+    monkeypatch.setattr(api, "TRUTH_OVERLAP_ELEMENTS", 10 * LARGE)
+    ordered = [diffcheck.compare(f, large, candidate=CANDIDATE) for f in (fn, wrong)]
+    assert overlapped[0].passed, str(overlapped[0])
+    assert overlapped[1].floor is not None
+    assert not overlapped[1].floor.passed
     assert overlapped == ordered
 
 

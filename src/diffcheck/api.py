@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
@@ -35,7 +35,7 @@ from .config import Check, make_check
 from .differ import Segment, Verdict, diff, host_array, on_device
 from .differ.tolerance import positive_tolerance
 from .errors import BackendError, ConfigError
-from .floor import Floor, NoFloor, bind_floor, function_floor
+from .floor import Floor, FunctionTruth, NoFloor, bind_floor, function_floor, function_truth
 from .precision import PRECISIONS, PrecisionName, default_max_nmse
 from .provenance import provenance_of
 from .report.models import ReportDocument
@@ -91,6 +91,9 @@ def _hosts(adapter: Adapter, outputs: list[Any]) -> list[npt.NDArray[np.float32]
 #: Inputs from this many elements on run the NumPy reference on a second thread while the
 #: candidate runs: NumPy releases the GIL, so the two overlap. Smaller calls stay in order.
 OVERLAP_ELEMENTS = 1 << 20
+#: Inputs of at least this many elements in all get the floor's float64 truth computed on a
+#: second thread while the candidate runs (about one more reference run, hidden there).
+TRUTH_OVERLAP_ELEMENTS = 1 << 16
 
 
 def _overlaps(hosts: Sequence[npt.NDArray[np.float32]], reference: Adapter) -> bool:
@@ -454,6 +457,19 @@ def _compare(
         # (whose library may bind streams or devices to the calling thread); otherwise in
         # order, so a reference error stops the call before the candidate runs.
         pending = pool.submit(_reference_side, reference_adapter, fn, hosts) if overlap else None
+        # The floor's truth needs nothing of either side: it runs there too, after the
+        # reference, while this thread drives the candidate.
+        truth = (
+            pool.submit(
+                function_truth,
+                fn,
+                hosts,
+                precision,
+                honest_needed=reference_adapter.spec != "numpy" or precision != "f32",
+            )
+            if sum(h.size for h in hosts) >= TRUTH_OVERLAP_ELEMENTS
+            else None
+        )
         produced, expected = (
             ([], []) if pending is not None else _reference_side(reference_adapter, fn, hosts)
         )
@@ -473,7 +489,7 @@ def _compare(
                 tolerance,
                 precision,
                 segments,
-                _floor_of(fn, hosts, precision, expected, reference_adapter),
+                _floor_of(fn, hosts, precision, expected, reference_adapter, truth),
             )
     if produced and raw:
         found = provenance_of(reference_adapter, candidate_adapter, produced[0], raw[0])
@@ -536,13 +552,23 @@ def _floor_of(
     precision: PrecisionName,
     expected: list[npt.NDArray[np.float32]],
     reference: Adapter,
+    truth: Future[FunctionTruth | NoFloor] | None = None,
 ) -> FloorOf:
     """How the candidate's flat output is measured against its precision floor: the NumPy
-    reference's own output is the float32 twin, where the reference is NumPy."""
+    reference's own output is the float32 twin, where the reference is NumPy; ``truth`` is
+    the float64 truth being computed on another thread (computed here when None)."""
 
     def measure(flat_act: npt.NDArray[np.float32], failed: bool) -> Floor | NoFloor | None:
         honest = _flat(expected) if reference.spec == "numpy" and expected else None
-        return function_floor(fn, hosts, precision, flat_act, honest=honest, diagnose=failed)
+        return function_floor(
+            fn,
+            hosts,
+            precision,
+            flat_act,
+            honest=honest,
+            diagnose=failed,
+            truth=None if truth is None else truth.result(),
+        )
 
     return measure
 

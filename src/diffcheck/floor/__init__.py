@@ -24,7 +24,7 @@ error matches; a known divergence is verified against the twin it declares.
 
 from __future__ import annotations
 
-from .function import function_floor
+from .function import FunctionTruth, function_floor, function_truth
 from .measure import (
     FLOOR_MULTIPLE,
     Floor,
@@ -46,6 +46,7 @@ __all__ = [
     "HONEST_TWIN",
     "TWINS",
     "Floor",
+    "FunctionTruth",
     "HonestOrder",
     "NoFloor",
     "SegmentFloor",
@@ -55,6 +56,7 @@ __all__ = [
     "downgrades",
     "energy",
     "function_floor",
+    "function_truth",
     "judge_floor",
     "match_twin",
     "op_floor",

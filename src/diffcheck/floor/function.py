@@ -13,6 +13,7 @@ from them by NumPy's ufuncs (:class:`_MatmulOperands`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from .measure import Floor, NoFloor, judge_floor
 from .rounding import Format, round_to
 from .twins import ReductionWatch, RoundingNamespace, SequentialNamespace, Twin, downgrades
 
-__all__ = ["function_floor"]
+__all__ = ["FunctionTruth", "function_floor", "function_truth"]
 
 
 class _TruthNamespace:
@@ -113,6 +114,43 @@ def _twin(
     return tuple(_run(fn, xp, arrays) for xp in (plain, wide, SequentialNamespace(plain)))
 
 
+@dataclass(frozen=True)
+class FunctionTruth:
+    """What the floor of ``compare(fn)`` needs before the candidate's output: the inputs as
+    the precision stores them, the float64 truth (flat), the honest twin's own output where
+    it is not the NumPy reference's (flat, else None) and whether ``fn`` reduced."""
+
+    stored: list[npt.NDArray[Any]]
+    truth: npt.NDArray[np.float64]
+    honest: npt.NDArray[np.float64] | None
+    reduced: bool
+
+
+def function_truth(
+    fn: Callable[..., Any],
+    hosts: Sequence[npt.NDArray[Any]],
+    precision: PrecisionName,
+    *,
+    honest_needed: bool = True,
+) -> FunctionTruth | NoFloor:
+    """Run ``fn`` on NumPy in float64 (and as the honest twin of ``precision`` when
+    ``honest_needed``); never raises: :class:`NoFloor` says why where it cannot.
+
+    It reads nothing of the candidate, so ``compare`` runs it on a second thread while the
+    candidate computes (it costs about one more reference run).
+    """
+    try:
+        stored = [round_to(h, precision) for h in hosts]
+        watch = ReductionWatch()
+        truth = _run(fn, _TruthNamespace(watch), [s.astype(np.float64) for s in stored])
+        honest = _run(fn, _namespace(), stored) if honest_needed else None
+    except Exception as error:  # NumPy cannot run it in float64: the tolerance stands
+        return NoFloor(
+            f"the function does not run on NumPy in float64: {type(error).__name__}: {error}"
+        )
+    return FunctionTruth(stored, truth, honest, watch.reduced)
+
+
 def function_floor(
     fn: Callable[..., Any],
     hosts: Sequence[npt.NDArray[Any]],
@@ -121,28 +159,28 @@ def function_floor(
     *,
     honest: npt.NDArray[Any] | None = None,
     diagnose: bool = False,
+    truth: FunctionTruth | NoFloor | None = None,
 ) -> Floor | NoFloor:
     """The floor of ``fn`` on ``hosts`` for the flat ``candidate``; :class:`NoFloor`, saying
     why, where it cannot be measured (the function does not run on NumPy in float64, or its
     truth is not finite).
 
-    ``honest`` is the NumPy reference's own flat output, reused as the float32 twin.
+    ``honest`` is the NumPy reference's own flat output, reused as the float32 twin;
+    ``truth`` is :func:`function_truth`'s answer where it was run already (computed here
+    otherwise).
     """
-    try:
-        stored = [round_to(h, precision) for h in hosts]
-        watch = ReductionWatch()
-        truth = _run(fn, _TruthNamespace(watch), [s.astype(np.float64) for s in stored])
-        if honest is None or precision != "f32":
-            honest = _run(fn, _namespace(), stored)
-    except Exception as error:  # NumPy cannot run it in float64: the tolerance stands
+    reuse = honest is not None and precision == "f32"
+    if truth is None or (not reuse and isinstance(truth, FunctionTruth) and truth.honest is None):
+        truth = function_truth(fn, hosts, precision, honest_needed=not reuse)
+    if isinstance(truth, NoFloor):
+        return truth
+    pairwise = np.asarray(honest if reuse else truth.honest).reshape(-1)
+    stored, expected = truth.stored, truth.truth
+    if expected.shape != candidate.reshape(-1).shape:
         return NoFloor(
-            f"the function does not run on NumPy in float64: {type(error).__name__}: {error}"
+            f"its float64 run gave {expected.size} elements, the candidate {candidate.size}"
         )
-    if truth.shape != candidate.reshape(-1).shape:
-        return NoFloor(
-            f"its float64 run gave {truth.size} elements, the candidate {candidate.size}"
-        )
-    if not np.isfinite(truth).all():
+    if not np.isfinite(expected).all():
         return NoFloor("its float64 truth is not finite")
 
     def downgraded() -> dict[TwinName, tuple[npt.NDArray[np.float64], ...]]:
@@ -152,20 +190,20 @@ def function_floor(
                 outputs[twin.name] = _twin(fn, hosts, precision, twin)
             except Exception:  # a twin the function cannot run (no float16 op): not a model
                 continue
-        return {n: o for n, o in outputs.items() if all(x.shape == truth.shape for x in o)}
+        return {n: o for n, o in outputs.items() if all(x.shape == expected.shape for x in o)}
 
     def in_order() -> npt.NDArray[np.float64]:
         try:
             return _run(fn, SequentialNamespace(_namespace()), stored)
         except Exception:  # it ran pairwise: an in-order failure is not the function's
-            return np.asarray(honest).reshape(-1)
+            return pairwise
 
     return judge_floor(
-        truth,
-        np.asarray(honest).reshape(-1),
+        expected,
+        pairwise,
         np.asarray(candidate).reshape(-1),
         precision,
-        in_order=in_order if watch.reduced else None,  # one that does not reduce: the same
+        in_order=in_order if truth.reduced else None,  # one that does not reduce: the same
         downgraded=downgraded,
         diagnose=diagnose,
     )
