@@ -393,3 +393,28 @@ def test_a_one_percent_error_under_a_loose_tf32_declaration_is_not_known() -> No
     assert failure.nmse <= loose.max_nmse  # the figure alone would have excused it
     assert "tf32 operands" not in result.floor.models
     assert matching_divergence([loose], None, "gemm", "f32", failure=failure) is None
+
+
+@pytest.mark.parametrize("call", [1, 2])
+def test_tf32_at_one_matmul_of_an_attention_is_known_by_a_tf32_declaration(call: int) -> None:
+    """MLX on CUDA runs one of a small attention's two matmuls on TF32 tensor cores: the
+    twin of that call alone models it, so a TF32 declaration explains it (and one naming
+    bfloat16 operands does not; float16 operands round values of this size as TF32 does)."""
+    pytest.importorskip("torch")
+    from diffcheck.config import make_check
+    from diffcheck.runner import run_check
+    from floor.downgrades import DowngradedTorch
+
+    check = make_check(
+        "torch:cpu", "attention", seed=7, tokens=4, kv_len=8, heads=4, kv_heads=2, head_dim=16
+    )
+    result = run_check(check, candidate=DowngradedTorch(f"tf32-call-{call}")).result
+    assert result is not None
+    assert result.status == "failed"
+    failure = failure_of(
+        result.reason, result.metrics.nmse, result.tolerance, (), result.floor.models
+    )
+    tf32 = divergence(ops=("attention",), devices=())
+    assert matching_divergence([tf32], None, "attention", "f32", failure=failure) is tf32
+    brain = divergence(ops=("attention",), devices=(), twin="bfloat16 operands")
+    assert matching_divergence([brain], None, "attention", "f32", failure=failure) is None

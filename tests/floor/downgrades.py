@@ -4,7 +4,9 @@ Each is torch on the CPU (an independent library, so a pass would count) whose n
 downgrades one thing the way a kernel would, computed by torch itself, never by the floor's
 own twins: matmul operands truncated to TF32 (as tensor cores read float32), float16 or
 bfloat16 matmuls (torch's own half-precision GEMM), a fast exp (a cubic polynomial for 2^f,
-the classic speed-for-accuracy trade), or inputs stored in float16 while reporting float32.
+the classic speed-for-accuracy trade), or inputs stored in float16 while reporting float32;
+or TF32 operands at one matmul call of several (``tf32-call-N``: the Nth call alone), as a
+library whose kernel choice follows the shape computes an attention.
 """
 
 from __future__ import annotations
@@ -15,7 +17,16 @@ from typing import Any
 from diffcheck.adapters import Execution
 from diffcheck.adapters.array_api import ArrayApiAdapter
 
-DOWNGRADES = ("tf32-round", "tf32-truncate", "f16-matmul", "bf16-matmul", "fast-exp", "f16-storage")
+DOWNGRADES = (
+    "tf32-round",
+    "tf32-truncate",
+    "f16-matmul",
+    "bf16-matmul",
+    "fast-exp",
+    "f16-storage",
+    "tf32-call-1",
+    "tf32-call-2",
+)
 
 
 class _Downgraded:
@@ -24,6 +35,7 @@ class _Downgraded:
     def __init__(self, base: Any, kind: str) -> None:
         self._base = base
         self._kind = kind
+        self._calls = 0  # matmul calls so far (one namespace per op run)
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._base, name)
@@ -36,6 +48,9 @@ class _Downgraded:
     def _matmul(self, a: Any, b: Any, /) -> Any:
         import torch
 
+        self._calls += 1
+        if self._kind.startswith("tf32-call-") and self._calls != int(self._kind[-1]):
+            return self._base.matmul(a, b)
         if self._kind.startswith("tf32"):
             return self._base.matmul(self._tf32(a), self._tf32(b))
         low = torch.float16 if self._kind == "f16-matmul" else torch.bfloat16
@@ -45,7 +60,7 @@ class _Downgraded:
         import torch
 
         bits = x.contiguous().view(torch.int32).to(torch.int64)
-        if self._kind == "tf32-round":  # to nearest, ties to even, in the low 13 bits
+        if self._kind != "tf32-truncate":  # to nearest, ties to even, in the low 13 bits
             bits = bits + 0xFFF + ((bits >> 13) & 1)
         return ((bits & ~0x1FFF) & 0xFFFFFFFF).to(torch.uint32).view(torch.float32)
 

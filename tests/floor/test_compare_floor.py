@@ -152,7 +152,7 @@ def test_the_operator_twin_rounds_every_product_of_products() -> None:
     from diffcheck.floor.twins import twin_named
 
     a, b = X[:4], W1
-    (wrapped_a, wrapped_b) = _operands(twin_named("tf32 operands"), [a, b])
+    (wrapped_a, wrapped_b) = _operands(twin_named("tf32 operands"), [a, b], None)
     first = wrapped_a @ wrapped_b
     expected = round_to(a, "tf32").astype(np.float32) @ round_to(b, "tf32").astype(np.float32)
     assert np.array_equal(np.asarray(first), expected)
@@ -160,4 +160,43 @@ def test_the_operator_twin_rounds_every_product_of_products() -> None:
     rounded = round_to(np.asarray(first) * 2.0, "tf32").astype(np.float32)
     assert np.array_equal(np.asarray(second), rounded @ round_to(W2, "tf32").astype(np.float32))
     # A twin that leaves matmul operands alone hands the arrays over as they are.
-    assert _operands(twin_named("float16 storage"), [a])[0] is a
+    assert _operands(twin_named("float16 storage"), [a], None)[0] is a
+
+
+def test_a_half_precision_first_matmul_alone_is_named_at_that_call() -> None:
+    _usable("torch:cpu")
+    verdict = diffcheck.compare(
+        mlp_half_first_matmul_on_candidate, X, W1, W2, candidate="torch:cpu"
+    )
+    found = verdict.floor.match if verdict.floor is not None else None
+    assert found is not None, verdict.reason
+    assert found[0].label == "float16 matmuls at matmul 1 of 2 only", verdict.reason
+    assert found[1] == "matches it within the floor", verdict.reason
+    assert (
+        "float16 matmuls (float16 operands and product, float32 accumulation) at matmul 1 of 2 only"
+        in (verdict.reason or "")
+    )
+
+
+def operator_then_namespace(xp: Any, x: Any, w1: Any, w2: Any) -> Any:
+    """``@`` first, then ``xp.matmul``; a candidate reads the second call's operands at a
+    10-bit significand (through float16, which rounds values of this size as TF32 does)."""
+    h = x @ w1
+    h = h * (1.0 / (1.0 + xp.exp(-h)))
+    if "numpy" in _library(xp):
+        return xp.matmul(h, w2)
+
+    def ten_bits(a: Any) -> Any:
+        return xp.astype(xp.astype(a, xp.float16), a.dtype)
+
+    return xp.matmul(ten_bits(h), ten_bits(w2))
+
+
+def test_operator_and_namespace_matmuls_are_counted_in_one_order() -> None:
+    _usable("torch:cpu")
+    verdict = diffcheck.compare(operator_then_namespace, X, W1, W2, candidate="torch:cpu")
+    found = verdict.floor.match if verdict.floor is not None else None
+    assert found is not None, verdict.reason
+    assert found[0].matmul == 2, verdict.reason
+    assert found[0].matmuls == 2, verdict.reason
+    assert found[1] == "matches it within the floor", verdict.reason

@@ -82,3 +82,44 @@ def test_the_seeds_bucket_alone_would_have_passed_the_tf32_gemm() -> None:
     assert result.metrics.nmse < result.tolerance
     assert result.status == "failed"
     assert result.reason.startswith("precision floor: ")
+
+
+@pytest.mark.parametrize("call", [1, 2])
+@pytest.mark.parametrize(
+    ("op", "params"),
+    [
+        ("attention", {"tokens": 4, "kv_len": 8, "heads": 4, "kv_heads": 2, "head_dim": 16}),
+        ("attention", {"tokens": 16, "kv_len": 64, "heads": 2, "kv_heads": 1, "head_dim": 32}),
+    ],
+    ids=lambda v: str(v),
+)
+def test_tf32_at_one_matmul_of_two_is_named_at_that_call(
+    call: int, op: str, params: dict[str, Any]
+) -> None:
+    result = _run(f"tf32-call-{call}", op, **params)
+    assert result.status == "failed", result.reason
+    assert result.floor.match == "tf32 operands", result.reason
+    assert f"at matmul {call} of 2 only" in result.reason, result.reason
+    singles = [t for t in result.floor.twins if t.matmul is not None]
+    assert sorted({(t.matmul, t.matmuls) for t in singles}) == [(1, 2), (2, 2)]
+    # Only the twin of that call models it: the whole-op TF32 twin and the other call's
+    # stay far (their rounding patterns differ).
+    models = {t.label for t in result.floor.twins if t.label in _models_labels(result.floor)}
+    assert f"tf32 operands at matmul {call} of 2 only" in models
+    assert f"tf32 operands at matmul {3 - call} of 2 only" not in models
+    assert "tf32 operands" not in models
+
+
+def _models_labels(floor: Any) -> set[str]:
+    from diffcheck.floor import twin_tolerance
+
+    return {
+        t.label
+        for t in floor.twins
+        if t.distance < twin_tolerance(floor.derived_tolerance, floor.multiple, t.spread, t.nmse)
+    }
+
+
+def test_a_one_matmul_op_runs_no_twin_per_call() -> None:
+    result = _run("tf32-round", "gemm", m=64, n=33, k=35)
+    assert [t for t in result.floor.twins if t.matmul is not None] == []

@@ -99,3 +99,27 @@ def test_an_honest_report_replays_with_its_floor(tmp_path: Path) -> None:
     assert data["result"]["status"] == "passed"
     assert data["result"]["floor"]["status"] == "passed"
     assert replay(document(data)).agrees
+
+
+@pytest.fixture
+def partial_tf32(tmp_path: Path) -> dict[str, Any]:
+    path = tmp_path / "attention.json"
+    check = make_check(
+        "torch:cpu", "attention", tokens=4, kv_len=8, heads=4, kv_heads=2, head_dim=16, seed=3
+    )
+    run_check(check, path, candidate=DowngradedTorch("tf32-call-2"))
+    data = dict(json.loads(path.read_text()))
+    assert "at matmul 2 of 2 only" in data["result"]["reason"]
+    assert replay(document(data)).agrees
+    return data
+
+
+@pytest.mark.parametrize(("matmul", "matmuls"), [(1, 2), (2, 3), (None, None), (3, 3)])
+def test_a_twin_moved_to_another_matmul_call_does_not_replay(
+    partial_tf32: dict[str, Any], matmul: int | None, matmuls: int | None
+) -> None:
+    twins = partial_tf32["result"]["floor"]["twins"]
+    single = next(i for i, t in enumerate(twins) if t["matmul"] == 2)
+    twins[single].update(matmul=matmul, matmuls=matmuls)
+    problems = replay(document(partial_tf32)).disagreements
+    assert any(p.startswith("result.floor.twins") for p in problems), problems

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from diffcheck.adapters.array_api import ArrayApiAdapter
 from diffcheck.config import make_check
 from diffcheck.floor import judge_floor, op_floor
-from diffcheck.floor.twins import run_in_order_twin
+from diffcheck.floor.twins import run_in_order_twin, twin_named
 from diffcheck.report import replay
 from diffcheck.runner import run_check
 from forgery import document
@@ -151,7 +151,7 @@ def test_a_twin_models_a_candidate_near_its_rounding_pattern_and_not_another_of_
     twin = truth + twin_error
     near = twin + np.sqrt(share) * 3e-4 * rng.standard_normal(4096) * np.abs(truth)
     unrelated = truth + 3e-4 * rng.standard_normal(4096) * np.abs(truth)
-    outputs = {"tf32 operands": (twin,)}
+    outputs = [(twin_named("tf32 operands"), (twin,))]
     for candidate, models in ((near, share < 0.5e-2), (unrelated, False)):
         floor = judge_floor(truth, honest, candidate, "f32", downgraded=lambda: outputs)
         assert not floor.passed

@@ -19,10 +19,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..precision import PrecisionName, TwinName
+from ..precision import PrecisionName
 from .measure import Floor, NoFloor, judge_floor
 from .rounding import Format, round_to
-from .twins import ReductionWatch, RoundingNamespace, SequentialNamespace, Twin, downgrades
+from .twins import (
+    MatmulCounter,
+    ReductionWatch,
+    SequentialNamespace,
+    Twin,
+    downgrades,
+    twin_namespaces,
+)
 
 __all__ = ["FunctionTruth", "function_floor", "function_truth"]
 
@@ -69,29 +76,38 @@ class _MatmulOperands(np.ndarray):
 
     _fmt: Format | None = None
     _product: bool = False
+    #: The run's matmul calls, ``xp.matmul`` and ``@`` alike: which ones round.
+    _counter: MatmulCounter | None = None
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         plain = [np.asarray(x) if isinstance(x, _MatmulOperands) else x for x in inputs]
         if "out" in kwargs:
             kwargs["out"] = tuple(np.asarray(o) for o in kwargs["out"])
         if ufunc is np.matmul and method == "__call__" and self._fmt is not None:
+            counted = self._counter is None or self._counter.next_rounds()
+            fmt = self._fmt if counted else None
             dtype = np.result_type(*plain)
-            plain = [round_to(x, self._fmt).astype(dtype, copy=False) for x in plain]
+            if fmt is not None:
+                plain = [round_to(x, fmt).astype(dtype, copy=False) for x in plain]
             result = np.asarray(ufunc(*plain, **kwargs))
-            if self._product:
-                result = round_to(result, self._fmt).astype(dtype, copy=False)
+            if self._product and fmt is not None:
+                result = round_to(result, fmt).astype(dtype, copy=False)
         else:
             result = getattr(ufunc, method)(*plain, **kwargs)
         return result.view(type(self)) if isinstance(result, np.ndarray) else result
 
 
-def _operands(twin: Twin, arrays: Sequence[npt.NDArray[Any]]) -> list[npt.NDArray[Any]]:
-    """``arrays`` as inputs whose ``@`` rounds like ``twin``'s matmuls (as they are for a
-    twin that leaves matmul operands alone)."""
+def _operands(
+    twin: Twin, arrays: Sequence[npt.NDArray[Any]], counter: MatmulCounter | None
+) -> list[npt.NDArray[Any]]:
+    """``arrays`` as inputs whose ``@`` rounds like ``twin``'s matmuls, counted by the run's
+    ``counter`` (as they are for a twin that leaves matmul operands alone)."""
     if twin.operands is None:
         return list(arrays)
     kind = type(
-        "MatmulOperands", (_MatmulOperands,), {"_fmt": twin.operands, "_product": twin.product}
+        "MatmulOperands",
+        (_MatmulOperands,),
+        {"_fmt": twin.operands, "_product": twin.product, "_counter": counter},
     )
     return [np.asarray(a).view(kind) for a in arrays]
 
@@ -101,17 +117,46 @@ def _twin(
     hosts: Sequence[npt.NDArray[Any]],
     precision: PrecisionName,
     twin: Twin,
+    count: MatmulCounter | None = None,
 ) -> tuple[npt.NDArray[np.float64], ...]:
     """``fn`` as ``twin`` computes it; then with its matmuls accumulated in float64 and with
-    its sums in order (the twin's own spread, :func:`~.twins.run_op_twin`)."""
+    its sums in order (the twin's own spread, :func:`~.twins.run_op_twin`). ``count`` counts
+    the first run's matmul calls."""
     storage = twin.storage or precision
     coarser = twin.arithmetic if twin.arithmetic != "f32" else storage
-    arrays = _operands(twin, [round_to(round_to(h, storage), coarser) for h in hosts])
-    plain = RoundingNamespace(_namespace(), twin.operands, product=twin.product)
-    wide = RoundingNamespace(_namespace(), twin.operands, product=twin.product, wide=True)
-    if twin.arithmetic != "f32":  # the accumulation's format is the twin: it runs once
-        return (_run(fn, plain, arrays),)
-    return tuple(_run(fn, xp, arrays) for xp in (plain, wide, SequentialNamespace(plain)))
+    stored = [round_to(round_to(h, storage), coarser) for h in hosts]
+    # The accumulation's format is the twin when it is not float32: it runs once.
+    namespaces = twin_namespaces(twin, orders=twin.arithmetic == "f32", count=count)
+    return tuple(
+        _run(fn, xp, _operands(twin, stored, getattr(xp, "counter", None))) for xp in namespaces
+    )
+
+
+def _downgraded(
+    fn: Callable[..., Any],
+    hosts: Sequence[npt.NDArray[Any]],
+    precision: PrecisionName,
+    size: int,
+) -> list[tuple[Twin, tuple[npt.NDArray[np.float64], ...]]]:
+    """Every downgraded twin of ``precision`` that ``fn`` runs as, each operand twin also at
+    each of its matmul calls alone (:meth:`~.twins.Twin.at_each_matmul`); those whose
+    outputs are not ``size`` elements are left out."""
+    outputs = []
+
+    def run(twin: Twin, count: MatmulCounter | None = None) -> None:
+        try:
+            ran = _twin(fn, hosts, precision, twin, count)
+        except Exception:  # a twin the function cannot run (no float16 op): not a model
+            return
+        if all(x.size == size for x in ran):
+            outputs.append((twin, ran))
+
+    for twin in downgrades(precision):
+        count = MatmulCounter()
+        run(twin, count)
+        for single in twin.at_each_matmul(count.count):
+            run(single)
+    return outputs
 
 
 @dataclass(frozen=True)
@@ -183,15 +228,6 @@ def function_floor(
     if not np.isfinite(expected).all():
         return NoFloor("its float64 truth is not finite")
 
-    def downgraded() -> dict[TwinName, tuple[npt.NDArray[np.float64], ...]]:
-        outputs = {}
-        for twin in downgrades(precision):
-            try:
-                outputs[twin.name] = _twin(fn, hosts, precision, twin)
-            except Exception:  # a twin the function cannot run (no float16 op): not a model
-                continue
-        return {n: o for n, o in outputs.items() if all(x.shape == expected.shape for x in o)}
-
     def in_order() -> npt.NDArray[np.float64]:
         try:
             return _run(fn, SequentialNamespace(_namespace()), stored)
@@ -204,6 +240,6 @@ def function_floor(
         np.asarray(candidate).reshape(-1),
         precision,
         in_order=in_order if truth.reduced else None,  # one that does not reduce: the same
-        downgraded=downgraded,
+        downgraded=lambda: _downgraded(fn, hosts, precision, expected.size),
         diagnose=diagnose,
     )

@@ -13,7 +13,7 @@ downgraded twins, and the one its error matches is named.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
@@ -25,7 +25,7 @@ from ..differ import Verdict
 from ..precision import PrecisionName, TwinName
 from .rounding import ratio, rounding_error
 from .sums import span_sums
-from .twins import HONEST_TWIN, twin_named
+from .twins import HONEST_TWIN, Twin, at_matmul, twin_named
 
 __all__ = [
     "FLOOR_MULTIPLE",
@@ -71,6 +71,18 @@ class TwinError:
     #: The twin's own spread: the largest NMSE (against the truth's energy) between its
     #: outputs under honest accumulation orders (float32, float64, in order).
     spread: float = 0.0
+    #: For a twin of one matmul call: which (1-based) of how many the computation makes.
+    matmul: int | None = None
+    matmuls: int | None = None
+
+    @property
+    def label(self) -> str:
+        """``tf32 operands``, or ``tf32 operands at matmul 2 of 2 only``."""
+        return self.name + at_matmul(self.matmul, self.matmuls)
+
+    def describe(self) -> str:
+        """A phrase for a verdict: ``consistent with <this>``."""
+        return replace(twin_named(self.name), matmul=self.matmul, matmuls=self.matmuls).describe()
 
     def tolerance(self, derived_tolerance: float, multiple: float) -> float:
         """How near the candidate must be to model it: see :func:`twin_tolerance`."""
@@ -187,21 +199,20 @@ class Floor:
         if found is None:
             return (
                 "matches no twin ("
-                + ", ".join(f"{t.name} {short_float(t.nmse)}" for t in self.twins)
+                + ", ".join(f"{t.label} {short_float(t.nmse)}" for t in self.twins)
                 + ")"
                 if self.twins
                 else "no downgraded twin was run"
             )
         twin, kind = found
         others = [
-            t.name
+            t.label
             for t in self.twins
             if t is not twin and t.distance < t.tolerance(self.derived_tolerance, self.multiple)
         ]
         also = f", as do {', '.join(others)}" if others else ""
         return (
-            f"consistent with {twin_named(twin.name).describe()} ({kind}{also}): twin NMSE "
-            f"{short_float(twin.nmse)}"
+            f"consistent with {twin.describe()} ({kind}{also}): twin NMSE {short_float(twin.nmse)}"
         )
 
     def reason(self) -> str | None:
@@ -253,7 +264,8 @@ def judge_floor(
     segments: Spans = (),
     in_order: Callable[[], npt.NDArray[Any]] | None = None,
     run_in_order: bool | None = None,
-    downgraded: Callable[[], Mapping[TwinName, Sequence[npt.NDArray[np.float64]]]] | None = None,
+    downgraded: Callable[[], Sequence[tuple[Twin, Sequence[npt.NDArray[np.float64]]]]]
+    | None = None,
     diagnose: bool = False,
     multiple: float | None = None,
 ) -> Floor:
@@ -275,7 +287,7 @@ def judge_floor(
         only when the pairwise floor fails the candidate, unless ``run_in_order`` says
         whether it runs (replay follows the report, whose floor says which ran).
     downgraded
-        Computes the downgraded twins' outputs by name, each as one or more honest
+        Computes the downgraded twins' outputs, each as one or more honest
         implementations of the twin (the first is the twin's error; the candidate's distance
         is to the nearest; their spread widens what models it); called only when the
         candidate fails its floor or ``diagnose`` asks for it (the check failed on another
@@ -335,15 +347,17 @@ def judge_floor(
         return whole
     twins = tuple(
         TwinError(
-            name,
+            twin.name,
             against(outputs[0], whole=True)[0],
             min(against(flat, output, whole=True)[0] for output in outputs),
             max(
                 (against(output, outputs[0], whole=True)[0] for output in outputs[1:]),
                 default=0.0,
             ),
+            twin.matmul,
+            twin.matmuls,
         )
-        for name, outputs in downgraded().items()
+        for twin, outputs in downgraded()
         if not any(np.array_equal(outputs[0], h) for h in honests)
     )
     return replace(whole, twins=twins)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..precision import PrecisionName, TwinName
+from ..precision import PrecisionName
 from .measure import Floor, Spans, judge_floor
 from .twins import (
+    MatmulCounter,
     ReductionWatch,
+    Twin,
     downgrades,
     op_truth,
     run_honest_twin,
@@ -47,9 +48,18 @@ def op_floor(
     watch = ReductionWatch()
     truth = op_truth(op, params, inputs, precision, xp=watch)
 
-    def downgraded() -> dict[TwinName, tuple[npt.NDArray[np.float64], ...]]:
-        twins: Sequence[Any] = downgrades(precision)
-        return {t.name: run_op_twin(op, params, inputs, precision, t, orders=True) for t in twins}
+    def downgraded() -> list[tuple[Twin, tuple[npt.NDArray[np.float64], ...]]]:
+        outputs = []
+        for twin in downgrades(precision):
+            count = MatmulCounter()
+            outputs.append(
+                (twin, run_op_twin(op, params, inputs, precision, twin, orders=True, count=count))
+            )
+            outputs.extend(
+                (single, run_op_twin(op, params, inputs, precision, single, orders=True))
+                for single in twin.at_each_matmul(count.count)
+            )
+        return outputs
 
     return judge_floor(
         truth,

@@ -11,7 +11,7 @@ operands or accumulation); a failing check names the one its error matches.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -57,10 +57,47 @@ class Twin:
     #: Whether each matmul's product is rounded to the operands' format too (a GEMM whose
     #: output is half precision).
     product: bool = False
+    #: The one matmul call (1-based, in the order the computation makes them) whose operands
+    #: are rounded, of ``matmuls`` calls; None rounds every call's.
+    matmul: int | None = None
+    matmuls: int | None = None
 
     def describe(self) -> str:
         """A phrase for a verdict: ``consistent with <this>``."""
-        return _DESCRIPTIONS[self.name]
+        return _DESCRIPTIONS[self.name] + at_matmul(self.matmul, self.matmuls)
+
+    def at_each_matmul(self, count: int) -> tuple[Twin, ...]:
+        """This operand twin once per matmul call of a computation that makes ``count`` of
+        them (2 to :data:`MAX_SINGLE_MATMULS`), each rounding that call's operands alone;
+        none otherwise. A kernel library picks its path by shape: MLX on CUDA runs one of
+        a small attention's two matmuls on TF32 tensor cores and the other not."""
+        if self.operands is None or self.matmul is not None:
+            return ()
+        if not 2 <= count <= MAX_SINGLE_MATMULS:
+            return ()
+        return tuple(replace(self, matmul=i, matmuls=count) for i in range(1, count + 1))
+
+
+#: The most matmul calls a computation may make for its operand twins to run once per call.
+MAX_SINGLE_MATMULS: Final = 4
+
+
+def at_matmul(matmul: int | None, matmuls: int | None) -> str:
+    """`` at matmul 2 of 2 only`` for a twin of one matmul call; empty for every call."""
+    return "" if matmul is None else f" at matmul {matmul} of {matmuls} only"
+
+
+class MatmulCounter:
+    """Counts the matmul calls of one run of a computation, and says which to round."""
+
+    def __init__(self, only: int | None = None) -> None:
+        self.count = 0
+        self._only = only
+
+    def next_rounds(self) -> bool:
+        """Count one more call; whether its operands are rounded."""
+        self.count += 1
+        return self._only is None or self.count == self._only
 
 
 TWINS: Final[tuple[Twin, ...]] = (
@@ -140,12 +177,20 @@ class RoundingNamespace:
     """
 
     def __init__(
-        self, base: Any, fmt: Format | None, *, product: bool = False, wide: bool = False
+        self,
+        base: Any,
+        fmt: Format | None,
+        *,
+        product: bool = False,
+        wide: bool = False,
+        counter: MatmulCounter | None = None,
     ) -> None:
         self._base = base
         self._fmt = fmt
         self._product = product
         self._wide = wide
+        #: Counts this run's matmul calls and says which are rounded (every one by default).
+        self.counter = MatmulCounter() if counter is None else counter
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._base, name)
@@ -156,14 +201,15 @@ class RoundingNamespace:
     def _rounding(self, function: Callable[..., Any]) -> Callable[..., Any]:
         def call(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
             dtype = np.result_type(x1, x2)
-            if self._fmt is not None:
-                x1 = round_to(x1, self._fmt).astype(dtype, copy=False)
-                x2 = round_to(x2, self._fmt).astype(dtype, copy=False)
+            fmt = self._fmt if self.counter.next_rounds() else None
+            if fmt is not None:
+                x1 = round_to(x1, fmt).astype(dtype, copy=False)
+                x2 = round_to(x2, fmt).astype(dtype, copy=False)
             if self._wide:  # the same operands, every product and sum exact in float64
                 x1, x2 = np.asarray(x1, np.float64), np.asarray(x2, np.float64)
             product = np.asarray(function(x1, x2, **kwargs))
-            if self._product and self._fmt is not None:
-                product = round_to(product, self._fmt)
+            if self._product and fmt is not None:
+                product = round_to(product, fmt)
             return product.astype(dtype, copy=False)
 
         return call
@@ -284,6 +330,7 @@ def run_op_twin(
     twin: Twin,
     *,
     orders: bool = False,
+    count: MatmulCounter | None = None,
 ) -> tuple[npt.NDArray[np.float64], ...]:
     """The op computed as ``twin`` computes it, for a check at ``precision``; flat float64.
 
@@ -291,27 +338,42 @@ def run_op_twin(
     sums in order: three honest implementations of the twin, whose spread is the twin's own
     floor (a chain of roundings, TF32 operands of a product of a product, amplifies a
     difference of summation order into whole TF32 steps). A twin of float16 or bfloat16
-    arithmetic is defined by where it accumulates, and runs once.
+    arithmetic is defined by where it accumulates, and runs once. ``count`` counts the
+    matmul calls of the first run (a twin of every call's).
     """
     arithmetic = FORMAT_DTYPES[twin.arithmetic]
     arrays = _stored(inputs, twin.storage or precision)
-    rounding = twin.operands is not None or twin.arithmetic != "f32"
-    variants: list[Any] = [
-        RoundingNamespace(_namespace(), twin.operands, product=twin.product)
-        if rounding
-        else _namespace()
-    ]
-    if orders and twin.arithmetic == "f32":  # a narrower arithmetic is the twin's own order
-        variants.append(
-            RoundingNamespace(_namespace(), twin.operands, product=twin.product, wide=True)
-        )
-        variants.append(SequentialNamespace(variants[0]))
     outputs = []
     with np.errstate(all="ignore"):
-        for xp in variants:
+        # A narrower arithmetic is the twin's own accumulation order: it runs once.
+        for xp in twin_namespaces(twin, orders=orders and twin.arithmetic == "f32", count=count):
             out = op.compute(xp, arrays, params, accumulate=arithmetic)
             outputs.append(np.asarray(out, dtype=np.float64).reshape(-1))
     return tuple(outputs)
+
+
+def twin_namespaces(twin: Twin, *, orders: bool, count: MatmulCounter | None = None) -> list[Any]:
+    """Fresh namespaces computing as ``twin`` does: as it is, then (``orders``) with its
+    matmuls accumulated in float64 and with its sums in order. ``count``, for a twin of
+    every matmul call, counts the first run's calls."""
+    base = _namespace()
+    if count is not None and twin.matmul is not None:
+        raise ValueError("a twin of one matmul call counts with its own counter")
+
+    def rounding(wide: bool = False, counter: MatmulCounter | None = None) -> RoundingNamespace:
+        return RoundingNamespace(
+            base,
+            twin.operands,
+            product=twin.product,
+            wide=wide,
+            counter=MatmulCounter(twin.matmul) if counter is None else counter,
+        )
+
+    plain = twin.operands is None and twin.arithmetic == "f32"  # NumPy's own namespace
+    first = base if plain else rounding(counter=count)
+    if not orders:
+        return [first]
+    return [first, rounding(wide=True), SequentialNamespace(base if plain else rounding())]
 
 
 def run_honest_twin(

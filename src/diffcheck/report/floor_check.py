@@ -117,10 +117,10 @@ def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str
         )
     if stored.derived_tolerance != stored.multiple * stored.floor_nmse:
         problems.append("result.floor.derived_tolerance: not multiple x floor_nmse")
-    if [t.name for t in stored.twins] != [t.name for t in again.twins]:
+    if [t.label for t in stored.twins] != [t.label for t in again.twins]:
         problems.append(
-            f"result.floor.twins: stored {[t.name for t in stored.twins]}, "
-            f"derived {[t.name for t in again.twins]}"
+            f"result.floor.twins: stored {[t.label for t in stored.twins]}, "
+            f"derived {[t.label for t in again.twins]}"
         )
     else:
         for mine, theirs in zip(stored.twins, again.twins, strict=True):
@@ -129,7 +129,7 @@ def compare_floor(stored: FloorRecord | None, derived: Floor | None) -> list[str
                     getattr(mine, name), getattr(theirs, name), factor=_TWIN_FACTOR, negligible=tiny
                 ):
                     problems.append(
-                        f"result.floor.twins[{mine.name}].{name}: stored "
+                        f"result.floor.twins[{mine.label}].{name}: stored "
                         f"{getattr(mine, name)!r}, derived {getattr(theirs, name)!r}"
                     )
     if [s.name for s in stored.segments] != [s.name for s in again.segments]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..floor import Floor, HonestOrder, twin_tolerance
+from ..floor.twins import at_matmul
 from ..precision import TwinName
 from ._fields import DERIVED, JsonFloat, Strict
 
@@ -31,6 +32,20 @@ class TwinRecord(Strict):
         "models the candidate when distance < max(derived_tolerance, min(multiple x spread, "
         "nmse / 4), nmse / 100)."
     )
+    matmul: int | None = Field(
+        default=None,
+        description=DERIVED + "For the twin run at one matmul call alone: which call "
+        "(1-based, in the order the computation makes them); null for a twin of every call.",
+    )
+    matmuls: int | None = Field(
+        default=None,
+        description=DERIVED + "With matmul: how many matmul calls the computation makes.",
+    )
+
+    @property
+    def label(self) -> str:
+        """``tf32 operands``, or ``tf32 operands at matmul 2 of 2 only``."""
+        return self.name + at_matmul(self.matmul, self.matmuls)
 
 
 class FloorSegmentRecord(Strict):
@@ -121,7 +136,14 @@ class FloorRecord(Strict):
             honest_orders=list(floor.honest_orders),
             status="passed" if floor.passed else "failed",
             twins=[
-                TwinRecord(name=t.name, nmse=t.nmse, distance=t.distance, spread=t.spread)
+                TwinRecord(
+                    name=t.name,
+                    nmse=t.nmse,
+                    distance=t.distance,
+                    spread=t.spread,
+                    matmul=t.matmul,
+                    matmuls=t.matmuls,
+                )
                 for t in floor.twins
             ],
             match=None if found is None else found[0].name,
