@@ -102,3 +102,21 @@ def test_keyword_rows_try_each_value_no_draw_passed() -> None:
     rows = keyword_rows(first, drawn, (("copy", (True, False)),))
     assert [r.kwargs for r in rows] == [{"axis": 0, "copy": False}]
     assert keyword_rows(None, set(), (("copy", (False,)),)) == []
+
+
+def test_a_cast_that_wraps_around_is_not_exact() -> None:
+    first = Example((np.asarray([-128], np.int8),))
+    (row,) = dtype_rows(first, {row_key(first)}, ("int8", "uint8"))
+    np.testing.assert_array_equal(row.args[0], [1])  # not 128: -128 is no uint8
+
+
+def test_only_functions_whose_arrays_are_all_operands_get_dtype_rows() -> None:
+    from diffcheck.search.table import recipes
+
+    table = recipes()
+    assert all(table[name].dtype_rows for name in ("sqrt", "add", "sum", "asarray", "std"))
+    # indices, a condition, a divisor kept nonzero: casting them changes the call's meaning
+    assert not any(table[name].dtype_rows for name in ("take", "take_along_axis", "where"))
+    assert not any(table[name].dtype_rows for name in ("remainder", "pow", "searchsorted"))
+    assert table["sum"].dtype_keyword
+    assert not table["mean"].dtype_keyword

@@ -127,6 +127,11 @@ class Recipe:
     #: Elementwise functions: ``sweeps(space, seed)``, rows of many distinct float values
     #: judged after the Hypothesis search (see :func:`sweeps_for`).
     sweeps: Callable[[Space, int], list[Example]] | None = None
+    #: Every array argument is an operand of the main input's category (``unary``,
+    #: ``binary``, ``reduction``), so casting them all to another dtype of it is a call
+    #: the standard defines: the function gets dtype rows (not ``take``'s indices or
+    #: ``where``'s condition).
+    dtype_rows: bool = False
     #: The function takes ``dtype=`` (``sum``): its dtype rows pass it too.
     dtype_keyword: bool = False
     #: Keywords with few values, each tried once after the search if never drawn
@@ -196,7 +201,7 @@ def unary(category: str, *, finite: bool = False, **options: Any) -> Recipe:
 
         return example()
 
-    return Recipe(category, build, sweeps_for(1, category) if not options else None)
+    return Recipe(category, build, sweeps_for(1, category) if not options else None, True)
 
 
 def binary(
@@ -243,7 +248,7 @@ def binary(
         return example()
 
     sweeps = None if shift or rhs_category else sweeps_for(2, category)
-    return Recipe(category, build, sweeps)
+    return Recipe(category, build, sweeps, not (shift or rhs_category or rhs))
 
 
 @functools.lru_cache(maxsize=1024)  # built once per space and dtype: see arrays._cached
@@ -337,7 +342,7 @@ def reduction(
         return example()
 
     sweeps = _cancelling_rows(category) if large == "sums" and min_dims == 0 else None
-    return Recipe(category, build, sweeps, dtype_keyword)
+    return Recipe(category, build, sweeps, True, dtype_keyword)
 
 
 def _widening(dtype: str, dtypes: Sequence[str]) -> tuple[str, ...]:

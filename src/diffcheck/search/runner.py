@@ -322,7 +322,7 @@ def search_function(
         _sweep(
             function, recipe.sweeps(space, _seed(seed, function)), space, calls, result, excluded
         )
-    if not lacking and result.cut is None:  # each dtype of the category once at least
+    if recipe.dtype_rows and not lacking and result.cut is None:  # each dtype once at least
         rows = dtype_rows(
             result.first, result.drawn_inputs, space.of(recipe.category), recipe.dtype_keyword
         )
