@@ -221,9 +221,9 @@ def _judge_complex(
     cand_ulps = complex_ulps_from_truth(complex(cand_value), truth, dtype)
     side = judge_sides(ref_ulps <= share, cand_ulps <= share)
     if side is None:
-        return _complex_zero_sign_by_truth(
-            function, args, complex(ref_value), complex(cand_value), truth, at, dtype
-        )
+        r, c = complex(ref_value), complex(cand_value)
+        open_ = _open_zero_sign(function, args, r, c, truth, at, dtype)
+        return open_ or _complex_zero_sign_by_truth(function, args, r, c, truth, at)
     return Blame(
         side,
         f"true {function}({', '.join(map(repr, args))}) = {complex(truth)!r}; reference is "
@@ -233,24 +233,15 @@ def _judge_complex(
     )
 
 
-def _complex_zero_sign_by_truth(
-    function: str,
-    args: Sequence[Any],
-    r: complex,
-    c: complex,
-    truth: Any,
-    at: str,
-    dtype: str = "complex128",
+def _open_zero_sign(
+    function: str, args: Sequence[Any], r: complex, c: complex, truth: Any, at: str, dtype: str
 ) -> Blame | None:
-    """Zero components of opposite signs, both sides within the bound: whose sign is right.
-
-    A true component that rounds to zero in the dtype keeps its sign: ``log1p(-0 -
-    6.6e-39j)`` has the real part ``+b**2/2`` (about 2e-77), which rounds to ``+0`` in
-    float32, so a side returning ``-0`` there is wrong, as for real results. A true
-    component that is exactly zero (no special case fixes its sign), or one the dtype holds
-    but which the bound lets a zero stand for (a component far below ``|z|``: ``divide``
-    giving ``0`` for ``-3e-128`` beside ``-4.8e-57``), fixes no sign: the standard leaves
-    it open and neither side is blamed.
+    """Zero components of opposite signs, both sides within the bound, whose sign the
+    standard leaves open: a true component that is exactly zero (no special case fixes its
+    sign: ``acos(-0.635 + 0j)``'s imaginary part), or one the dtype holds but which the
+    bound lets a zero stand for (a component far below ``|z|``: ``divide`` giving ``0``
+    for ``-3e-128`` beside ``-4.8e-57``). Neither side is blamed. A true component that
+    rounds to zero keeps its sign: :func:`_complex_zero_sign_by_truth` decides those.
     """
     precision = "float32" if dtype == "complex64" else "float64"
     for part, ref_part, cand_part, true_part in (
@@ -261,16 +252,35 @@ def _complex_zero_sign_by_truth(
             continue
         if math.copysign(1.0, ref_part) == math.copysign(1.0, cand_part):
             continue
-        call = f"{function}({', '.join(map(repr, args))})"
-        if true_part == 0 or correctly_rounded(true_part, precision) != 0:
-            held = "is exactly zero" if true_part == 0 else f"is {float(true_part)!r}"
-            return Blame(
-                "undecided",
-                f"the {part} part of true {call} {held}, and both zeros are within the bound "
-                "of it: no special case fixes the sign of this zero, so the standard leaves "
-                f"it open; reference {r!r}, candidate {c!r} {at}",
-                "standard-rule",
-            )
+        if true_part != 0 and correctly_rounded(true_part, precision) == 0:
+            continue  # rounds to zero: its sign decides
+        held = "is exactly zero" if true_part == 0 else f"is {float(true_part)!r}"
+        return Blame(
+            "undecided",
+            f"the {part} part of true {function}({', '.join(map(repr, args))}) {held}, and "
+            "both zeros are within the bound of it: no special case fixes the sign of this "
+            f"zero, so the standard leaves it open; reference {r!r}, candidate {c!r} {at}",
+            "standard-rule",
+        )
+    return None
+
+
+def _complex_zero_sign_by_truth(
+    function: str, args: Sequence[Any], r: complex, c: complex, truth: Any, at: str
+) -> Blame | None:
+    """A zero component of opposite signs where the true component is nonzero: its sign wins.
+
+    ``log1p(-0 - 6.6e-39j)`` has the real part ``+b**2/2`` (about 2e-77), which rounds to
+    ``+0`` in float32: a side returning ``-0`` there is wrong, as for real results.
+    """
+    for part, ref_part, cand_part, true_part in (
+        ("real", r.real, c.real, truth.real),
+        ("imaginary", r.imag, c.imag, truth.imag),
+    ):
+        if ref_part != 0 or cand_part != 0 or true_part == 0:
+            continue
+        if math.copysign(1.0, ref_part) == math.copysign(1.0, cand_part):
+            continue
         positive = bool(true_part > 0)
         side = judge_sides(
             (math.copysign(1.0, ref_part) > 0) == positive,
@@ -281,7 +291,7 @@ def _complex_zero_sign_by_truth(
         sign = "+" if positive else "-"
         return Blame(
             side,
-            f"true {call} has the {part} part "
+            f"true {function}({', '.join(map(repr, args))}) has the {part} part "
             f"{float(true_part)!r}, which rounds to {sign}0.0 (a zero keeps the sign of the "
             f"value it rounds); reference {r!r}, candidate {c!r} {at}",
             "oracle",
