@@ -207,3 +207,29 @@ def test_the_audits_own_truths_decide_the_classes_the_search_once_left_open() ->
     required = np.asarray([float(big[0]) % float(tiny[0])], np.float32)
     assert _wrong("remainder", [big, tiny], required, np.asarray([np.nan], np.float32), "nan",
                   rounded) == {"candidate"}  # fmt: skip
+
+
+def test_a_complex_bound_relative_to_the_magnitude_lets_a_tiny_component_be_zero() -> None:
+    x1 = [complex(-0.0, -1.1364357504719176e-308)]
+    x2 = [complex(1.5e-323, 2.3750990419082604e-252)]
+    ref, cand = [complex(-4.7847930988126474e-57, 0.0)], [complex(-4.7847930988126474e-57, -0.0)]
+    relative = "within 4 ULP of float64, componentwise or relative to |z|"
+    assert _wrong("divide", [x1, x2], ref, cand, "signed-zero", relative) == set()
+    componentwise = "within 4 ULP of float64, componentwise"
+    assert _wrong("divide", [x1, x2], ref, cand, "signed-zero", componentwise) == {
+        "reference",
+        "candidate",
+    }
+
+
+def test_the_audits_rounding_of_subnormals_is_to_the_nearest_even_step() -> None:
+    import mpmath
+
+    with mpmath.workprec(2048):
+        tie64 = mpmath.ldexp(3, -1075)  # 1.5 steps of 2**-1074: ties to 2 steps
+        tie32 = mpmath.ldexp(5, -150)  # 2.5 steps of 2**-149: ties to 2 steps
+        above = mpmath.ldexp(3, -1075) + mpmath.ldexp(1, -1200)
+    assert audit_findings._nearest(tie64, "float64") == 2 * 2.0**-1074
+    assert audit_findings._nearest(tie32, "float32") == 2 * 2.0**-149
+    assert audit_findings._nearest(above, "float64") == 2 * 2.0**-1074
+    assert audit_findings._nearest(-tie64, "float64") == -2 * 2.0**-1074
