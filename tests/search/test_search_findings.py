@@ -240,8 +240,9 @@ def test_without_a_time_budget_a_seed_draws_every_example(tmp_path: Path) -> Non
     again = search_api(FaultyAdapter(), functions=["abs"], examples=25, seed=9, budget_s=None)
     assert first.document.time_budget_s is None
     runs = [(r.examples, r.stopped_by_time_budget) for r in first.document.functions_tried]
-    # every drawn example, then the sweep rows: three for each of abs's four float dtypes
-    assert runs == [(25 + 4 * SWEEPS_PER_DTYPE, False)]
+    # every drawn example, then the sweep rows: three for each of abs's four float dtypes,
+    # then one row for each numeric dtype no draw of seed 9 used (three of them)
+    assert runs == [(25 + 4 * SWEEPS_PER_DTYPE + 3, False)]
     assert runs == [(r.examples, r.stopped_by_time_budget) for r in again.document.functions_tried]
     with pytest.raises(ConfigError, match="--time-budget"):
         search_api(FaultyAdapter(), functions=["abs"], budget_s=0.0)

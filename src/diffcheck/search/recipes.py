@@ -11,7 +11,7 @@ each function of the standard uses.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +127,16 @@ class Recipe:
     #: Elementwise functions: ``sweeps(space, seed)``, rows of many distinct float values
     #: judged after the Hypothesis search (see :func:`sweeps_for`).
     sweeps: Callable[[Space, int], list[Example]] | None = None
+    #: Every array argument is an operand of the main input's category (``unary``,
+    #: ``binary``, ``reduction``), so casting them all to another dtype of it is a call
+    #: the standard defines: the function gets dtype rows (not ``take``'s indices or
+    #: ``where``'s condition).
+    dtype_rows: bool = False
+    #: The function takes ``dtype=`` (``sum``): its dtype rows pass it too.
+    dtype_keyword: bool = False
+    #: Keywords with few values, each tried once after the search if never drawn
+    #: (:func:`~diffcheck.search.dtype_rows.keyword_rows`).
+    keyword_values: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
 
 #: Sweep rows per float dtype: three rows of 48 hold about 80 distinct ordinary values.
@@ -191,7 +201,7 @@ def unary(category: str, *, finite: bool = False, **options: Any) -> Recipe:
 
         return example()
 
-    return Recipe(category, build, sweeps_for(1, category) if not options else None)
+    return Recipe(category, build, sweeps_for(1, category) if not options else None, True)
 
 
 def binary(
@@ -238,7 +248,7 @@ def binary(
         return example()
 
     sweeps = None if shift or rhs_category else sweeps_for(2, category)
-    return Recipe(category, build, sweeps)
+    return Recipe(category, build, sweeps, not (shift or rhs_category or rhs))
 
 
 @functools.lru_cache(maxsize=1024)  # built once per space and dtype: see arrays._cached
@@ -286,9 +296,14 @@ def reduction(
     many_axes: bool = True,
     min_dims: int = 0,
     large: str | None = None,
+    dtype_keyword: bool = False,
     **options: Any,
 ) -> Recipe:
     """``f(x, axis=..., keepdims=...)`` with axis None, one axis or several.
+
+    ``dtype_keyword`` draws the function's ``dtype=`` too (left out half the time): one
+    of ``x``'s kind that holds every value of ``x``'s dtype (:func:`_widening`), so the
+    cast the standard asks for changes no value.
 
     ``large`` (``"sums"`` or ``"products"``) makes one example in
     :data:`~diffcheck.search.large.LARGE_SHARE` a long floating-point array
@@ -317,12 +332,31 @@ def reduction(
                 value = draw(strategy)
                 if value is not None:
                     kwargs[key] = value
+            wider: tuple[str, ...] = _widening(dtype, space.of(category)) if dtype_keyword else ()
+            named: bool = bool(wider) and draw(st.booleans())
+            if named:
+                given: str = draw(st.sampled_from(wider))
+                return Example((x,), kwargs, dtypes={"dtype": given})
             return Example((x,), kwargs)
 
         return example()
 
     sweeps = _cancelling_rows(category) if large == "sums" and min_dims == 0 else None
-    return Recipe(category, build, sweeps)
+    return Recipe(category, build, sweeps, True, dtype_keyword)
+
+
+def _widening(dtype: str, dtypes: Sequence[str]) -> tuple[str, ...]:
+    """The dtypes among ``dtypes`` of ``dtype``'s kind that hold all of its values."""
+    if dtype == "bfloat16" or dtype == "bool":
+        return ()
+    own = np.dtype(dtype)
+    return tuple(
+        d
+        for d in dtypes
+        if d not in ("bfloat16", "bool")
+        and np.dtype(d).kind == own.kind
+        and np.dtype(d).itemsize >= own.itemsize
+    )
 
 
 #: Elements of a cancellation sweep row: large n, where a left-to-right sum drifts.

@@ -37,6 +37,7 @@ from ..values.call import Outcome, call_on, compare_call, host_inputs
 from ..values.model import Blame, Bound, Side, ValueVerdict
 from .arrays import Space
 from .coverage import Coverage
+from .dtype_rows import dtype_rows, keyword_rows, keywords_of, row_key
 from .element import to_element
 from .isolation import WIRE_FAILURE, CallFailure, Calls
 from .recipes import Example, Recipe, call_for
@@ -112,6 +113,10 @@ class FunctionResult:
     coverage: Coverage = field(default_factory=Coverage)
     #: Where a limit of Hypothesis' stopped a shrink (the example may not be minimal).
     shrink_cut: str | None = None
+    #: The first example drawn, and the input dtypes and keywords of every drawn example
+    #: (for :mod:`~diffcheck.search.dtype_rows`).
+    first: Example | None = None
+    drawn_inputs: set[str] = field(default_factory=set)
 
 
 def judge(function: str, example: Example, reference: Adapter, candidate: Adapter) -> ValueVerdict:
@@ -179,6 +184,9 @@ class _Round:
         if self.target is None:
             self.result.examples += 1
             self.result.coverage.add(example.args)
+            self.result.first = self.result.first or example
+            self.result.drawn_inputs.add(row_key(example))
+            self.result.drawn_inputs |= keywords_of(example)
         else:
             self.result.shrink_runs += 1
         try:
@@ -314,6 +322,12 @@ def search_function(
         _sweep(
             function, recipe.sweeps(space, _seed(seed, function)), space, calls, result, excluded
         )
+    if recipe.dtype_rows and not lacking and result.cut is None:  # each dtype once at least
+        rows = dtype_rows(
+            result.first, result.drawn_inputs, space.of(recipe.category), recipe.dtype_keyword
+        )
+        rows += keyword_rows(result.first, result.drawn_inputs, recipe.keyword_values)
+        _sweep(function, rows, space, calls, result, excluded)
     result.seconds = time.monotonic() - started
     return result
 

@@ -8,6 +8,7 @@ no function is ever dropped silently.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -131,6 +132,10 @@ def _table() -> dict[str, Recipe]:
     st = _st()
     table: dict[str, Recipe] = {name: unary(cat) for name, cat in _UNARY.items()}
     table["matrix_transpose"] = custom("any", partial(coupled.matrix_like, category="any"))
+    # asarray(obj, copy=): never (False), always (True) or as needed (None, left out).
+    table["asarray"] = replace(
+        unary("any", copy=st.none() | st.booleans()), keyword_values=(("copy", (True, False)),)
+    )
     table.update({name: binary(cat) for name, cat in _BINARY.items()})
     table["floor_divide"] = binary("real", rhs=_rhs(_nonzero))
     table["remainder"] = binary("real", rhs=_rhs(_nonzero))
@@ -191,20 +196,25 @@ def _table() -> dict[str, Recipe]:
     # values searched (the keyword's absence is then its own finding: raises).
     maybe = st.none() | st.booleans()
     sort_options = {"descending": maybe, "stable": st.none() | st.just(True)}
-    table["argsort"] = reduction(
-        "real", keepdims=False, many_axes=False, min_dims=1, **sort_options
-    )
-    table["sort"] = reduction("real", keepdims=False, many_axes=False, min_dims=1, **sort_options)
+    sort_values = (("descending", (True, False)), ("stable", (True,)))
+    for name in ("argsort", "sort"):
+        table[name] = replace(
+            reduction("real", keepdims=False, many_axes=False, min_dims=1, **sort_options),
+            keyword_values=sort_values,
+        )
     # statistics and utilities
     for name in ("max", "min"):
         table[name] = reduction("real", min_dims=1)
     # Long arrays (10^4 to 10^6 elements) now and then, where summation error shows.
-    table["sum"] = reduction("numeric", large="sums")
-    table["prod"] = reduction("numeric", large="products")
+    table["sum"] = reduction("numeric", large="sums", dtype_keyword=True)
+    table["prod"] = reduction("numeric", large="products", dtype_keyword=True)
     table["mean"] = reduction("floating", large="sums")
+    # correction is "int | float" (>= 0): whole numbers of either type, and fractions.
+    correction = st.sampled_from([None, 0, 1, 0.0, 1.0]) | st.floats(0.0, 2.0)
     for name in ("std", "var"):
-        table[name] = reduction(
-            "real_floating", large="sums", correction=st.sampled_from([None, 0.0, 1.0])
+        table[name] = replace(
+            reduction("real_floating", large="sums", correction=correction),
+            keyword_values=(("correction", (0.5,)),),
         )
     for name, large in (("cumulative_sum", "sums"), ("cumulative_prod", "products")):
         table[name] = reduction(
@@ -213,8 +223,10 @@ def _table() -> dict[str, Recipe]:
             many_axes=False,
             min_dims=1,
             large=large,
+            dtype_keyword=True,
             include_initial=maybe,
         )
+        table[name] = replace(table[name], keyword_values=(("include_initial", (True, False)),))
     table["all"] = reduction("any")
     table["any"] = reduction("any")
     _linalg_and_fft(table)

@@ -118,6 +118,10 @@ def _blame_call(
     # dtype does (full_like): the same rule decides both.
     given = (dtype_args or {}).get("dtype")
     required = expected_result_dtype(function, *_input_dtypes(args), dtype=given)
+    if required is None:  # several outputs (unique_all): each has its dtype, or none is set
+        outputs = expected_result_dtypes(function, *_input_dtypes(args), dtype=given)
+        if len(outputs) > 1 and all(outputs):
+            required = ", ".join(str(o) for o in outputs)
     if required is None:
         return None  # the standard does not define a result here: raising may be right
     if not _integers_fit(required, [*args, *positional]):

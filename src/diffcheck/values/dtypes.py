@@ -233,6 +233,8 @@ _SAME = frozenset(
         "triu",
         # "If dtype is None, the output array data type must be inferred from x."
         "zeros_like",
+        # an array given to asarray without dtype= keeps its dtype ("inferred from obj")
+        "asarray",
         "ones_like",
         "empty_like",
         "full_like",

@@ -14,11 +14,13 @@ from typing import Any
 
 from .accuracy import std_allowance, summation_depth, true_variance, variance_allowance
 from .complex_cases import complex_special_case
+from .componentwise import componentwise_result, meets
 from .dtypes import COMPLEX
 from .elements import reduced_terms
 from .model import Blame, Bound, Location, Side
 from .oracle import (
     complex_ulps_from_truth,
+    correctly_rounded,
     true_complex,
     true_reduction,
     true_value,
@@ -53,6 +55,17 @@ def _same_special(value: float, required: float) -> bool:
 def _allowance(bound: Bound) -> float:
     """Each side's share of an elementwise bound, in ULPs from the true value."""
     return max(0.5, float(bound.ulps or 0.0) / 2.0) + 1e-9
+
+
+def _within(value: float, ulps: float, truth: Any, dtype: str, bound: Bound) -> bool:
+    """Whether a side meets its share of an elementwise bound. A correctly rounded one (0
+    ULP) admits the nearest value alone: 0.5 ULP measured at the truth lets the wrong
+    neighbour through where the truth sits just below a power of two (``sqrt(1 - 2**-53)``
+    rounds to ``1 - 2**-53``, and 1.0 is 0.5 ULP of the lower binade away)."""
+    exact = bound.kind == "ulp" and bound.ulps == 0 and dtype in ("float16", "float32", "float64")
+    if not exact or not math.isfinite(value):
+        return ulps <= _allowance(bound)
+    return value == correctly_rounded(truth, dtype)  # a zero's sign: _zero_sign_by_truth
 
 
 def judge_element(
@@ -111,7 +124,9 @@ def judge_element(
         if truth is not None:
             share = _allowance(bound)
             ref_ulps, cand_ulps = (ulps_from_truth(v, truth, dtype) for v in (r, c))
-            side = judge_sides(ref_ulps <= share, cand_ulps <= share)
+            side = judge_sides(
+                *(_within(v, u, truth, dtype, bound) for v, u in ((r, ref_ulps), (c, cand_ulps)))
+            )
             whole = float(bound.ulps or 0.0) + 1e-9
             if side == "both" and math.isfinite(r) != math.isfinite(c):
                 # One side infinite (or NaN) where the truth is finite: the finite side is
@@ -122,11 +137,18 @@ def judge_element(
                     side = "candidate" if math.isfinite(r) else "reference"
             if side is None:
                 return _zero_sign_by_truth(function, floats, r, c, truth, at)
+            allowed = f"each side may be {share:.3g}"
+            if (
+                bound.kind == "ulp"
+                and bound.ulps == 0
+                and dtype in ("float16", "float32", "float64")
+            ):
+                allowed = f"correctly rounded: {correctly_rounded(truth, dtype)!r} alone"
             return Blame(
                 side,
                 f"true {function}({', '.join(map(repr, floats))}) = "
                 f"{float(truth)!r}; reference is {ref_ulps:.3g} ULP off, candidate "
-                f"{cand_ulps:.3g} ULP (each side may be {share:.3g}) {at}",
+                f"{cand_ulps:.3g} ULP ({allowed}) {at}",
                 "oracle",
             )
     return None
@@ -158,6 +180,22 @@ def _judge_complex(
     """Complex special cases, then the complex oracle: each side within its own share."""
     if not all(isinstance(a, int | float | complex) for a in args):
         return None
+    fixed = componentwise_result(function, args, dtype)
+    if fixed is not None:
+        allowed, rule = fixed
+        r, c = complex(ref_value), complex(cand_value)
+        side = judge_sides(meets(r, allowed), meets(c, allowed))
+        if side is None:  # both conform: they differ where the standard allows either
+            return Blame(
+                "undecided",
+                f"{rule}; reference {r!r} and candidate {c!r} both conform {at}",
+                "standard-rule",
+            )
+        return Blame(
+            side,
+            f"{rule}, so {function}({', '.join(map(repr, args))}) is ({allowed[0][0]!r}, {' or '.join(map(repr, allowed[1]))}j); reference {r!r}, candidate {c!r} {at}",
+            "standard-rule",
+        )
     if len(args) == 1:
         case = complex_special_case(function, complex(args[0]))
         if case is not None:
@@ -183,9 +221,9 @@ def _judge_complex(
     cand_ulps = complex_ulps_from_truth(complex(cand_value), truth, dtype)
     side = judge_sides(ref_ulps <= share, cand_ulps <= share)
     if side is None:
-        return _complex_zero_sign_by_truth(
-            function, args, complex(ref_value), complex(cand_value), truth, at
-        )
+        r, c = complex(ref_value), complex(cand_value)
+        open_ = _open_zero_sign(function, args, r, c, truth, at, dtype)
+        return open_ or _complex_zero_sign_by_truth(function, args, r, c, truth, at)
     return Blame(
         side,
         f"true {function}({', '.join(map(repr, args))}) = {complex(truth)!r}; reference is "
@@ -193,6 +231,38 @@ def _judge_complex(
         f"{share:.3g}) {at}",
         "oracle",
     )
+
+
+def _open_zero_sign(
+    function: str, args: Sequence[Any], r: complex, c: complex, truth: Any, at: str, dtype: str
+) -> Blame | None:
+    """Zero components of opposite signs, both sides within the bound, whose sign the
+    standard leaves open: a true component that is exactly zero (no special case fixes its
+    sign: ``acos(-0.635 + 0j)``'s imaginary part), or one the dtype holds but which the
+    bound lets a zero stand for (a component far below ``|z|``: ``divide`` giving ``0``
+    for ``-3e-128`` beside ``-4.8e-57``). Neither side is blamed. A true component that
+    rounds to zero keeps its sign: :func:`_complex_zero_sign_by_truth` decides those.
+    """
+    precision = "float32" if dtype == "complex64" else "float64"
+    for part, ref_part, cand_part, true_part in (
+        ("real", r.real, c.real, truth.real),
+        ("imaginary", r.imag, c.imag, truth.imag),
+    ):
+        if ref_part != 0 or cand_part != 0:
+            continue
+        if math.copysign(1.0, ref_part) == math.copysign(1.0, cand_part):
+            continue
+        if true_part != 0 and correctly_rounded(true_part, precision) == 0:
+            continue  # rounds to zero: its sign decides
+        held = "is exactly zero" if true_part == 0 else f"is {float(true_part)!r}"
+        return Blame(
+            "undecided",
+            f"the {part} part of true {function}({', '.join(map(repr, args))}) {held}, and "
+            "both zeros are within the bound of it: no special case fixes the sign of this "
+            f"zero, so the standard leaves it open; reference {r!r}, candidate {c!r} {at}",
+            "standard-rule",
+        )
+    return None
 
 
 def _complex_zero_sign_by_truth(

@@ -20,6 +20,7 @@ import numpy as np
 __all__ = [
     "ORACLE_FUNCTIONS",
     "complex_ulps_from_truth",
+    "correctly_rounded",
     "true_complex",
     "true_reduction",
     "true_value",
@@ -163,6 +164,8 @@ def true_value(function: str, args: Sequence[float]) -> Any:
     """
     import mpmath
 
+    if function.removeprefix("xp.") == "remainder" and len(args) == 2:
+        return _true_remainder(*args) if all(math.isfinite(a) for a in args) else None
     evaluate = _evaluators().get(function.removeprefix("xp."))
     if evaluate is None or not all(math.isfinite(a) for a in args):
         return None
@@ -173,6 +176,46 @@ def true_value(function: str, args: Sequence[float]) -> Any:
     if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
         return None
     return result
+
+
+def _true_remainder(x: float, y: float) -> Any:
+    """``remainder`` as the standard requires it ("must match that of the Python ``%``
+    operator"): ``fmod(x, y)``, which is exact, moved into the divisor's sign by adding
+    ``y`` once (exactly here; the caller rounds). None for a zero divisor."""
+    import mpmath
+
+    if y == 0:
+        return None
+    mod = math.fmod(x, y)
+    if mod == 0 or (mod < 0) == (y < 0):
+        return mpmath.mpf(mod)
+    with mpmath.workprec(4400):  # two doubles' sum is exact within 2,200 bits of span
+        return mpmath.mpf(mod) + mpmath.mpf(y)
+
+
+def correctly_rounded(truth: Any, dtype: str) -> float:
+    """The value of ``dtype`` nearest ``truth`` (ties to even): the one result a correctly
+    rounded operation may give. Overflow gives the infinity of the truth's sign."""
+    import mpmath
+
+    kind = np.dtype(dtype).type
+    with np.errstate(over="ignore"):
+        guess = kind(float(truth))
+    if not np.isfinite(guess):
+        return float(guess)
+    with np.errstate(over="ignore"):  # the largest value's neighbour is an infinity
+        candidates = [np.nextafter(guess, kind(-np.inf)), guess, np.nextafter(guess, kind(np.inf))]
+    with mpmath.workprec(4400):
+        exact = mpmath.mpf(truth)
+        distances = [
+            abs(mpmath.mpf(float(v)) - exact) if np.isfinite(v) else mpmath.inf for v in candidates
+        ]
+    best = min(distances)
+    nearest = [v for v, d in zip(candidates, distances, strict=True) if d == best]
+    bits = np.dtype(dtype).itemsize * 8
+    unsigned = np.dtype(f"uint{bits}")
+    even = [v for v in nearest if int(np.asarray(v).view(unsigned)) % 2 == 0]
+    return float((even or nearest)[0])
 
 
 _SUMS = frozenset(["sum", "cumulative_sum", "vecdot", "linalg.vecdot", "matmul", "mean"])
