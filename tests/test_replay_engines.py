@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -94,3 +95,55 @@ def test_a_reason_with_other_words_or_a_moved_number_is_not_the_same() -> None:
     floored = stored + "; precision floor: NMSE 6.84e-08 = 8e+05x, consistent with tf32 operands"
     assert same_reason(floored, floored.replace("6.84e-08", "6.9e-08"), 512)
     assert not same_reason(floored, floored.replace("tf32 operands", "float16 operands"), 512)
+
+
+def test_a_segments_reason_is_compared_by_its_words_and_numbers_within_the_allowance() -> None:
+    """A segment's reason prints its NMSE to the last digit too: a sweep's lifecycle report
+    replayed on the same H100 disagreed on `...65320508` against `...65320503`."""
+    from dataclasses import replace
+
+    from diffcheck.differ import Segment
+    from diffcheck.differ.segments import diff
+    from diffcheck.report.figures import compare_segments
+    from diffcheck.report.models import SegmentRecord
+
+    rng = np.random.default_rng(5)
+    reference = rng.standard_normal(600).astype(np.float32)
+    actual = (reference * (1 + 1e-3 * rng.standard_normal(600))).astype(np.float32)
+    verdict = diff(
+        reference,
+        actual,
+        max_nmse=1e-9,
+        segments=[Segment("first", 0, 300), Segment("second", 300, 600)],
+    )
+    assert all(s.status == "failed" for s in verdict.segments)
+
+    def records(edit: Any = lambda reason: reason) -> list[SegmentRecord]:
+        return [
+            SegmentRecord(
+                name=s.segment.name,
+                start=s.segment.start,
+                stop=s.segment.stop,
+                status=s.status,
+                reason=edit(s.reason),
+                metrics=MetricsRecord.of(s.metrics),
+            )
+            for s in verdict.segments
+        ]
+
+    def last_digit(reason: str) -> str:
+        head, _, tail = reason.partition(" is not below")
+        return head[:-1] + str((int(head[-1]) + 1) % 10) + " is not below" + tail
+
+    assert compare_segments(records(), verdict) == []
+    assert compare_segments(records(last_digit), verdict) == []
+    moved = records(lambda reason: reason.replace("NMSE 0.0000", "NMSE 0.0009", 1))
+    assert compare_segments(moved, verdict) != []
+    worded = records(lambda reason: reason.replace("not below", "below"))
+    assert compare_segments(worded, verdict) != []
+    # A status changed either way, the reason kept.
+    status = [replace(verdict.segments[0], status="passed"), *verdict.segments[1:]]
+    assert compare_segments(records(), replace(verdict, segments=tuple(status))) != []
+    claimed = records()
+    claimed[0] = claimed[0].model_copy(update={"status": "passed"})
+    assert compare_segments(claimed, verdict) != []

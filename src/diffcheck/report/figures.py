@@ -112,7 +112,8 @@ def compare_segments(stored: list[SegmentRecord] | None, verdict: Verdict) -> li
                 f"derived {expected[0]} [{expected[1]}, {expected[2]})"
             )
             continue
-        if (record.status, record.reason) != (judged.status, judged.reason):
+        count = judged.segment.stop - judged.segment.start
+        if record.status != judged.status or not same_reason(record.reason, judged.reason, count):
             problems.append(
                 f"{label} ({record.name}): stored {record.status} ({record.reason}), "
                 f"derived {judged.status} ({judged.reason})"
