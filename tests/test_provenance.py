@@ -215,8 +215,8 @@ class _WideSum(NumpyAdapter):
                 return getattr(compat_numpy, name)
 
             def sum(self, x: Any, /, **kw: Any) -> Any:
-                total = compat_numpy.sum(x, **kw)
-                return compat_numpy.stack([total, total])
+                total = np.sum(x, **kw)
+                return np.stack([total, total])
 
         return Wide()
 

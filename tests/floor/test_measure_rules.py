@@ -20,10 +20,13 @@ from diffcheck.differ import diff
 from diffcheck.floor import Floor, NoFloor, SegmentFloor, TwinError, bind_floor, judge_floor
 from diffcheck.floor.measure import match_twin, twin_tolerance
 from diffcheck.floor.twins import twin_named
+from diffcheck.precision import TwinName
 
-TF32 = "tf32 operands"
-F16 = "float16 operands"
-BF16 = "bfloat16 operands"
+TF32: TwinName = "tf32 operands"
+F16: TwinName = "float16 operands"
+BF16: TwinName = "bfloat16 operands"
+MATMULS: TwinName = "float16 matmuls"
+Outputs = dict[TwinName, tuple[np.ndarray, ...]]
 
 
 def _floor(candidate: float, **fields: object) -> Floor:
@@ -368,7 +371,7 @@ def test_the_in_order_twin_runs_when_asked_or_when_the_pairwise_floor_fails_and_
 
 def test_the_downgraded_twins_run_for_a_failure_or_a_diagnosis_and_never_for_a_plain_pass() -> None:
     truth, honest, _ = _arrays(13)
-    outputs = {TF32: (truth * 1.001,)}
+    outputs: Outputs = {TF32: (truth * 1.001,)}
     passed = judge_floor(truth, honest, honest, "f32", downgraded=_never)  # type: ignore[arg-type]
     assert passed.passed
     assert passed.twins == ()
@@ -392,14 +395,14 @@ def test_a_twins_figures_are_its_first_outputs_error_the_nearest_distance_and_th
     narrow = first * (1 + 1e-6 * rng.standard_normal(300))
     candidate = narrow * (1 + 1e-9 * rng.standard_normal(300))  # nearest the last
     lone = truth * (1 + 1e-2 * rng.standard_normal(300))
-    outputs = {
+    outputs: Outputs = {
         TF32: (first, wide, narrow),
         F16: (lone,),
         BF16: (honest.copy(), lone),  # computes what the honest twin does: dropped
-        "float16 matmuls": (lone, honest.copy()),  # only a later output is the honest one
+        MATMULS: (lone, honest.copy()),  # only a later output is the honest one
     }
     floor = judge_floor(truth, honest, candidate, "f32", downgraded=lambda: outputs)
-    assert [t.name for t in floor.twins] == [TF32, F16, "float16 matmuls"]
+    assert [t.name for t in floor.twins] == [TF32, F16, MATMULS]
     tf32, f16, matmuls = floor.twins
     assert tf32.nmse == _approx(_nmse(first, truth, truth, 0, 300))
     assert tf32.distance == _approx(_nmse(candidate, narrow, truth, 0, 300))
@@ -449,9 +452,9 @@ def test_the_whole_output_figures_sum_the_whole_output_alone(
     honest distance and the twins' figures are judged over the whole output, so each is one
     sum, not one per segment (at 10^6 elements a sum is a pass over both arrays)."""
     from diffcheck.floor import measure
+    from diffcheck.floor.sums import span_sums as real  # what measure calls
 
     spans_per_sum: list[int] = []
-    real = measure.span_sums
 
     def counted(a: np.ndarray, b: np.ndarray | None, spans: list[tuple[int, int]]) -> list[float]:
         spans_per_sum.append(len(spans))
@@ -461,7 +464,7 @@ def test_the_whole_output_figures_sum_the_whole_output_alone(
     truth, honest, _ = _arrays(23)
     rng = np.random.default_rng(23)
     first, second, third = (truth * (1 + 1e-3 * rng.standard_normal(60)) for _ in range(3))
-    outputs = {TF32: (first, second, third), F16: (first * 1.01,)}
+    outputs: Outputs = {TF32: (first, second, third), F16: (first * 1.01,)}
     floor = judge_floor(
         truth,
         honest,
