@@ -157,3 +157,72 @@ def test_the_probe_did_not_run_when_one_side_cannot_sum(unprobed: str) -> None:
     sides[0 if unprobed == "reference" else 1] = _Unprobeable()
     found = provenance_of(sides[0], sides[1], 1.0, np.zeros(1))
     assert (found.independent, found.note) == (None, "independence probe did not run")
+
+
+def test_patterns_of_one_library_need_both_sides_probed_one_module_and_agreeing_probes() -> None:
+    from diffcheck.provenance import ProbeBits, pattern_one_library
+
+    bits = ProbeBits(b"\x01\x02\x03\x04", b"e" * 32, b"m" * 32)
+    other = ProbeBits(b"\x04\x03\x02\x01", b"E" * 32, b"M" * 32)
+    assert pattern_one_library(("numpy", bits), ("numpy", bits))
+    assert not pattern_one_library(("numpy", bits), ("numpy", other))
+    assert not pattern_one_library(("numpy", bits), ("torch", bits))
+    # One side that could not be probed is no evidence of one library, whichever side.
+    assert not pattern_one_library(None, ("numpy", bits))
+    assert not pattern_one_library(("numpy", bits), None)
+    assert not pattern_one_library(None, None)
+
+
+def test_probes_agree_by_exp_only_with_a_matmul_probed_too() -> None:
+    from diffcheck.provenance import ProbeBits, probes_agree
+
+    exp, matmul = b"e" * 32, b"m" * 32
+    # Sums apart, exp alike: without the matmul probe on our side, exp alone says nothing.
+    assert not probes_agree(
+        ProbeBits(b"\x00\x00\x00\x01", exp), ProbeBits(b"\x00\x00\x00\x02", exp)
+    )
+    assert not probes_agree(
+        ProbeBits(b"\x00\x00\x00\x01", None, matmul), ProbeBits(b"\x00\x00\x00\x02", None, matmul)
+    )
+    assert probes_agree(
+        ProbeBits(b"\x00\x00\x00\x01", exp, matmul), ProbeBits(b"\x00\x00\x00\x02", exp, matmul)
+    )
+
+
+def test_probe_patterns_name_the_top_level_module_of_the_arrays_a_namespace_returns() -> None:
+    from diffcheck.provenance import probe_patterns
+
+    pytest.importorskip("array_api_strict")
+    from diffcheck.adapters import resolve
+
+    found = probe_patterns(resolve("array_api_strict"))  # arrays of array_api_strict._array_object
+    assert found is not None
+    assert found[0] == "array_api_strict"
+    numpy_found = probe_patterns(NumpyAdapter())
+    assert numpy_found is not None
+    assert numpy_found[0] == "numpy"
+
+
+class _WideSum(NumpyAdapter):
+    """A namespace whose sum of a vector returns two values: no float32 sum to compare."""
+
+    name = "widesum"
+    namespace_label = "widesum"
+
+    def namespace(self) -> Any:
+        class Wide:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(compat_numpy, name)
+
+            def sum(self, x: Any, /, **kw: Any) -> Any:
+                total = np.sum(x, **kw)
+                return np.stack([total, total])
+
+        return Wide()
+
+
+def test_a_namespace_whose_sum_is_not_one_float32_is_not_probed() -> None:
+    from diffcheck.provenance import probe_bits, probe_patterns
+
+    assert probe_patterns(_WideSum()) is None
+    assert probe_bits(_WideSum()) is None

@@ -24,10 +24,11 @@ from diffcheck.cli import main
 from diffcheck.config import make_check
 from diffcheck.report import SCHEMA_VERSION, load_report, replay
 from diffcheck.report.identity import claimed_identity, independence
+from diffcheck.report.models import ReportDocumentV3
 from diffcheck.report.upgrade import upgrade_document
 from diffcheck.runner import run_check
 from diffcheck.testing import perturb
-from forgery import as_v2, document
+from forgery import as_v2, as_v3, document
 
 SCHEMA_DIR = Path(__file__).parents[1] / "reports" / "schema"
 SMALL = {"m": 4, "n": 8, "k": 6}
@@ -385,3 +386,58 @@ def test_a_check_without_a_candidate_output_says_nothing_of_its_libraries(tmp_pa
         update={"result": stored.result.model_copy(update={"actual": None})}
     )
     assert independence(never_ran) == (None, None)
+
+
+def test_the_claimed_probes_show_a_probe_either_side_ran_and_omit_one_neither_ran(
+    tmp_path: Path,
+) -> None:
+    report = tmp_path / "strict.json"
+    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    stored = load_report(report)
+    computed_by = stored.computed_by  # type: ignore[attr-defined]
+    probe = computed_by.probe
+    ref_exp, cand_matmul = probe.reference_exp_sha256, probe.candidate_matmul_sha256
+
+    def claimed(**edits: str | None) -> str:
+        edited = computed_by.model_copy(update={"probe": probe.model_copy(update=edits)})
+        return dict(claimed_identity(stored.model_copy(update={"computed_by": edited})))[
+            "computed_by.probe"
+        ]
+
+    sums = (
+        f"131072 elements: reference sum {probe.reference_sum_bits}, "
+        f"candidate sum {probe.candidate_sum_bits}"
+    )
+    # exp probed on the reference only, matmul on the candidate only.
+    assert claimed(candidate_exp_sha256=None, reference_matmul_sha256=None) == (
+        f"{sums}; exp: reference {ref_exp[:12]}, candidate not probed; "
+        f"matmul: reference not probed, candidate {cand_matmul[:12]}"
+    )
+    # Neither side ran exp: its part is left out, matmul's stays.
+    assert claimed(reference_exp_sha256=None, candidate_exp_sha256=None) == (
+        f"{sums}; matmul: reference {probe.reference_matmul_sha256[:12]}, "
+        f"candidate {cand_matmul[:12]}"
+    )
+    none = {
+        f"{side}_{what}_sha256": None
+        for side in ("reference", "candidate")
+        for what in ("exp", "matmul")
+    }
+    assert claimed(**none) == sums
+
+
+def test_a_v3_report_whose_computed_by_was_removed_says_its_independence_is_unknown(
+    tmp_path: Path,
+) -> None:
+    report = tmp_path / "strict.json"
+    run_check(make_check("array_api_strict", "gemm", **SMALL), report)
+    v3 = as_v3(json.loads(report.read_text()))
+    v3["computed_by"] = None
+    stored = document(v3)
+    assert type(stored) is ReportDocumentV3
+    assert independence(stored) == (
+        None,
+        "computed by: not recorded (upgraded from schema v2, or the record was removed); the "
+        "pair's independence is unknown",
+    )
+    assert independence(document(as_v2(json.loads(report.read_text())))) == (None, None)

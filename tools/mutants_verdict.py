@@ -68,6 +68,27 @@ def table(status_of: dict[str, str], explained: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def stale_entries(
+    status_of: dict[str, str], explained: dict[str, str]
+) -> tuple[list[str], list[str]]:
+    """The equivalent entries that are stale, and those outside this run.
+
+    An entry is stale when its mutant no longer exists, or was checked and did not survive.
+    A leg that narrows ``only_mutate`` makes no mutant of the other modules: their entries
+    are outside it, neither confirmed nor stale (tests/test_mutants_verdict.py keeps every
+    entry's module in the committed ``only_mutate``, so a full run judges them all).
+    """
+    mutated = {module_of(name) for name in status_of}
+    outside = sorted(name for name in explained if module_of(name) not in mutated)
+    stale = sorted(
+        name
+        for name in explained
+        if module_of(name) in mutated
+        and status_of.get(name, "gone") not in ("survived", "not checked", "skipped")
+    )
+    return stale, outside
+
+
 def main() -> int:
     status_of = statuses()
     if "--table" in sys.argv[1:]:
@@ -80,12 +101,7 @@ def main() -> int:
     untested = sorted(name for name, s in checked.items() if s == "no tests")
     explained = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", {})
     unexplained = [name for name in survivors if name not in explained]
-    # An entry is stale when its mutant no longer exists, or was checked and did not survive.
-    stale = sorted(
-        name
-        for name in explained
-        if name not in status_of or (name in checked and name not in survivors)
-    )
+    stale, outside = stale_entries(status_of, explained)
     killed = sum(counts[s] for s in KILLED)
     total = len(checked)
     score = killed / max(total - len(survivors) + len(unexplained), 1)
@@ -104,9 +120,13 @@ def main() -> int:
         print(f"  NO TESTS   {name}")
     for name in stale:
         print(f"  stale equivalent entry (killed now, or no such mutant): {name}")
+    if outside:
+        print(f"  equivalent entries of modules this run did not mutate: {len(outside)}")
     for status in sorted(set(counts) - KILLED - {"survived", "no tests"}):
         print(f"  {status}: {counts[status]}")
-    return 1 if unexplained or untested or stale else 0
+    if not checked:
+        print("  no mutant was checked: run `mutmut run` first")
+    return 1 if unexplained or untested or stale or not checked else 0
 
 
 if __name__ == "__main__":
