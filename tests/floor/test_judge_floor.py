@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diffcheck.floor import judge_floor
+from diffcheck.floor import Twin, judge_floor, twin_named
 from diffcheck.precision import TwinName
 
 TF32: TwinName = "tf32 operands"
@@ -22,6 +22,11 @@ F16: TwinName = "float16 operands"
 BF16: TwinName = "bfloat16 operands"
 MATMULS: TwinName = "float16 matmuls"
 Outputs = dict[TwinName, tuple[np.ndarray, ...]]
+
+
+def _twins(outputs: Outputs) -> list[tuple[Twin, tuple[np.ndarray, ...]]]:
+    """The downgraded twins' outputs as judge_floor takes them, in the mapping's order."""
+    return [(twin_named(name), ran) for name, ran in outputs.items()]
 
 
 # judge_floor's figures, each computed here from its definition: a sum of squared
@@ -154,10 +159,12 @@ def test_the_downgraded_twins_run_for_a_failure_or_a_diagnosis_and_never_for_a_p
     passed = judge_floor(truth, honest, honest, "f32", downgraded=_never)  # type: ignore[arg-type]
     assert passed.passed
     assert passed.twins == ()
-    diagnosed = judge_floor(truth, honest, honest, "f32", downgraded=lambda: outputs, diagnose=True)
+    diagnosed = judge_floor(
+        truth, honest, honest, "f32", downgraded=lambda: _twins(outputs), diagnose=True
+    )
     assert diagnosed.passed
     assert [t.name for t in diagnosed.twins] == [TF32]
-    failed = judge_floor(truth, honest, truth * 1.001, "f32", downgraded=lambda: outputs)
+    failed = judge_floor(truth, honest, truth * 1.001, "f32", downgraded=lambda: _twins(outputs))
     assert not failed.passed
     assert [t.name for t in failed.twins] == [TF32]
     assert failed.twins[0].distance == 0.0
@@ -180,7 +187,7 @@ def test_a_twins_figures_are_its_first_outputs_error_the_nearest_distance_and_th
         BF16: (honest.copy(), lone),  # computes what the honest twin does: dropped
         MATMULS: (lone, honest.copy()),  # only a later output is the honest one
     }
-    floor = judge_floor(truth, honest, candidate, "f32", downgraded=lambda: outputs)
+    floor = judge_floor(truth, honest, candidate, "f32", downgraded=lambda: _twins(outputs))
     assert [t.name for t in floor.twins] == [TF32, F16, MATMULS]
     tf32, f16, matmuls = floor.twins
     assert tf32.nmse == _approx(_nmse(first, truth, truth, 0, 300))
@@ -240,7 +247,7 @@ def test_the_whole_output_figures_sum_the_whole_output_alone(
         segments=SPANS,
         in_order=lambda: honest * (1 + 1e-7),
         run_in_order=True,
-        downgraded=lambda: outputs,
+        downgraded=lambda: _twins(outputs),
     )
     assert [t.name for t in floor.twins] == [TF32, F16]
     every = len(SPANS) + 1
