@@ -17,6 +17,8 @@ from typing import Any
 import array_api_compat.numpy as cnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from diffcheck.search import search_api
 from diffcheck.search.dtype_rows import dtype_rows, keyword_rows, keywords_of, row_key
@@ -115,8 +117,58 @@ def test_only_functions_whose_arrays_are_all_operands_get_dtype_rows() -> None:
 
     table = recipes()
     assert all(table[name].dtype_rows for name in ("sqrt", "add", "sum", "asarray", "std"))
-    # indices, a condition, a divisor kept nonzero: casting them changes the call's meaning
+    # indices, a condition, an exponent: casting them changes the call's meaning
     assert not any(table[name].dtype_rows for name in ("take", "take_along_axis", "where"))
-    assert not any(table[name].dtype_rows for name in ("remainder", "pow", "searchsorted"))
+    assert not any(table[name].dtype_rows for name in ("pow", "searchsorted"))
+    # a divisor kept nonzero stays nonzero (an exact cast, or ones)
+    assert all(table[name].dtype_rows for name in ("floor_divide", "remainder"))
     assert table["sum"].dtype_keyword
     assert not table["mean"].dtype_keyword
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    divisor=st.floats(allow_nan=False, allow_infinity=False).filter(lambda v: v != 0.0),
+    dividend=st.floats(allow_nan=False, allow_infinity=False),
+    source=st.sampled_from(["float64", "float32", "int64", "int8", "uint8"]),
+)
+def test_a_dtype_row_never_makes_a_divisor_zero(
+    divisor: float, dividend: float, source: str
+) -> None:
+    with np.errstate(all="ignore"):
+        x1 = np.asarray([dividend]).astype(source)
+        x2 = np.asarray([divisor]).astype(source)
+    if x2[0] == 0:  # the draw itself is nonzero in its own dtype
+        return
+    first = Example((x1, x2))
+    targets = ("int8", "int16", "uint8", "uint16", "uint64", "float16", "float32", "float64")
+    for row in dtype_rows(first, {row_key(first)}, targets):
+        assert row.args[1][0] != 0, (divisor, source, row.args[1].dtype)
+
+
+class _NoUint16FloorDivide:
+    """NumPy whose floor_divide refuses uint16, as torch:cpu's "div_floor_cpu" does."""
+
+    __name__ = "fake_torch_floor_divide"
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(cnp, name)
+
+    def floor_divide(self, x1: Any, x2: Any, /) -> Any:
+        if "uint16" in (np.asarray(x1).dtype.name, np.asarray(x2).dtype.name):
+            raise NotImplementedError("\"div_floor_cpu\" not implemented for 'UInt16'")
+        return cnp.floor_divide(x1, x2)
+
+
+class _NoUint16Adapter(FaultyAdapter):
+    def namespace(self) -> Any:
+        return _NoUint16FloorDivide()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_divisors_dtype_refusal_is_found_at_three_examples(tmp_path: Path, seed: int) -> None:
+    result = search_api(_NoUint16Adapter(), functions=["floor_divide"], examples=3, seed=seed,
+                        out=tmp_path / "out", isolate=False, budget_s=None)  # fmt: skip
+    raised = [f for f in result.document.findings if f.kind == "raises"]
+    assert any("uint16" in f.dtype and "div_floor_cpu" in f.reason for f in raised), raised
+    assert all(f.blame == "candidate" for f in raised), raised
