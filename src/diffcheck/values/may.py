@@ -2,16 +2,21 @@
 
 ``floor_divide``'s special cases name a result and, beside it, the one Python gives
 (2023.12 on): ``+infinity // 2.0`` is ``+infinity`` (**note**: libraries may return
-``NaN``), ``1.0 // -infinity`` is ``-0`` (may be ``-1.0``). A quotient too small to
-represent underflows "to a zero of appropriate mathematical sign" while the floor of the
-exact quotient is ``-1``, so ``tiny // -huge`` is ``-0`` or ``-1``. Where the two sides
-differ only by such choices, there is nothing to report.
+``NaN``), ``1.0 // -infinity`` is ``-0`` (may be ``-1.0``). For finite operands "this
+specification prefers floor division to match ``floor(divide(x1, x2))`` [...]; however,
+array libraries may choose to more strictly follow Python behavior": the floor of the
+rounded quotient or the floor of the exact one (``-1.0 // -7.7369926e-08`` in float32 is
+``12924919`` by the first, ``12924918`` by Python). A quotient too small to represent
+underflows to ``-0`` by the first while Python's floor is ``-1``, so ``tiny // -huge`` is
+``-0`` or ``-1``. Where the two sides differ only by such choices, there is nothing to
+report.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -29,13 +34,27 @@ def _floor_divide_choices(a: float, b: float, dtype: Any) -> list[float] | None:
         if (a > 0) == (b > 0):
             return None  # +0, no alternative
         return [-0.0, -1.0]
-    finite = math.isfinite(a) and math.isfinite(b) and a != 0 and b != 0
-    if finite and (a < 0) != (b < 0) and abs(a) < abs(b):
-        with np.errstate(all="ignore"):  # the division in the result's own dtype
-            rounded = float(np.divide(dtype.type(a), dtype.type(b)))
-        if rounded == 0:  # the division underflows: -0 by rounding, -1 by the floor
-            return [-0.0, -1.0]
-    return None
+    if not (math.isfinite(a) and math.isfinite(b) and a != 0 and b != 0):
+        return None
+    with np.errstate(all="ignore"):  # the division in the result's own dtype
+        preferred = float(np.floor(np.divide(dtype.type(a), dtype.type(b))))
+    python = _python_floor(a, b, dtype)
+    if _same(preferred, python):
+        return None
+    return [preferred, python]
+
+
+def _python_floor(a: float, b: float, dtype: Any) -> float:
+    """Python's ``a // b`` in ``dtype``: the floor of the exact quotient, the greatest value
+    of ``dtype`` not above it (an infinity past the largest; ``+0`` for a floor of zero)."""
+    floor = math.floor(Fraction(a) / Fraction(b))
+    top = int(np.finfo(dtype).max)
+    if abs(floor) > top:
+        return math.copysign(math.inf, floor)
+    value = dtype.type(floor)
+    if int(value) > floor:  # rounded up past the floor: the next value below
+        value = np.nextafter(value, dtype.type(-np.inf))
+    return float(value)
 
 
 def _same(value: float, allowed: float) -> bool:
@@ -72,8 +91,8 @@ def either_allowed(
             return None
     return (
         "floor_divide: the standard lets libraries return either result here "
-        "(infinity or NaN for an infinite dividend, -0 or -1 for an infinite divisor or an "
-        "underflowing quotient)"
+        "(infinity or NaN for an infinite dividend, -0 or -1 for an infinite divisor, the "
+        "floor of the rounded or of the exact quotient for finite operands)"
     )
 
 
