@@ -157,3 +157,60 @@ def test_floor_divide_rows_of_the_mlx_seeds_are_choices_alone() -> None:
     assert either_allowed("floor_divide", [x1, x2], ref, cand)
     cand[-1] = 2.0  # 6 // 4 is 1 by either reading
     assert either_allowed("floor_divide", [x1, x2], ref, cand) is None
+
+
+class _FloorOfDivide:
+    """NumPy whose floor_divide is floor(divide(x1, x2)) (MLX's), with a wrong value planted
+    at ``spoil`` (an index) where given."""
+
+    def __init__(self, spoil: int | None) -> None:
+        self.spoil = spoil
+
+    def __getattr__(self, name: str) -> object:
+        import array_api_compat.numpy as cnp
+
+        return getattr(cnp, name)
+
+    def floor_divide(self, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = np.floor(np.divide(x1, x2))
+        if self.spoil is not None:
+            out[self.spoil] += 7
+        return out
+
+
+def _floor_adapter(spoil: int | None) -> Any:
+    from diffcheck.adapters.numpy_ref import NumpyAdapter
+
+    class FloorOfDivideAdapter(NumpyAdapter):
+        name = "floor-of-divide"
+
+        def __init__(self) -> None:
+            super().__init__(None)
+            self._namespace = _FloorOfDivide(spoil)
+
+        def namespace(self) -> object:
+            return self._namespace
+
+    return FloorOfDivideAdapter()
+
+
+def test_a_floor_divide_row_is_judged_by_its_elements_outside_the_choices() -> None:
+    """An allowed NaN beside a wrong value: the finding is the value, blamed by the rule
+    (mlx:cpu's rows were reported at the NaN, undecided without a rule)."""
+    from diffcheck.adapters.numpy_ref import NumpyAdapter
+    from diffcheck.values.call import compare_call
+
+    f32 = np.float32
+    x1 = np.asarray([-np.inf, -1.0, 6.0, -1e-45], f32)
+    x2 = np.asarray([-1.0, -7.7369926e-08, 4.0, np.inf], f32)
+    fine = compare_call("floor_divide", [x1, x2], NumpyAdapter(), _floor_adapter(None))
+    assert fine.passed, str(fine)
+    assert "not a finding" in (fine.reason or "")
+    spoiled = compare_call("floor_divide", [x1, x2], NumpyAdapter(), _floor_adapter(2))
+    assert spoiled.kind == "value", str(spoiled)
+    assert spoiled.first is not None
+    assert spoiled.first.index == (2,)
+    assert spoiled.blame is not None
+    assert (spoiled.blame.side, spoiled.blame.evidence) == ("candidate", "standard-rule")
+    assert "floor_divide(6.0, 4.0)" in spoiled.blame.why

@@ -12,11 +12,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .accuracy import std_allowance, summation_depth, true_variance, variance_allowance
 from .complex_cases import complex_special_case
 from .componentwise import componentwise_result, meets
 from .dtypes import COMPLEX
 from .elements import reduced_terms
+from .may import floor_divide_results
 from .model import Blame, Bound, Location, Side
 from .oracle import (
     complex_ulps_from_truth,
@@ -120,6 +123,9 @@ def judge_element(
         divisor = _remainder_zero_sign(function, floats, r, c, at)
         if divisor is not None:
             return divisor
+        floored = _floor_divide_element(function, floats, r, c, dtype, at)
+        if floored is not None:
+            return floored
         truth = true_value(function, floats)
         if truth is not None:
             share = _allowance(bound)
@@ -504,6 +510,33 @@ def _remainder_zero_sign(
         f"the standard: remainder's result has the sign of x2 ({divisor!r}), so the zero "
         f"remainder({floats[0]!r}, {divisor!r}) is {'+' if sign > 0 else '-'}0.0; reference "
         f"{r!r}, candidate {c!r} {at}",
+        "standard-rule",
+    )
+
+
+def _floor_divide_element(
+    function: str, floats: Sequence[float], r: float, c: float, dtype: str, at: str
+) -> Blame | None:
+    """``floor_divide`` of finite nonzero floats: ``floor(divide(x1, x2))``, which the
+    standard prefers, or Python's floor of the exact quotient, which it allows; a side
+    giving neither is wrong."""
+    if function.removeprefix("xp.") != "floor_divide" or len(floats) != 2:
+        return None
+    allowed = floor_divide_results(floats[0], floats[1], np.dtype(dtype))
+    if allowed is None:
+        return None
+
+    def ok(value: float) -> bool:
+        return any(_same_special(value, v) for v in allowed)
+
+    side = judge_sides(ok(r), ok(c))
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"the standard: floor_divide({floats[0]!r}, {floats[1]!r}) is floor(divide(x1, x2)) "
+        f"or, following Python, the floor of the exact quotient: "
+        f"{' or '.join(map(repr, allowed))}; reference {r!r}, candidate {c!r} {at}",
         "standard-rule",
     )
 
