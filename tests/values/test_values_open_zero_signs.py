@@ -214,3 +214,17 @@ def test_a_floor_divide_row_is_judged_by_its_elements_outside_the_choices() -> N
     assert spoiled.blame is not None
     assert (spoiled.blame.side, spoiled.blame.evidence) == ("candidate", "standard-rule")
     assert "floor_divide(6.0, 4.0)" in spoiled.blame.why
+
+
+def test_floor_divide_choices_of_zero_dimensional_arrays() -> None:
+    """A 0-d row (the search's shrunk examples are often 0-d): np.nonzero refuses those."""
+    from diffcheck.values.may import without_choices
+
+    f32 = np.float32
+    args = [np.asarray(f32(-np.inf)), np.asarray(f32(-1.0))]
+    ref, cand = np.asarray(f32(np.nan)), np.asarray(f32(np.inf))
+    assert either_allowed("floor_divide", args, ref, cand)
+    patched = without_choices("floor_divide", args, ref, cand)
+    assert patched is not None
+    assert np.isnan(patched)
+    assert either_allowed("floor_divide", args, ref, np.asarray(f32(0.0))) is None

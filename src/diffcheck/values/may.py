@@ -91,7 +91,7 @@ def either_allowed(
     differs = ~((ref == cand) & (np.signbit(ref) == np.signbit(cand))) & ~(
         np.isnan(ref) & np.isnan(cand)
     )
-    for index in zip(*np.nonzero(differs), strict=True):
+    for index in _indices(differs):
         choices = _floor_divide_choices(float(x1[index]), float(x2[index]), ref.dtype)
         r, c = float(ref[index]), float(cand[index])
         if choices is None or not any(_same(r, v) for v in choices):
@@ -125,13 +125,22 @@ def without_choices(
     except (ValueError, TypeError):
         return None
     patched, chosen = cand.copy(), 0
-    for index in zip(*np.nonzero(~_identical(ref, cand)), strict=True):
+    for index in _indices(~_identical(ref, cand)):
         choices = _floor_divide_choices(float(x1[index]), float(x2[index]), ref.dtype)
         r, c = float(ref[index]), float(cand[index])
         if choices and any(_same(r, v) for v in choices) and any(_same(c, v) for v in choices):
             patched[index] = ref[index]
             chosen += 1
     return patched if chosen else None
+
+
+def _indices(mask: npt.NDArray[Any]) -> list[tuple[int, ...]]:
+    """The indices where ``mask`` holds, a 0-d array's ``()`` included (``np.nonzero``
+    refuses 0-d arrays)."""
+    shape = mask.shape
+    return [
+        tuple(int(i) for i in np.unravel_index(int(flat), shape)) for flat in np.flatnonzero(mask)
+    ]
 
 
 def _identical(ref: npt.NDArray[Any], cand: npt.NDArray[Any]) -> npt.NDArray[Any]:
