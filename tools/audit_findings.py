@@ -225,7 +225,10 @@ def _ulps(value: float, truth: Any, dtype: str, nearest: bool = False) -> float:
             return 0.0 if value == float(rounded) else math.inf
         if truth == 0:
             return 0.0  # an exact zero: its sign is the special cases' (mpmath has no -0)
-        if value == 0 and rounded == 0:
+        if nearest and value == 0 and rounded == 0:
+            # Correctly rounded: the zero keeps the truth's sign. An approximation's sign
+            # of zero is open (within one ULP of a tiny truth lie nonzero values of both
+            # signs), so its distance below is measured as any value's.
             return 0.0 if math.copysign(1, value) == math.copysign(1, float(truth)) else math.inf
         if nearest:
             return 0.0 if value == _nearest(truth, dtype) else math.inf

@@ -233,3 +233,15 @@ def test_the_audits_rounding_of_subnormals_is_to_the_nearest_even_step() -> None
     assert audit_findings._nearest(tie32, "float32") == 2 * 2.0**-149
     assert audit_findings._nearest(above, "float64") == 2 * 2.0**-1074
     assert audit_findings._nearest(-tie64, "float64") == -2 * 2.0**-1074
+
+
+def test_a_zero_of_either_sign_stands_for_a_tiny_truth_unless_correctly_rounded() -> None:
+    """exp(-800) is 3.7e-348, below float64's least subnormal: an approximation within an
+    ULP may be a zero of either sign (the search leaves it open); a correctly rounded
+    product keeps the truth's sign."""
+    approximate = "elementwise, each side within 1 ULP of the true value: within 2 ULP of float64"
+    assert _wrong("exp", [[-800.0]], [0.0], [-0.0], "signed-zero", approximate) == set()
+    assert _wrong("exp", [[-800.0]], [-0.0], [0.0], "signed-zero", approximate) == set()
+    rounded = "IEEE 754 basic operation, correctly rounded in float64: 0 ULP"
+    x, y = [-5e-324], [1e-19]
+    assert _wrong("multiply", [x, y], [-0.0], [0.0], "signed-zero", rounded) == {"candidate"}

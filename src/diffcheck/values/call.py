@@ -31,7 +31,7 @@ from .dtypes import (
 )
 from .elements import reduction_magnitude
 from .exact import left_open
-from .may import either_allowed
+from .may import either_allowed, without_choices
 from .model import Blame, ValueVerdict
 from .signatures import default_version, outside_documented_dtypes
 from .ulp import round_to_bfloat16
@@ -276,6 +276,10 @@ def _blamed(
         chosen = either_allowed(name, hosts, ref.value, cand.value)
         if chosen is not None:
             return replace(verdict, status="passed", kind=None, reason=f"not a finding: {chosen}")
+        rest = without_choices(name, hosts, ref.value, cand.value)
+        if rest is not None:  # judge the rest alone, not an element where either is allowed
+            cand = replace(cand, value=rest)
+            verdict = judged_against(cand)
     try:
         judged = blame(
             name,

@@ -12,11 +12,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .accuracy import std_allowance, summation_depth, true_variance, variance_allowance
 from .complex_cases import complex_special_case
 from .componentwise import componentwise_result, meets
 from .dtypes import COMPLEX
 from .elements import reduced_terms
+from .may import floor_divide_results
 from .model import Blame, Bound, Location, Side
 from .oracle import (
     complex_ulps_from_truth,
@@ -120,6 +123,9 @@ def judge_element(
         divisor = _remainder_zero_sign(function, floats, r, c, at)
         if divisor is not None:
             return divisor
+        floored = _floor_divide_element(function, floats, r, c, dtype, at)
+        if floored is not None:
+            return floored
         truth = true_value(function, floats)
         if truth is not None:
             share = _allowance(bound)
@@ -136,7 +142,8 @@ def judge_element(
                 if finite_ok:
                     side = "candidate" if math.isfinite(r) else "reference"
             if side is None:
-                return _zero_sign_by_truth(function, floats, r, c, truth, at)
+                open_ = _open_real_zero_sign(function, floats, r, c, truth, at, bound)
+                return open_ or _zero_sign_by_truth(function, floats, r, c, truth, at)
             allowed = f"each side may be {share:.3g}"
             if (
                 bound.kind == "ulp"
@@ -222,8 +229,7 @@ def _judge_complex(
     side = judge_sides(ref_ulps <= share, cand_ulps <= share)
     if side is None:
         r, c = complex(ref_value), complex(cand_value)
-        open_ = _open_zero_sign(function, args, r, c, truth, at, dtype)
-        return open_ or _complex_zero_sign_by_truth(function, args, r, c, truth, at)
+        return _open_zero_sign(function, args, r, c, truth, at)
     return Blame(
         side,
         f"true {function}({', '.join(map(repr, args))}) = {complex(truth)!r}; reference is "
@@ -234,16 +240,19 @@ def _judge_complex(
 
 
 def _open_zero_sign(
-    function: str, args: Sequence[Any], r: complex, c: complex, truth: Any, at: str, dtype: str
+    function: str, args: Sequence[Any], r: complex, c: complex, truth: Any, at: str
 ) -> Blame | None:
-    """Zero components of opposite signs, both sides within the bound, whose sign the
-    standard leaves open: a true component that is exactly zero (no special case fixes its
-    sign: ``acos(-0.635 + 0j)``'s imaginary part), or one the dtype holds but which the
-    bound lets a zero stand for (a component far below ``|z|``: ``divide`` giving ``0``
-    for ``-3e-128`` beside ``-4.8e-57``). Neither side is blamed. A true component that
-    rounds to zero keeps its sign: :func:`_complex_zero_sign_by_truth` decides those.
+    """Zero components of opposite signs, both sides within the bound: neither is blamed.
+
+    The standard "does not specify accuracy requirements for arithmetic or functional
+    operations involving complex-valued floating-point operands" (2024.12 on), so outside
+    the special cases (judged before this) no text fixes the sign of a complex zero: not
+    where the true component is exactly zero (``acos(-0.635 + 0j)``'s imaginary part), not
+    where it is held within the bound by a zero (``divide``'s ``-3e-128`` beside ``|z|`` of
+    ``4.8e-57``), and not where it is too small for the dtype (``log1p(-0 + 1.2e-38j)``'s
+    real part ``6.9e-77``: a bound relative to ``|z|`` admits a nonzero value of either sign
+    there, so it cannot require one sign of zero).
     """
-    precision = "float32" if dtype == "complex64" else "float64"
     for part, ref_part, cand_part, true_part in (
         ("real", r.real, c.real, truth.real),
         ("imaginary", r.imag, c.imag, truth.imag),
@@ -252,51 +261,50 @@ def _open_zero_sign(
             continue
         if math.copysign(1.0, ref_part) == math.copysign(1.0, cand_part):
             continue
-        if true_part != 0 and correctly_rounded(true_part, precision) == 0:
-            continue  # rounds to zero: its sign decides
         held = "is exactly zero" if true_part == 0 else f"is {float(true_part)!r}"
         return Blame(
             "undecided",
             f"the {part} part of true {function}({', '.join(map(repr, args))}) {held}, and "
-            "both zeros are within the bound of it: no special case fixes the sign of this "
-            f"zero, so the standard leaves it open; reference {r!r}, candidate {c!r} {at}",
+            "both zeros are within the bound of it: the standard sets no accuracy for "
+            "complex results and no special case fixes the sign of this zero, so it leaves "
+            f"it open; reference {r!r}, candidate {c!r} {at}",
             "standard-rule",
         )
     return None
 
 
-def _complex_zero_sign_by_truth(
-    function: str, args: Sequence[Any], r: complex, c: complex, truth: Any, at: str
+def _open_real_zero_sign(
+    function: str,
+    floats: Sequence[float],
+    r: float,
+    c: float,
+    truth: Any,
+    at: str,
+    bound: Bound,
 ) -> Blame | None:
-    """A zero component of opposite signs where the true component is nonzero: its sign wins.
+    """Two zeros of opposite signs from a function whose accuracy the standard leaves to
+    the library: neither is blamed.
 
-    ``log1p(-0 - 6.6e-39j)`` has the real part ``+b**2/2`` (about 2e-77), which rounds to
-    ``+0`` in float32: a side returning ``-0`` there is wrong, as for real results.
+    The standard "does not precisely define the behavior" of ``exp``, ``log1p``,
+    ``logaddexp``... "except to require specific results for certain argument values" (its
+    special cases, judged before this): outside them a zero's sign is not fixed, for an
+    exact zero (``logaddexp(-inf, -0.0)`` is ``log(1)``) or for a truth that rounds to
+    zero, which a bound of an ULP or more lets a nonzero value of either sign stand for.
+    Correctly rounded functions (IEEE 754's basic operations, ``sqrt``, ``reciprocal``,
+    the rounding to a zero of the truth's sign) keep their signs: the bound is 0 ULP there.
     """
-    for part, ref_part, cand_part, true_part in (
-        ("real", r.real, c.real, truth.real),
-        ("imaginary", r.imag, c.imag, truth.imag),
-    ):
-        if ref_part != 0 or cand_part != 0 or true_part == 0:
-            continue
-        if math.copysign(1.0, ref_part) == math.copysign(1.0, cand_part):
-            continue
-        positive = bool(true_part > 0)
-        side = judge_sides(
-            (math.copysign(1.0, ref_part) > 0) == positive,
-            (math.copysign(1.0, cand_part) > 0) == positive,
-        )
-        if side is None:
-            continue
-        sign = "+" if positive else "-"
-        return Blame(
-            side,
-            f"true {function}({', '.join(map(repr, args))}) has the {part} part "
-            f"{float(true_part)!r}, which rounds to {sign}0.0 (a zero keeps the sign of the "
-            f"value it rounds); reference {r!r}, candidate {c!r} {at}",
-            "oracle",
-        )
-    return None
+    if not (r == 0 and c == 0) or math.copysign(1.0, r) == math.copysign(1.0, c):
+        return None
+    if bound.kind != "ulp" or not bound.ulps:
+        return None  # correctly rounded (or not an elementwise bound): the sign is decided
+    held = "exactly 0" if truth == 0 else f"{float(truth)!r}"
+    return Blame(
+        "undecided",
+        f"true {function}({', '.join(map(repr, floats))}) is {held}: the standard does not "
+        f"precisely define {function} outside its special cases, and none fixes the sign "
+        f"of this zero, so it leaves it open; reference {r!r}, candidate {c!r} {at}",
+        "standard-rule",
+    )
 
 
 def _judge_integer_reduction(
@@ -502,6 +510,33 @@ def _remainder_zero_sign(
         f"the standard: remainder's result has the sign of x2 ({divisor!r}), so the zero "
         f"remainder({floats[0]!r}, {divisor!r}) is {'+' if sign > 0 else '-'}0.0; reference "
         f"{r!r}, candidate {c!r} {at}",
+        "standard-rule",
+    )
+
+
+def _floor_divide_element(
+    function: str, floats: Sequence[float], r: float, c: float, dtype: str, at: str
+) -> Blame | None:
+    """``floor_divide`` of finite nonzero floats: ``floor(divide(x1, x2))``, which the
+    standard prefers, or Python's floor of the exact quotient, which it allows; a side
+    giving neither is wrong."""
+    if function.removeprefix("xp.") != "floor_divide" or len(floats) != 2:
+        return None
+    allowed = floor_divide_results(floats[0], floats[1], np.dtype(dtype))
+    if allowed is None:
+        return None
+
+    def ok(value: float) -> bool:
+        return any(_same_special(value, v) for v in allowed)
+
+    side = judge_sides(ok(r), ok(c))
+    if side is None:
+        return None
+    return Blame(
+        side,
+        f"the standard: floor_divide({floats[0]!r}, {floats[1]!r}) is floor(divide(x1, x2)) "
+        f"or, following Python, the floor of the exact quotient: "
+        f"{' or '.join(map(repr, allowed))}; reference {r!r}, candidate {c!r} {at}",
         "standard-rule",
     )
 

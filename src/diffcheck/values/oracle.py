@@ -159,15 +159,18 @@ ORACLE_FUNCTIONS = frozenset(
 def true_value(function: str, args: Sequence[float]) -> Any:
     """The true result of ``function`` at finite real ``args`` (an ``mpmath.mpf``).
 
-    None when the oracle has no such function, an argument is not finite, or the true
-    result is not a finite real number (a pole, a complex value, a domain error).
+    None when the oracle has no such function, an argument is not finite (but for the
+    finite limits of :func:`_true_at_infinity`), or the true result is not a finite real
+    number (a pole, a complex value, a domain error).
     """
     import mpmath
 
     if function.removeprefix("xp.") == "remainder" and len(args) == 2:
         return _true_remainder(*args) if all(math.isfinite(a) for a in args) else None
     evaluate = _evaluators().get(function.removeprefix("xp."))
-    if evaluate is None or not all(math.isfinite(a) for a in args):
+    if evaluate is not None and not all(math.isfinite(a) for a in args):
+        return _true_at_infinity(function.removeprefix("xp."), args)
+    if evaluate is None:
         return None
     try:
         result = _stable(lambda: evaluate(*(mpmath.mpf(a) for a in args)), _span(args))
@@ -176,6 +179,19 @@ def true_value(function: str, args: Sequence[float]) -> Any:
     if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
         return None
     return result
+
+
+def _true_at_infinity(function: str, args: Sequence[float]) -> Any:
+    """The exact limit at an infinite argument where it is finite and no special case of
+    the standard names it (those are judged before the oracle): ``logaddexp(-inf, x)`` is
+    ``log(0 + exp(x)) = x`` exactly. None elsewhere."""
+    import mpmath
+
+    if function == "logaddexp" and len(args) == 2 and not any(math.isnan(a) for a in args):
+        finite = [a for a in args if math.isfinite(a)]
+        if len(finite) == 1 and -math.inf in args:
+            return mpmath.mpf(finite[0])
+    return None
 
 
 def _true_remainder(x: float, y: float) -> Any:
