@@ -79,7 +79,12 @@ def test_honest_candidates_pass_every_op_and_shape_at_every_precision_they_run(
     assert ratio < FLOOR_MULTIPLE["f32"] / 10, where
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,  # the same gemms every run: CI is repeatable
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     m=st.integers(1, 48),
     n=st.integers(1, 48),
@@ -93,7 +98,7 @@ def test_generated_gemms_fail_with_tf32_operands_and_pass_honestly(
     check = make_check("torch:cpu", "gemm", seed=seed, m=m, n=n, k=k)
     honest = run_check(check).result
     assert honest is not None
-    assert honest.status == "passed", honest.reason
+    assert honest.status == "passed", (m, n, k, seed, honest.status, honest.reason)
     downgraded = run_check(check, candidate=DowngradedTorch("tf32-round")).result
     assert downgraded is not None
     if downgraded.floor.candidate_nmse == honest.floor.candidate_nmse:
