@@ -27,7 +27,8 @@ from .twins import (
     ReductionWatch,
     SequentialNamespace,
     Twin,
-    downgrades,
+    TwinOutputs,
+    run_downgrades,
     twin_namespaces,
 )
 
@@ -137,26 +138,19 @@ def _downgraded(
     hosts: Sequence[npt.NDArray[Any]],
     precision: PrecisionName,
     size: int,
-) -> list[tuple[Twin, tuple[npt.NDArray[np.float64], ...]]]:
-    """Every downgraded twin of ``precision`` that ``fn`` runs as, each operand twin also at
-    each of its matmul calls alone (:meth:`~.twins.Twin.at_each_matmul`); those whose
-    outputs are not ``size`` elements are left out."""
-    outputs = []
+) -> list[tuple[Twin, TwinOutputs]]:
+    """Every downgraded twin of ``precision`` that ``fn`` runs as
+    (:func:`~.twins.run_downgrades`); those whose outputs are not ``size`` elements are
+    left out."""
 
-    def run(twin: Twin, count: MatmulCounter | None = None) -> None:
+    def run(twin: Twin, count: MatmulCounter | None) -> TwinOutputs | None:
         try:
             ran = _twin(fn, hosts, precision, twin, count)
         except Exception:  # a twin the function cannot run (no float16 op): not a model
-            return
-        if all(x.size == size for x in ran):
-            outputs.append((twin, ran))
+            return None
+        return ran if all(x.size == size for x in ran) else None
 
-    for twin in downgrades(precision):
-        count = MatmulCounter()
-        run(twin, count)
-        for single in twin.at_each_matmul(count.count):
-            run(single)
-    return outputs
+    return run_downgrades(precision, run)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from .twins import (
     MatmulCounter,
     ReductionWatch,
     Twin,
-    downgrades,
+    TwinOutputs,
     op_truth,
+    run_downgrades,
     run_honest_twin,
     run_in_order_twin,
     run_op_twin,
@@ -48,18 +49,8 @@ def op_floor(
     watch = ReductionWatch()
     truth = op_truth(op, params, inputs, precision, xp=watch)
 
-    def downgraded() -> list[tuple[Twin, tuple[npt.NDArray[np.float64], ...]]]:
-        outputs = []
-        for twin in downgrades(precision):
-            count = MatmulCounter()
-            outputs.append(
-                (twin, run_op_twin(op, params, inputs, precision, twin, orders=True, count=count))
-            )
-            outputs.extend(
-                (single, run_op_twin(op, params, inputs, precision, single, orders=True))
-                for single in twin.at_each_matmul(count.count)
-            )
-        return outputs
+    def twin_run(twin: Twin, count: MatmulCounter | None) -> TwinOutputs:
+        return run_op_twin(op, params, inputs, precision, twin, orders=True, count=count)
 
     return judge_floor(
         truth,
@@ -71,7 +62,7 @@ def op_floor(
         if watch.reduced
         else None,
         run_in_order=in_order,
-        downgraded=downgraded,
+        downgraded=lambda: run_downgrades(precision, twin_run),
         diagnose=diagnose,
         multiple=multiple,
     )

@@ -32,6 +32,7 @@ __all__ = [
     "Twin",
     "downgrades",
     "op_truth",
+    "run_downgrades",
     "run_honest_twin",
     "run_in_order_twin",
     "run_op_twin",
@@ -164,6 +165,28 @@ def downgrades(precision: PrecisionName) -> tuple[Twin, ...]:
         for twin in TWINS
         if twin.name != honest and (twin.storage is None or _BITS[twin.storage] < _BITS[precision])
     )
+
+
+TwinOutputs = tuple[npt.NDArray[np.float64], ...]
+
+
+def run_downgrades(
+    precision: PrecisionName, run: Callable[[Twin, MatmulCounter | None], TwinOutputs | None]
+) -> list[tuple[Twin, TwinOutputs]]:
+    """Every downgraded twin of ``precision`` as ``run(twin, counter)`` computes it, each
+    operand twin followed by itself at each of its matmul calls alone
+    (:meth:`Twin.at_each_matmul`, from the calls ``counter`` counted in its run); a twin
+    ``run`` gives None for is left out."""
+    outputs = []
+    for twin in downgrades(precision):
+        count = MatmulCounter()
+        ran = run(twin, count)
+        if ran is not None:
+            outputs.append((twin, ran))
+        for single in twin.at_each_matmul(count.count):
+            if (alone := run(single, None)) is not None:
+                outputs.append((single, alone))
+    return outputs
 
 
 class RoundingNamespace:
