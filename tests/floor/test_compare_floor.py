@@ -200,3 +200,38 @@ def test_operator_and_namespace_matmuls_are_counted_in_one_order() -> None:
     assert found[0].matmul == 2, verdict.reason
     assert found[0].matmuls == 2, verdict.reason
     assert found[1] == "matches it within the floor", verdict.reason
+
+
+def test_a_twins_in_order_run_reads_vecdot_operands_as_its_first_run_does() -> None:
+    """The in-order variant of an operand twin sums vecdot's products itself: it must still
+    round (and count) the operands, or it is not the twin and its spread is the twin's whole
+    error (which lets the twin model nearly anything of its size)."""
+    from diffcheck.floor.function import _twin
+    from diffcheck.floor.twins import twin_named
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 512)).astype(np.float32)
+    b = rng.standard_normal((64, 512)).astype(np.float32)
+
+    def dots(xp: Any, x: Any, y: Any) -> Any:
+        return xp.vecdot(x, y)
+
+    truth = (a.astype(np.float64) * b).sum(axis=-1)
+    first, wide, in_order = _twin(dots, [a, b], "f32", twin_named("tf32 operands"))
+    error = float(np.sum((first - truth) ** 2))
+    assert error > 0.0
+    for other in (wide, in_order):
+        assert float(np.sum((other - first) ** 2)) < 1e-3 * error
+    # The one-call twin of the second of two vecdots reads the second call alone there too.
+    (single,) = [t for t in twin_named("tf32 operands").at_each_matmul(2) if t.matmul == 2]
+
+    def two(xp: Any, x: Any, y: Any) -> Any:
+        return xp.concat([xp.vecdot(x, y), xp.vecdot(y, x)])
+
+    runs = _twin(two, [a, b], "f32", single)
+    for run in runs:
+        np.testing.assert_allclose(run[:64], truth, rtol=1e-4)  # the first call not rounded
+    rounded_second = np.asarray(runs[0][64:])
+    assert float(np.sum((runs[2][64:] - rounded_second) ** 2)) < 1e-3 * float(
+        np.sum((rounded_second - truth) ** 2)
+    )

@@ -224,18 +224,25 @@ class RoundingNamespace:
     def _rounding(self, function: Callable[..., Any]) -> Callable[..., Any]:
         def call(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
             dtype = np.result_type(x1, x2)
-            fmt = self._fmt if self.counter.next_rounds() else None
-            if fmt is not None:
-                x1 = round_to(x1, fmt).astype(dtype, copy=False)
-                x2 = round_to(x2, fmt).astype(dtype, copy=False)
+            x1, x2, product_fmt = self.read(x1, x2)
             if self._wide:  # the same operands, every product and sum exact in float64
                 x1, x2 = np.asarray(x1, np.float64), np.asarray(x2, np.float64)
             product = np.asarray(function(x1, x2, **kwargs))
-            if self._product and fmt is not None:
-                product = round_to(product, fmt)
+            if product_fmt is not None:
+                product = round_to(product, product_fmt)
             return product.astype(dtype, copy=False)
 
         return call
+
+    def read(self, x1: Any, x2: Any) -> tuple[Any, Any, Format | None]:
+        """One matmul call, counted: its operands as this twin reads them (in their common
+        dtype), and the format its product is rounded to (None: as computed)."""
+        dtype = np.result_type(x1, x2)
+        fmt = self._fmt if self.counter.next_rounds() else None
+        if fmt is not None:
+            x1 = round_to(x1, fmt).astype(dtype, copy=False)
+            x2 = round_to(x2, fmt).astype(dtype, copy=False)
+        return x1, x2, fmt if self._product else None
 
 
 class SequentialNamespace:
@@ -290,9 +297,19 @@ class SequentialNamespace:
         return (total / max(count, 1)).astype(total.dtype)
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+        # Over a twin's rounding namespace, its operands are read (and the call counted)
+        # as that namespace's own vecdot would read them.
+        read = getattr(self._base, "read", None)
+        product_fmt = None
+        if read is not None:
+            x1, x2, product_fmt = read(x1, x2)
         product = self._base.multiply(self._base.conj(x1), x2)
         total = self._in_order(product, axis, False)
-        return self._base.vecdot(x1, x2, axis=axis) if total is None else total
+        if total is None:  # not a float: the order does not matter (operands read above)
+            return _namespace().vecdot(x1, x2, axis=axis)
+        if product_fmt is not None:
+            total = round_to(total, product_fmt).astype(total.dtype, copy=False)
+        return total
 
 
 #: What :class:`SequentialNamespace` sums in order: code that calls none of them computes the
